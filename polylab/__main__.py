@@ -1,0 +1,5 @@
+import sys
+
+from polylab.cli import main
+
+sys.exit(main())

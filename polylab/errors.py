@@ -1,0 +1,151 @@
+"""The one error hierarchy of polylab.
+
+Every error a user can cause derives from :class:`PolylabError`. An error carries a message, an optional
+source location (line, column, the offending text and the whole source line, so a caret can be drawn under
+it) and an optional hint. Notebooks render it without a traceback (IPython's ``_render_traceback_``); the
+command line prints :meth:`PolylabError.render` and exits with status 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A place in a source text: 1-based line and column, the offending text, and the whole line."""
+
+    line: int
+    column: int
+    text: str = ""
+    source_line: str = ""
+
+    def caret(self) -> str:
+        """The source line with a caret (``^~~~``) under the offending text."""
+        if not self.source_line:
+            return ""
+        width = max(1, min(len(self.text.splitlines()[0]) if self.text else 1,
+                           len(self.source_line) - self.column + 1))
+        pad = "".join(ch if ch == "\t" else " " for ch in self.source_line[: self.column - 1])
+        return f"{self.source_line}\n{pad}^{'~' * (width - 1)}"
+
+    def __str__(self) -> str:
+        return f"line {self.line}, column {self.column}"
+
+
+class PolylabError(Exception):
+    """Base of every error polylab raises for a user's mistake or an impossible request."""
+
+    kind = "error"
+
+    def __init__(self, message: str, *, location: SourceLocation | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.location = location
+        self.hint = hint
+
+    def render(self, filename: str | None = None) -> str:
+        """The full human-readable text: where, what, the caret picture and the hint."""
+        where = ""
+        if self.location is not None:
+            where = f"{filename + ':' if filename else ''}{self.location.line}:{self.location.column}: "
+        elif filename:
+            where = f"{filename}: "
+        lines = [f"{where}{self.kind}: {self.message}"]
+        if self.location is not None and self.location.source_line:
+            lines.extend("    " + ln for ln in self.location.caret().splitlines())
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def _render_traceback_(self) -> list[str]:  # IPython: show this instead of a traceback
+        return self.render().splitlines()
+
+    def to_json(self) -> dict:
+        """A JSON-ready dictionary (``line``/``column`` are null when there is no location)."""
+        loc = self.location
+        return {"kind": self.kind, "reason": self.message, "hint": self.hint,
+                "line": loc.line if loc else None, "column": loc.column if loc else None,
+                "text": loc.text if loc else None}
+
+
+class FrontendError(PolylabError):
+    """The input cannot be turned into a polyhedral model."""
+
+    kind = "error"
+
+
+class SourceSyntaxError(FrontendError):
+    """The input is not valid C / SysY."""
+
+    kind = "syntax error"
+
+
+class NotAffineError(FrontendError):
+    """A construct is valid C but not part of a static control part (the reason says which rule)."""
+
+    kind = "not a static control part"
+
+
+class ModelError(PolylabError):
+    """A request that the polyhedral model cannot answer (unknown statement, array, parameter, ...)."""
+
+
+class AnalysisError(PolylabError):
+    """Dependence analysis could not be carried out as asked."""
+
+
+class ScheduleError(PolylabError):
+    """A schedule could not be parsed, built or applied."""
+
+    kind = "schedule error"
+
+
+class IllegalTransformationError(ScheduleError):
+    """A transformation would change the program's result; the message names the violated dependence."""
+
+    kind = "illegal transformation"
+
+
+class StorageError(PolylabError):
+    """A storage mapping (folding, contraction) would lose a value that is still needed."""
+
+    kind = "storage error"
+
+
+class CodegenError(PolylabError):
+    """Code could not be generated for the requested target."""
+
+
+class ToolchainError(PolylabError):
+    """A compiler or a run failed."""
+
+    kind = "toolchain error"
+
+
+class CompileError(ToolchainError):
+    """The compiler rejected generated code; the message holds its diagnostics."""
+
+    kind = "compile error"
+
+
+class RunTimeout(ToolchainError):
+    """A compiled program ran past its time limit and was stopped."""
+
+    kind = "timeout"
+
+
+class RunFailure(ToolchainError):
+    """A compiled program exited abnormally (non-zero status, signal, memory limit)."""
+
+    kind = "run error"
+
+
+class VerificationError(ToolchainError):
+    """A variant's output differs from the original program's."""
+
+    kind = "verification failed"

@@ -1,0 +1,10 @@
+"""The polyhedral model (imports no other layer of polylab)."""
+
+from polylab.model.expr import (ArrayRef, Assignment, Binary, Call, Cast, Cond, Const, Expr, Name, Unary,
+                                assignment_to_c, to_c, transform, walk)
+from polylab.model.scop import (Access, Array, DomainMatrix, Program, Rejection, Scalar, Scop, Statement,
+                                affine_function, domain_matrices)
+
+__all__ = ["Access", "Array", "ArrayRef", "Assignment", "Binary", "Call", "Cast", "Cond", "Const",
+           "DomainMatrix", "Expr", "Name", "Program", "Rejection", "Scalar", "Scop", "Statement", "Unary",
+           "affine_function", "assignment_to_c", "domain_matrices", "to_c", "transform", "walk"]
