@@ -1,1 +1,35 @@
-"""polylab.toolchain"""
+"""polylab.toolchain: compile generated source text, run it contained, compare outputs, time it.
+
+The toolchain knows nothing of polyhedra: it turns C or CUDA *text* into cached binaries
+(:func:`compile`, :func:`compile_many`), runs them with a timeout and a memory limit (:func:`run`), reads
+and compares the arrays a harness writes (:func:`compare_outputs`; the protocol is documented in
+:mod:`polylab.toolchain.compare`) and times repeated runs (:func:`time_binary`). :func:`report` says which
+tools this machine has (C compiler, OpenMP, nvcc, a GPU, mlir-opt) and, for each missing one, why and what
+to install.
+"""
+
+from polylab.toolchain.build import (BASELINE_FLAGS, FAST_FLAGS, NATIVE_FLAGS, VERIFY_FLAGS, Binary,
+                                     BuildRequest, cache_directory, clear_cache, compile, compile_many,
+                                     cuda_flags)
+from polylab.toolchain.compare import (EXIT_OUT_OF_MEMORY, HARNESS_SUPPORT_C, ArrayDifference, Comparison,
+                                       compare_checksums, compare_outputs, parse_checksums, parse_times,
+                                       read_array, read_outputs)
+from polylab.toolchain.compilers import (Availability, Compiler, Tool, ToolchainReport, c_compiler,
+                                         c_compiler_status, cuda_compiler, cuda_compiler_status, gpu_status,
+                                         has_gpu, mlir_opt, mlir_opt_status, openmp_status, report,
+                                         supports_openmp)
+from polylab.toolchain.diagnostics import Diagnostic, parse_diagnostics
+from polylab.toolchain.runner import (DEFAULT_MEMORY_LIMIT_MB, OUTPUT_DIR_VARIABLE, RunResult,
+                                      compile_and_run, run, signal_description)
+from polylab.toolchain.timing import Timing, speedup, time_binary
+
+__all__ = [
+    "BASELINE_FLAGS", "DEFAULT_MEMORY_LIMIT_MB", "EXIT_OUT_OF_MEMORY", "FAST_FLAGS", "HARNESS_SUPPORT_C",
+    "NATIVE_FLAGS", "OUTPUT_DIR_VARIABLE", "VERIFY_FLAGS", "ArrayDifference", "Availability", "Binary",
+    "BuildRequest", "Comparison", "Compiler", "Diagnostic", "RunResult", "Timing", "Tool", "ToolchainReport",
+    "c_compiler", "c_compiler_status", "cache_directory", "clear_cache", "compare_checksums",
+    "compare_outputs", "compile", "compile_and_run", "compile_many", "cuda_compiler", "cuda_compiler_status",
+    "cuda_flags", "gpu_status", "has_gpu", "mlir_opt", "mlir_opt_status", "openmp_status", "parse_checksums",
+    "parse_diagnostics", "parse_times", "read_array", "read_outputs", "report", "run", "signal_description",
+    "speedup", "supports_openmp", "time_binary",
+]

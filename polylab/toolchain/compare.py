@@ -1,0 +1,317 @@
+"""The harness output protocol, and comparing the outputs of two runs.
+
+Protocol
+--------
+A harness (the ``main`` that code generation writes around a kernel) talks to the toolchain like this:
+
+* **Times.** For each timed execution of the kernel it writes one line ``polylab-time <seconds>`` to
+  standard output (a decimal number of seconds, e.g. ``polylab-time 0.012345678``). Only the kernel is
+  timed, not allocation, initialisation or output. CUDA harnesses time with CUDA events.
+* **Arrays.** For each live-out array it writes one line
+  ``polylab-checksum <name> <16 hex digits> <element count>`` (FNV-1a, 64 bit, over the array's raw bytes)
+  to standard output and, when the environment variable ``POLYLAB_OUTPUT_DIR`` is set, two files in that
+  directory:
+
+  - ``<name>.bin``: the elements in row-major (C) order, as raw native bytes (no header);
+  - ``<name>.meta``: text lines ``ctype <C type>``, ``elem_size <bytes>``, ``extents <e1> <e2> ...``
+    (``extents`` with no numbers for a scalar).
+* **Failure.** A failed allocation prints ``polylab: out of memory ...`` to standard error and exits with
+  status 3 (:data:`EXIT_OUT_OF_MEMORY`); wrong command-line arguments exit with status 2 and a usage line.
+  Any other line on standard output is ignored by the toolchain.
+
+:data:`HARNESS_SUPPORT_C` is C text (valid C99 and CUDA host code) that implements this protocol
+(``polylab_now``, ``polylab_report_time``, ``polylab_alloc``, ``polylab_dump``); a generated harness may
+paste it in, best before any other ``#include`` (it defines ``_POSIX_C_SOURCE`` for ``clock_gettime`` under
+``-std=c99``). Comparing two runs is then :func:`compare_outputs` on their output directories (every element,
+bit-exact unless a tolerance is given) or :func:`compare_checksums` on their standard outputs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from polylab.errors import ToolchainError
+
+__all__ = [
+    "EXIT_OUT_OF_MEMORY", "HARNESS_SUPPORT_C", "ArrayDifference", "Comparison", "compare_checksums",
+    "compare_outputs", "parse_checksums", "parse_times", "read_array", "read_outputs",
+]
+
+EXIT_OUT_OF_MEMORY = 3
+
+HARNESS_SUPPORT_C = r"""
+/* ---- polylab harness support: the output protocol of polylab.toolchain.compare ---- */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c99/c11 (effective before other includes) */
+#endif
+#if defined(__GNUC__) || defined(__clang__) || defined(__CUDACC__)
+#define POLYLAB_UNUSED __attribute__((unused))
+#else
+#define POLYLAB_UNUSED
+#endif
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+POLYLAB_UNUSED static double polylab_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+POLYLAB_UNUSED static void polylab_report_time(double seconds) {
+    printf("polylab-time %.9f\n", seconds);
+    fflush(stdout);
+}
+
+POLYLAB_UNUSED static void *polylab_alloc(size_t bytes, const char *name) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (p == NULL) {
+        fprintf(stderr, "polylab: out of memory allocating %s (%zu bytes)\n", name, bytes);
+        exit(3);
+    }
+    return p;
+}
+
+POLYLAB_UNUSED static void polylab_dump(const char *name, const char *ctype, const void *data, size_t elem_size,
+                         int ndim, const long *extents) {
+    size_t count = 1;
+    for (int d = 0; d < ndim; d++) count *= (size_t)(extents[d] > 0 ? extents[d] : 0);
+    const unsigned char *bytes = (const unsigned char *)data;
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < count * elem_size; i++) { h ^= bytes[i]; h *= 1099511628211ULL; }
+    printf("polylab-checksum %s %016llx %zu\n", name, (unsigned long long)h, count);
+    const char *dir = getenv("POLYLAB_OUTPUT_DIR");
+    if (dir == NULL || dir[0] == '\0') return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.bin", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) { fprintf(stderr, "polylab: cannot write %s\n", path); exit(4); }
+    if (count > 0 && fwrite(data, elem_size, count, f) != count) {
+        fprintf(stderr, "polylab: short write to %s\n", path); exit(4);
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/%s.meta", dir, name);
+    f = fopen(path, "w");
+    if (f == NULL) { fprintf(stderr, "polylab: cannot write %s\n", path); exit(4); }
+    fprintf(f, "ctype %s\nelem_size %zu\nextents", ctype, elem_size);
+    for (int d = 0; d < ndim; d++) fprintf(f, " %ld", extents[d]);
+    fprintf(f, "\n");
+    fclose(f);
+}
+/* ---- end of polylab harness support ---- */
+"""
+
+_TIME_LINE = re.compile(r"^polylab-time\s+(\S+)\s*$", re.MULTILINE)
+_CHECKSUM_LINE = re.compile(r"^polylab-checksum\s+(\S+)\s+([0-9a-fA-F]+)\s+(\d+)\s*$", re.MULTILINE)
+
+
+def parse_times(stdout: str) -> list[float]:
+    """The kernel times (seconds) of all ``polylab-time`` lines, in order; malformed values are skipped."""
+    times: list[float] = []
+    for m in _TIME_LINE.finditer(stdout):
+        try:
+            value = float(m.group(1))
+        except ValueError:
+            continue
+        if math.isfinite(value) and value >= 0:
+            times.append(value)
+    return times
+
+
+def parse_checksums(stdout: str) -> dict[str, tuple[str, int]]:
+    """``{array name: (checksum hex, element count)}`` from the ``polylab-checksum`` lines."""
+    return {m.group(1): (m.group(2).lower(), int(m.group(3))) for m in _CHECKSUM_LINE.finditer(stdout)}
+
+
+def _dtype(ctype: str, elem_size: int) -> np.dtype:
+    words = ctype.replace("*", " ").split()
+    if "float" in words or "double" in words or any("float" in w for w in words):
+        if elem_size in (2, 4, 8):
+            return np.dtype(f"f{elem_size}")
+        if elem_size == np.dtype(np.longdouble).itemsize:
+            return np.dtype(np.longdouble)
+    elif "bool" in words or "_Bool" in words:
+        return np.dtype(f"u{elem_size}")
+    elif elem_size in (1, 2, 4, 8):
+        signed = not any(w in ("unsigned", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t")
+                         or w.startswith("uint") for w in words)
+        return np.dtype(f"{'i' if signed else 'u'}{elem_size}")
+    return np.dtype(f"V{elem_size}")
+
+
+def read_array(directory: str | os.PathLike[str], name: str) -> np.ndarray:
+    """One array written by a harness, with its C type and extents (see the protocol above)."""
+    d = Path(directory)
+    meta_path, bin_path = d / f"{name}.meta", d / f"{name}.bin"
+    if not meta_path.exists() or not bin_path.exists():
+        raise ToolchainError(f"the program wrote no output for array {name!r} in {d}",
+                             hint="the harness must call polylab_dump for every live-out array")
+    fields: dict[str, list[str]] = {}
+    for line in meta_path.read_text().splitlines():
+        parts = line.split()
+        if parts:
+            fields[parts[0]] = parts[1:]
+    try:
+        ctype = " ".join(fields["ctype"])
+        elem_size = int(fields["elem_size"][0])
+        extents = tuple(int(e) for e in fields.get("extents", []))
+    except (KeyError, IndexError, ValueError):
+        raise ToolchainError(f"{meta_path} is not a valid polylab .meta file") from None
+    dtype = _dtype(ctype, elem_size)
+    raw = bin_path.read_bytes()
+    count = math.prod(extents) if extents else 1
+    if len(raw) != count * elem_size:
+        raise ToolchainError(f"{bin_path} holds {len(raw)} bytes but {name} has {count} elements of "
+                             f"{elem_size} bytes")
+    return np.frombuffer(raw, dtype=dtype).reshape(extents)
+
+
+def read_outputs(directory: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """All arrays a harness wrote to ``directory``, by name."""
+    d = Path(directory)
+    return {p.stem: read_array(d, p.stem) for p in sorted(d.glob("*.meta"))}
+
+
+@dataclass(frozen=True)
+class ArrayDifference:
+    """The first element (row-major order) at which two runs disagree."""
+
+    array: str
+    index: tuple[int, ...]
+    expected: float | int
+    actual: float | int
+
+    def __str__(self) -> str:
+        idx = "".join(f"[{i}]" for i in self.index)
+        return f"{self.array}{idx}: expected {self.expected!r}, got {self.actual!r}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of comparing a reference run (``a``) with a candidate run (``b``).
+
+    ``equal`` is true when every array is present in both with the same shape and every element matches
+    (bit-exact, or within ``|b - a| <= atol + rtol * |a|`` when a tolerance was given). ``first`` is the
+    first differing element of the first differing array (arrays in name order); ``max_abs_error`` and
+    ``max_rel_error`` are over all compared floating-point elements (``nan`` when a NaN is involved);
+    ``problems`` lists missing arrays and shape or type mismatches.
+    """
+
+    equal: bool
+    arrays: tuple[str, ...]
+    first: ArrayDifference | None = None
+    mismatches: int = 0
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    problems: tuple[str, ...] = ()
+    rtol: float = 0.0
+    atol: float = 0.0
+
+    def __bool__(self) -> bool:
+        return self.equal
+
+    def __str__(self) -> str:
+        mode = "bit-exact" if self.rtol == 0 and self.atol == 0 else f"rtol={self.rtol:g}, atol={self.atol:g}"
+        if self.equal:
+            return f"outputs equal ({mode}): {', '.join(self.arrays) or 'no arrays'}"
+        lines = [f"outputs differ ({mode})"]
+        lines += [f"  {p}" for p in self.problems]
+        if self.first is not None:
+            lines.append(f"  first difference: {self.first}")
+            lines.append(f"  {self.mismatches} element(s) differ; max abs error {self.max_abs_error:.3g}, "
+                         f"max rel error {self.max_rel_error:.3g}")
+        return "\n".join(lines)
+
+
+def _scalar(value: np.generic) -> float | int:
+    return value.item() if isinstance(value.item(), (int, float)) else float(value)  # type: ignore[arg-type]
+
+
+def compare_outputs(dir_a: str | os.PathLike[str], dir_b: str | os.PathLike[str], *, rtol: float = 0.0,
+                    atol: float = 0.0) -> Comparison:
+    """Compare every array two harness runs wrote (``dir_a`` is the reference, ``dir_b`` the candidate).
+
+    With the default ``rtol = atol = 0`` the comparison is bit-exact on the stored bytes (so ``-0.0`` and
+    ``0.0`` differ and a NaN equals the same NaN). Otherwise floating-point elements match when
+    ``|b - a| <= atol + rtol * |a|`` (NaN matches NaN); integer elements must always be equal.
+    """
+    if rtol < 0 or atol < 0:
+        raise ToolchainError("tolerances must not be negative")
+    outs_a, outs_b = read_outputs(dir_a), read_outputs(dir_b)
+    if not outs_a and not outs_b:
+        raise ToolchainError(f"neither {dir_a} nor {dir_b} holds any array output",
+                             hint="did the harness run with POLYLAB_OUTPUT_DIR set?")
+    names = tuple(sorted(set(outs_a) | set(outs_b)))
+    problems: list[str] = []
+    first: ArrayDifference | None = None
+    mismatches = 0
+    max_abs = max_rel = 0.0
+    exact = rtol == 0 and atol == 0
+    for name in names:
+        if name not in outs_a:
+            problems.append(f"array {name} appears only in the candidate's output")
+            continue
+        if name not in outs_b:
+            problems.append(f"array {name} is missing from the candidate's output")
+            continue
+        a, b = outs_a[name], outs_b[name]
+        if a.shape != b.shape or a.dtype != b.dtype:
+            problems.append(f"array {name}: reference is {a.dtype}{list(a.shape)}, "
+                            f"candidate is {b.dtype}{list(b.shape)}")
+            continue
+        fa, fb = a.reshape(-1), b.reshape(-1)
+        if exact or a.dtype.kind not in "fc":
+            width = a.dtype.itemsize
+            va = fa.view(f"V{width}") if width else fa
+            vb = fb.view(f"V{width}") if width else fb
+            bad = va != vb
+        else:
+            with np.errstate(invalid="ignore", over="ignore"):
+                close = np.abs(fb - fa) <= atol + rtol * np.abs(fa)
+            bad = ~(close | (np.isnan(fa) & np.isnan(fb)))
+        if a.dtype.kind == "f" and fa.size:
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                diff = np.abs(fb.astype(np.float64) - fa.astype(np.float64))
+                both_nan = np.isnan(fa) & np.isnan(fb)
+                diff = np.where(both_nan, 0.0, diff)
+                rel = np.where(diff == 0, 0.0, diff / np.abs(fa.astype(np.float64)))
+            max_abs = max(max_abs, float(np.max(diff))) if not np.isnan(np.max(diff)) else math.nan
+            max_rel = max(max_rel, float(np.max(rel))) if not np.isnan(np.max(rel)) else math.nan
+        elif a.dtype.kind in "iu" and fa.size:
+            diff_i = np.abs(fb.astype(np.float64) - fa.astype(np.float64))
+            max_abs = max(max_abs, float(diff_i.max()))
+        count = int(np.count_nonzero(bad))
+        mismatches += count
+        if count and first is None:
+            flat = int(np.flatnonzero(bad)[0])
+            index = tuple(int(i) for i in np.unravel_index(flat, a.shape)) if a.shape else ()
+            first = ArrayDifference(name, index, _scalar(fa[flat]), _scalar(fb[flat]))
+    equal = not problems and first is None
+    return Comparison(equal=equal, arrays=names, first=first, mismatches=mismatches, max_abs_error=max_abs,
+                      max_rel_error=max_rel, problems=tuple(problems), rtol=rtol, atol=atol)
+
+
+def compare_checksums(stdout_a: str, stdout_b: str) -> Comparison:
+    """Compare two runs by their ``polylab-checksum`` lines (bit-exact; no element index is known)."""
+    ca, cb = parse_checksums(stdout_a), parse_checksums(stdout_b)
+    names = tuple(sorted(set(ca) | set(cb)))
+    problems = []
+    for name in names:
+        if name not in ca or name not in cb:
+            problems.append(f"array {name} has a checksum in only one output")
+        elif ca[name] != cb[name]:
+            problems.append(f"array {name}: checksum {ca[name][0]} ({ca[name][1]} elements) in the reference, "
+                            f"{cb[name][0]} ({cb[name][1]} elements) in the candidate")
+    if not names:
+        problems.append("neither output holds a polylab-checksum line")
+    return Comparison(equal=not problems, arrays=names, problems=tuple(problems),
+                      mismatches=sum(1 for p in problems if "checksum" in p))
