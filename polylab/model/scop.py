@@ -24,7 +24,7 @@ from polylab.model.expr import Assignment, assignment_to_c
 
 
 def _val_to_sympy(v: isl.Val) -> sympy.Rational:
-    return sympy.Rational(int(v.get_num_si()), int(v.get_den_si()))
+    return sympy.Rational(str(v))
 
 
 @dataclass(frozen=True, eq=False)

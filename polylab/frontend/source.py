@@ -1,0 +1,301 @@
+"""Source text handling: comment stripping, pycparser invocation, coordinates and exact source extents.
+
+pycparser has no preprocessor. :func:`prepare` blanks comments and preprocessor lines (other than
+``#pragma``) character by character, so every remaining character keeps its line and column; ``#define
+NAME <integer>`` is remembered as a constant. A C fragment is wrapped in a function whose body starts with a
+``#line 1`` marker, so the coordinates pycparser reports are the user's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pycparser import c_ast, c_generator
+from pycparser.c_parser import CParser, ParseError
+
+from polylab.errors import SourceLocation, SourceSyntaxError
+
+FRAGMENT_FUNCTION = "__polylab_fragment__"
+
+
+@dataclass
+class Prepared:
+    """The text pycparser sees (comments and directives blanked), the original lines, ``#define`` ints."""
+
+    original: str
+    clean: str
+    lines: list[str]
+    defines: dict[str, int] = field(default_factory=dict)
+    has_scop_pragma: bool = False
+
+
+def prepare(text: str) -> Prepared:
+    """Blank comments and preprocessor lines while keeping every line and column in place."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    at_line_start = True
+    defines: dict[str, int] = {}
+    has_pragma = False
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            out.append(ch)
+            i += 1
+            at_line_start = True
+            continue
+        if at_line_start and ch in " \t":
+            out.append(ch)
+            i += 1
+            continue
+        if at_line_start and ch == "#":
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            line = text[i:j]
+            words = line[1:].split()
+            if words and words[0] == "pragma":
+                if words[1:2] in (["scop"], ["endscop"]):
+                    has_pragma = True
+                out.append(line)
+            else:
+                if words and words[0] == "define" and len(words) == 3 and words[1].isidentifier():
+                    try:
+                        defines[words[1]] = int(words[2].rstrip("uUlL"), 0)
+                    except ValueError:
+                        pass
+                out.append(" " * len(line))
+            i = j
+            continue
+        at_line_start = False
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("".join(c if c == "\n" else " " for c in text[i:j]))
+            i = j
+            continue
+        if ch in "\"'":
+            j = i + 1
+            while j < n and text[j] != ch and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(text[i:j])
+            i = j
+            continue
+        out.append(ch)
+        i += 1
+    clean = "".join(out)
+    return Prepared(text, clean, text.splitlines(), defines, has_pragma)
+
+
+def _current_token(parser: CParser, line_offset: int) -> tuple[int, int, str] | None:
+    """Where pycparser stopped, for the messages that carry no coordinate."""
+    try:
+        tok = parser._peek()  # noqa: SLF001 - pycparser exposes no public accessor
+    except Exception:  # pragma: no cover - defensive: a private API
+        return None
+    if tok is None or not getattr(tok, "lineno", None):
+        return None
+    return tok.lineno - line_offset, tok.column or 1, str(tok.value)
+
+
+def _syntax_error(exc: ParseError, prep: Prepared, what: str,
+                  where: tuple[int, int, str] | None = None) -> SourceSyntaxError:
+    msg = str(exc)
+    if where is not None and where[0] >= 1 and msg.count(":") < 3:
+        line, col, token = where
+        reason = msg.split(":", 1)[-1].strip().lower() if ":" in msg else msg
+        src = prep.lines[line - 1] if line <= len(prep.lines) else ""
+        return SourceSyntaxError(
+            f"the {what} is not valid C: {reason} before {token!r}",
+            location=SourceLocation(line, col, token, src),
+            hint="check for a missing ')', ']', '}' or ';' or a missing operand just before the marked place")
+    line, col, reason = 0, 0, msg
+    if "end of input" in msg.lower():
+        last = max(1, len(prep.lines))
+        while last > 1 and not prep.lines[last - 1].strip():
+            last -= 1
+        src = prep.lines[last - 1] if prep.lines else ""
+        return SourceSyntaxError(
+            f"the {what} is not valid C: it ends too early",
+            location=SourceLocation(last, max(1, len(src)), src[-1:] if src else "", src),
+            hint="a closing '}' or ')' is probably missing")
+    parts = msg.split(":", 3)
+    if len(parts) >= 3:
+        try:
+            line = int(parts[1])
+            rest = parts[2:]
+            try:
+                col = int(rest[0])
+                reason = ":".join(rest[1:]).strip()
+            except ValueError:
+                col = 1
+                reason = ":".join(rest).strip()
+        except ValueError:
+            pass
+    if line < 1 or line > max(1, len(prep.lines)):
+        line = max(1, min(line or len(prep.lines), len(prep.lines)))
+        col = col or 1
+    src = prep.lines[line - 1] if prep.lines else ""
+    col = max(1, col or 1)
+    token = ""
+    if reason.startswith("before:"):
+        token = reason[len("before:"):].strip()
+        reason = f"unexpected {token!r}"
+    else:
+        token = src[col - 1: col] if col <= len(src) else ""
+    return SourceSyntaxError(
+        f"the {what} is not valid C: {reason}",
+        location=SourceLocation(line, col, token or src[col - 1: col], src),
+        hint="check for a missing ')', ']', '}' or ';' just before the marked place")
+
+
+def _check_braces(prep: Prepared, what: str) -> None:
+    """A ``}`` that closes nothing (pycparser fails on it with an internal assertion)."""
+    depth = 0
+    quote = ""
+    for ln, line in enumerate(prep.clean.split("\n"), start=1):
+        quote = ""
+        for col, ch in enumerate(line, start=1):
+            if quote:
+                if ch == quote:
+                    quote = ""
+                continue
+            if ch in "\"'":
+                quote = ch
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth < 0:
+                    src = prep.lines[ln - 1] if ln <= len(prep.lines) else line
+                    raise SourceSyntaxError(f"the {what} is not valid C: this '}}' closes no block",
+                                            location=SourceLocation(ln, col, "}", src),
+                                            hint="remove it, or add the '{' it should close")
+
+
+def _run_parser(parser: CParser, text: str, filename: str | None, prep: Prepared, what: str):
+    try:
+        return parser.parse(text, filename or "<input>")
+    except ParseError as exc:
+        raise _syntax_error(exc, prep, what, _current_token(parser, 0)) from None
+    except (AssertionError, IndexError, AttributeError, TypeError, ValueError) as exc:  # pycparser internals
+        where = _current_token(parser, 0)
+        line, col, tok = where if where else (1, 1, "")
+        src = prep.lines[line - 1] if 0 < line <= len(prep.lines) else ""
+        raise SourceSyntaxError(f"the {what} is not valid C ({type(exc).__name__} in the C parser)",
+                                location=SourceLocation(line, col, tok, src),
+                                hint="check the marked place for unbalanced brackets") from None
+
+
+def parse_fragment(prep: Prepared, filename: str | None) -> c_ast.FuncDef:
+    """Parse a fragment (declarations and statements at top level) as the body of a function."""
+    text = f"void {FRAGMENT_FUNCTION}(void) {{\n#line 1\n{prep.clean}\n}}\n"
+    _check_braces(prep, "fragment")
+    ast = _run_parser(CParser(), text, filename, prep, "fragment")
+    return ast.ext[0]
+
+
+def parse_unit(prep: Prepared, filename: str | None) -> c_ast.FileAST:
+    """Parse a whole translation unit (a C file or a SysY program)."""
+    _check_braces(prep, "program")
+    return _run_parser(CParser(), prep.clean, filename, prep, "program")
+
+
+class Source:
+    """Coordinates and exact text extents over the original source."""
+
+    def __init__(self, prep: Prepared) -> None:
+        self.prep = prep
+        self.clean_lines = prep.clean.split("\n")
+        self._gen = c_generator.CGenerator()
+
+    def line(self, n: int) -> str:
+        return self.prep.lines[n - 1] if 0 < n <= len(self.prep.lines) else ""
+
+    def show(self, node: c_ast.Node) -> str:
+        """The node printed as C (compact, used for the offending text of a message)."""
+        try:
+            return self._gen.visit(node)
+        except Exception:  # pragma: no cover - the generator handles every expression node
+            return type(node).__name__
+
+    def location(self, node: c_ast.Node, text: str | None = None) -> SourceLocation:
+        coord = getattr(node, "coord", None)
+        line = coord.line if coord else 1
+        col = (coord.column or 1) if coord else 1
+        return SourceLocation(line, col, text if text is not None else self.show(node), self.line(line))
+
+    # -- exact extents --------------------------------------------------------------------------------
+    def _scan_to(self, line: int, col: int, stop: str) -> tuple[int, int]:
+        """The (line, column) of the first ``stop`` character at bracket depth 0 from (line, col)."""
+        depth = 0
+        ln, c = line, col - 1
+        while ln <= len(self.clean_lines):
+            s = self.clean_lines[ln - 1]
+            while c < len(s):
+                ch = s[c]
+                if ch in "([{":
+                    depth += 1
+                elif ch in ")]}":
+                    depth -= 1
+                    if depth < 0:
+                        return ln, c + 1
+                    if depth == 0 and stop == "}" and ch == "}":
+                        return ln, c + 1
+                elif ch == stop and depth == 0:
+                    return ln, c + 1
+                c += 1
+            ln, c = ln + 1, 0
+        last = len(self.clean_lines)
+        return last, len(self.clean_lines[last - 1]) if last else 0
+
+    def end(self, node: c_ast.Node) -> tuple[int, int]:
+        """The (line, column) of the last character of a statement."""
+        match node:
+            case c_ast.Compound():
+                return self._scan_to(node.coord.line, node.coord.column, "}")
+            case c_ast.For() | c_ast.While():
+                return self.end(node.stmt)
+            case c_ast.DoWhile():
+                return self._scan_to(self.end(node.stmt)[0], self.end(node.stmt)[1] + 1, ";")
+            case c_ast.If():
+                return self.end(node.iffalse if node.iffalse is not None else node.iftrue)
+            case c_ast.Pragma():
+                return node.coord.line, len(self.line(node.coord.line))
+            case _:
+                coord = node.coord
+                return self._scan_to(coord.line, coord.column, ";")
+
+    def start(self, node: c_ast.Node) -> tuple[int, int]:
+        if isinstance(node, c_ast.Decl) and node.coord is not None:
+            # pycparser places a declaration at its name; the extent starts at the type
+            return self._decl_start(node)
+        return node.coord.line, node.coord.column or 1
+
+    def _decl_start(self, node: c_ast.Decl) -> tuple[int, int]:
+        ln, col = node.coord.line, node.coord.column or 1
+        s = self.clean_lines[ln - 1]
+        k = col - 1
+        # walk back over the type words and qualifiers on the same line
+        while k > 0 and s[k - 1] not in ";{}":
+            k -= 1
+        while k < col - 1 and s[k] in " \t":
+            k += 1
+        return ln, k + 1
+
+    def text(self, start: tuple[int, int], end: tuple[int, int]) -> str:
+        """The original text from ``start`` to ``end`` inclusive (1-based line, column)."""
+        (l0, c0), (l1, c1) = start, end
+        lines = self.prep.lines
+        if l0 == l1:
+            return lines[l0 - 1][c0 - 1:c1]
+        parts = [lines[l0 - 1][c0 - 1:]] + lines[l0:l1 - 1] + [lines[l1 - 1][:c1]]
+        return "\n".join(parts)
+
+    def node_text(self, node: c_ast.Node) -> str:
+        return self.text(self.start(node), self.end(node))
