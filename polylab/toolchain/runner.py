@@ -89,7 +89,8 @@ class RunResult:
 
     ``returncode`` is the exit status, or minus the signal number when a signal ended the program (as in
     :mod:`subprocess`); ``seconds`` is the wall-clock time from start to exit; ``max_rss_mb`` the peak
-    resident memory; ``output_dir`` the directory given to the program in ``$POLYLAB_OUTPUT_DIR``.
+    resident memory as the kernel reports it (``wait4``), which on Linux is at least the resident size
+    of the launching process when it forked, so it is an upper bound for the program's own peak; ``output_dir`` the directory given to the program in ``$POLYLAB_OUTPUT_DIR``.
     """
 
     returncode: int
