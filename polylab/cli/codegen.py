@@ -1,0 +1,66 @@
+"""``polylab codegen FILE --schedule SPEC --target c|openmp|cuda|mlir``: print the generated code.
+
+``SPEC`` is ``original`` (default), a schedule recipe of :mod:`polylab.schedule` when it provides
+``parse_schedule``, or an isl union map (``"{ S0[i, j] -> [i + j, i] }"``), whose exactly parallel
+dimensions are found from the dependences (see :mod:`polylab.experiment.schedules`). ``--param N=64``
+fixes parameters in the context, so isl can simplify the loop bounds. ``--kernel-only`` prints the
+kernel without the harness.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from polylab.cli import parse_params
+from polylab.errors import PolylabError
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("codegen", help="print C, OpenMP, CUDA or MLIR code for a schedule",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", metavar="FILE", help="a .c or .sy file, or the name of a shipped example")
+    p.add_argument("--schedule", default="original", metavar="SPEC",
+                   help="'original', a schedule recipe, or an isl union map (default: original)")
+    p.add_argument("--target", choices=("c", "openmp", "cuda", "mlir"), default="c")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="fix a parameter in the generated code (repeatable)")
+    p.add_argument("--kernel-only", action="store_true", help="print the kernel without the harness")
+    return p
+
+
+def load_scop(name: str):
+    """The (first) SCoP of a file or a shipped example, and the path read."""
+    import polylab
+
+    path = Path(name)
+    if not path.exists():
+        try:
+            path = polylab.example_path(name)
+        except PolylabError:
+            raise PolylabError(f"no such file: {name}",
+                               hint="give a path, or an example name: " + ", ".join(polylab.examples())) from None
+    if path.is_dir():
+        raise PolylabError(f"{name} is a directory", hint="give a C (.c) or SysY (.sy) file")
+    try:
+        path.read_bytes()
+    except OSError as exc:
+        raise PolylabError(f"cannot read {name}: {exc.strerror}") from None
+    return polylab.parse_file(path).scop, str(path)
+
+
+def run(args: argparse.Namespace) -> int:
+    from polylab.codegen import generate
+    from polylab.experiment.schedules import schedule_from_spec
+
+    scop, _ = load_scop(args.file)
+    params = parse_params(args.param)
+    if params:
+        scop = scop.with_parameters(params)
+    schedule = schedule_from_spec(scop, args.schedule)
+    code = generate(scop, schedule, args.target)
+    text = code.kernel if args.kernel_only or code.program is None else code.program
+    if args.kernel_only and code.program is not None:
+        text = code.header + "\n" + text
+    print(text, end="" if text.endswith("\n") else "\n")
+    return 0

@@ -1,0 +1,303 @@
+"""The loop program of a schedule: isl's AST generator, read back into small frozen Python values.
+
+isl's AST generator (``isl_ast_build_node_from_schedule``) scans the statement instances in the order the
+schedule gives: each schedule dimension becomes a ``for`` loop whose bounds are the projections of the
+scheduled domain (``max``/``min`` of affine expressions, integer divisions where the domain has strides),
+and guards become ``if`` statements. This module turns that AST into the values below, which every printer
+(C, OpenMP, CUDA, MLIR) walks, so no printer touches isl handles.
+
+Parallel loops. A loop is parallel exactly when it comes from a band member marked *coincident* in the
+schedule tree (isl's convention: the member carries no dependence inside the enclosing band's outer
+members). Before generating the AST every band is split into one-member bands and a mark
+``polylab_parallel_<d>`` is inserted above each coincident member, ``d`` being its schedule depth. The AST
+names the loop of schedule dimension ``d`` with the ``d``-th iterator name, so a ``for`` directly below that
+mark is parallel only when its iterator is the ``d``-th name: a coincident member that isl removes (it
+takes a single value) marks nothing. A schedule given as a union map carries no coincidence: all its loops
+are sequential.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import islpy as isl
+
+from polylab.errors import CodegenError
+from polylab.model.scop import Scop
+
+_MARK = "polylab_parallel_"
+
+
+# -- expressions ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Int:
+    """An integer literal."""
+
+    value: int
+
+
+@dataclass(frozen=True)
+class Id:
+    """A loop iterator or a parameter."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Op:
+    """An isl AST operation: ``op`` is isl's name (``add``, ``min``, ``fdiv_q``, ``pdiv_r``, ``le``, ...).
+
+    Division semantics: ``div`` is exact, ``fdiv_q`` rounds toward minus infinity, ``pdiv_q``/``pdiv_r``
+    are quotient/remainder of a non-negative dividend, ``zdiv_r`` is C's ``%`` (only compared with 0).
+    """
+
+    op: str
+    args: tuple["AExpr", ...]
+
+
+AExpr = Union[Int, Id, Op]
+
+
+# -- statements -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class For:
+    """``for (iterator = init; cond; iterator += inc) body``; ``degenerate``: exactly one iteration."""
+
+    iterator: str
+    init: AExpr
+    cond: AExpr
+    inc: int
+    body: "Node"
+    parallel: bool = False
+    degenerate: bool = False
+    depth: int = 0
+
+
+@dataclass(frozen=True)
+class If:
+    cond: AExpr
+    then: "Node"
+    other: "Node | None" = None
+
+
+@dataclass(frozen=True)
+class Block:
+    children: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class User:
+    """One statement instance: ``statement`` at iterator values ``args`` (in ``Statement.iterators`` order)."""
+
+    statement: str
+    args: tuple[AExpr, ...]
+
+
+Node = Union[For, If, Block, User]
+
+
+@dataclass(frozen=True)
+class LoopProgram:
+    """The generated loop structure with facts the printers need."""
+
+    root: Node
+    iterators: tuple[str, ...]
+    schedule_text: str
+    parallel_depths: tuple[int, ...]
+
+    @property
+    def n_parallel(self) -> int:
+        return sum(1 for n in nodes(self.root) if isinstance(n, For) and n.parallel)
+
+
+def nodes(n: Node | None):
+    """Every node in pre-order."""
+    if n is None:
+        return
+    yield n
+    match n:
+        case For(body=b):
+            yield from nodes(b)
+        case If(then=t, other=o):
+            yield from nodes(t)
+            yield from nodes(o)
+        case Block(children=cs):
+            for c in cs:
+                yield from nodes(c)
+
+
+def offset(e: AExpr, k: int) -> AExpr:
+    """``e + k`` with the constants folded (``(N - 1) - 1`` is ``N - 2``)."""
+    match e:
+        case Int(value=v):
+            return Int(v + k)
+        case Op(op="add", args=(a, Int(value=v))):
+            return offset(a, v + k)
+        case Op(op="sub", args=(a, Int(value=v))):
+            return offset(a, k - v)
+    if k == 0:
+        return e
+    return Op("add", (e, Int(k))) if k > 0 else Op("sub", (e, Int(-k)))
+
+
+def expr_ids(e: AExpr) -> set[str]:
+    """The names an expression mentions."""
+    match e:
+        case Id(name=n):
+            return {n}
+        case Op(args=args):
+            out: set[str] = set()
+            for a in args:
+                out |= expr_ids(a)
+            return out
+    return set()
+
+
+# -- schedule normalisation -------------------------------------------------------------------------------
+def schedule_tree(scop: Scop, schedule) -> isl.Schedule | isl.UnionMap:
+    """An ``isl.Schedule`` or ``isl.UnionMap`` from what the caller passed (``.tree`` objects too)."""
+    if schedule is None or (isinstance(schedule, str) and schedule == "original"):
+        return scop.schedule
+    tree = getattr(schedule, "tree", schedule)
+    if isinstance(tree, (isl.Schedule, isl.UnionMap)):
+        return tree
+    if isinstance(tree, isl.Map):
+        return isl.UnionMap.from_map(tree)
+    if isinstance(tree, str):
+        try:
+            return isl.UnionMap(tree)
+        except isl.Error:
+            raise CodegenError(f"not an isl schedule: {tree!r}",
+                               hint="write a union map such as { S0[i, j] -> [i + j, i] }") from None
+    raise CodegenError(f"cannot generate code from a {type(schedule).__name__}",
+                       hint="pass an isl.Schedule, an isl.UnionMap or a polylab Schedule")
+
+
+def _mark_coincident(node: isl.ScheduleNode) -> isl.ScheduleNode:
+    """Split bands into single members; put a parallel mark above each coincident one.
+
+    Returns the node at the same tree position (the inserted mark when there is one)."""
+    marked = False
+    if node.get_type() == isl.schedule_node_type.band:
+        if node.band_n_member() > 1:
+            node = node.band_split(1)
+        if node.band_member_get_coincident(0):
+            depth = node.get_schedule_depth()
+            node = node.insert_mark(isl.Id(f"{_MARK}{depth}")).child(0)
+            marked = True
+    for k in range(node.n_children()):
+        node = _mark_coincident(node.child(k)).parent()
+    return node.parent() if marked else node
+
+
+def _iterator_names(scop: Scop, n: int) -> list[str]:
+    taken = set(scop.parameters) | {a.name for a in scop.arrays} | {s.name for s in scop.scalars} | {
+        c for c, _ in scop.constants}
+    prefix = "c"
+    while any(f"{prefix}{k}" in taken for k in range(n)):
+        prefix += "_"
+    return [f"{prefix}{k}" for k in range(n)]
+
+
+def build(scop: Scop, schedule) -> LoopProgram:
+    """Generate the loop program of ``schedule`` (tree, union map, or object with ``.tree``) for ``scop``."""
+    tree = schedule_tree(scop, schedule)
+    ctx = scop.context
+    if isinstance(tree, isl.UnionMap):
+        umap = tree.intersect_domain(scop.domain)
+        missing = scop.domain.subtract(umap.domain())
+        if not missing.is_empty():
+            raise CodegenError(f"the schedule does not cover the instances {missing}",
+                               hint="give every statement a schedule")
+        maps: list[isl.Map] = []
+        umap.foreach_map(maps.append)
+        depth = max((m.dim(isl.dim_type.out) for m in maps), default=0)
+        names = _iterator_names(scop, max(depth, 1))
+        build_ = isl.AstBuild.from_context(ctx).set_iterators(_id_list(names))
+        try:
+            ast = build_.node_from_schedule_map(umap)
+        except isl.Error as exc:
+            raise CodegenError(f"isl could not generate code for the schedule: {exc}") from None
+        text = str(umap)
+    else:
+        sched = tree.intersect_domain(scop.domain)
+        root = _mark_coincident(sched.get_root())
+        sched = root.get_schedule()
+        depth = _tree_depth(sched.get_root())
+        names = _iterator_names(scop, max(depth, 1))
+        build_ = isl.AstBuild.from_context(ctx).set_iterators(_id_list(names))
+        try:
+            ast = build_.node_from_schedule(sched)
+        except isl.Error as exc:
+            raise CodegenError(f"isl could not generate code for the schedule: {exc}") from None
+        text = str(tree.get_map().intersect_domain(scop.domain))
+    known = {s.name for s in scop.statements}
+    root_node = _convert(ast, names, None, known)
+    depths = tuple(sorted({n.depth for n in nodes(root_node) if isinstance(n, For) and n.parallel}))
+    return LoopProgram(root_node, tuple(names), text, depths)
+
+
+def _id_list(names: list[str]) -> isl.IdList:
+    lst = isl.IdList.alloc(isl.DEFAULT_CONTEXT, len(names))
+    for n in names:
+        lst = lst.add(isl.Id(n))
+    return lst
+
+
+def _tree_depth(node: isl.ScheduleNode) -> int:
+    best = node.get_schedule_depth()
+    if node.get_type() == isl.schedule_node_type.band:
+        best += node.band_n_member()
+    for k in range(node.n_children()):
+        best = max(best, _tree_depth(node.child(k)))
+    return best
+
+
+_OPS = {getattr(isl.ast_expr_op_type, n): n.rstrip("_") for n in (
+    "and_", "and_then", "or_", "or_else", "max", "min", "minus", "add", "sub", "mul", "div", "fdiv_q",
+    "pdiv_q", "pdiv_r", "zdiv_r", "cond", "select", "eq", "le", "lt", "ge", "gt", "call", "access")}
+
+
+def _expr(e: isl.AstExpr) -> AExpr:
+    t = e.get_type()
+    if t == isl.ast_expr_type.int:
+        return Int(int(e.get_val().to_python()))
+    if t == isl.ast_expr_type.id:
+        return Id(e.get_id().get_name())
+    op = _OPS.get(e.get_op_type())
+    if op is None:
+        raise CodegenError(f"unsupported isl AST operation {e.get_op_type()}")
+    return Op(op, tuple(_expr(e.get_op_arg(k)) for k in range(e.get_op_n_arg())))
+
+
+def _convert(n: isl.AstNode, names: list[str], parallel_depth: int | None, known: set[str]) -> Node:
+    t = n.get_type()
+    if t == isl.ast_node_type.for_:
+        it = n.for_get_iterator().get_id().get_name()
+        depth = names.index(it) if it in names else -1
+        inc = _expr(n.for_get_inc())
+        if not isinstance(inc, Int):
+            raise CodegenError("a loop stride that is not a constant")
+        degenerate = bool(n.for_is_degenerate())
+        return For(it, _expr(n.for_get_init()), _expr(n.for_get_cond()) if not degenerate else Int(1),
+                   inc.value, _convert(n.for_get_body(), names, None, known),
+                   parallel=parallel_depth is not None and parallel_depth == depth and not degenerate,
+                   degenerate=degenerate, depth=depth)
+    if t == isl.ast_node_type.if_:
+        other = _convert(n.if_get_else_node(), names, None, known) if n.if_has_else_node() else None
+        return If(_expr(n.if_get_cond()), _convert(n.if_get_then_node(), names, None, known), other)
+    if t == isl.ast_node_type.block:
+        kids = n.block_get_children()
+        return Block(tuple(_convert(kids.get_at(k), names, None, known) for k in range(kids.n_ast_node())))
+    if t == isl.ast_node_type.mark:
+        mid = n.mark_get_id().get_name()
+        depth = int(mid[len(_MARK):]) if mid.startswith(_MARK) else None
+        return _convert(n.mark_get_node(), names, depth, known)
+    if t == isl.ast_node_type.user:
+        e = _expr(n.user_get_expr())
+        if not (isinstance(e, Op) and e.op == "call" and isinstance(e.args[0], Id)
+                and e.args[0].name in known):
+            raise CodegenError(f"unexpected statement in the generated AST: {e}")
+        return User(e.args[0].name, e.args[1:])
+    raise CodegenError(f"unsupported isl AST node {t}")

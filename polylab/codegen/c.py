@@ -1,0 +1,148 @@
+"""C and C+OpenMP kernels printed from the loop program.
+
+Each ``for`` of the isl AST becomes a C ``for`` whose iterator is declared in the loop header, so every
+iterator of a loop nested in a parallel loop is private to the thread that runs it. A statement instance
+``S(e0, e1, ...)`` prints the statement's own text (its expression tree) with the original iterators
+replaced by the AST expressions ``e0, e1, ...``.
+
+OpenMP: ``#pragma omp parallel for`` is put on the outermost parallel loop of each nest (a parallel loop
+inside a parallel loop stays a plain loop). A loop is parallel only when the schedule says so (a coincident
+band member), so the iterations a thread runs touch no element another thread writes in the same loop.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from polylab.codegen.ast import AExpr, Block, For, Id, If, Int, LoopProgram, Node, Op, User, expr_ids
+from polylab.codegen.cexpr import c_expr
+from polylab.model.expr import (ArrayRef, Assignment, Binary, Call, Cond, Const, Expr, Name, Unary,
+                                assignment_to_c, transform)
+from polylab.model.scop import Scop
+
+ArrayPrinter = Callable[[ArrayRef, Callable[[Expr], str]], "str | None"]
+
+
+def as_model_expr(e: AExpr) -> Expr:
+    """An isl AST expression as a statement-body expression, so it prints with C's precedence rules."""
+    match e:
+        case Int(value=v):
+            return Const(str(v)) if v >= 0 else Unary("-", Const(str(-v)))
+        case Id(name=n):
+            return Name(n)
+        case Op(op="add", args=(a, Int(value=v))) if v < 0:
+            return Binary("-", as_model_expr(a), Const(str(-v)))
+        case Op(op=("add" | "sub" | "mul" | "div" | "pdiv_q" | "pdiv_r" | "zdiv_r") as op, args=(a, b)):
+            sym = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pdiv_q": "/", "pdiv_r": "%",
+                   "zdiv_r": "%"}[op]
+            return Binary(sym, as_model_expr(a), as_model_expr(b))
+        case Op(op="minus", args=(a,)):
+            return Unary("-", as_model_expr(a))
+        case Op(op=("cond" | "select"), args=(c, t, o)):
+            return Cond(as_model_expr(c), as_model_expr(t), as_model_expr(o))
+        case Op(op=("fdiv_q" | "min" | "max") as op, args=args):
+            out = as_model_expr(args[-1])
+            for a in reversed(args[:-1]):
+                out = Call("floord" if op == "fdiv_q" else op, (as_model_expr(a), out))
+            return out
+    return Name(c_expr(e))  # comparisons and the like never occur in iterator arguments
+
+
+def instance_body(scop: Scop, user: User) -> Assignment:
+    """The statement of ``user`` with its iterators replaced by the AST's argument expressions."""
+    stmt = scop.statement(user.statement)
+    values = {it: as_model_expr(arg) for it, arg in zip(stmt.iterators, user.args)}
+
+    def sub(x: Expr) -> Expr | None:
+        return values.get(x.name) if isinstance(x, Name) else None
+
+    target = transform(stmt.body.target, sub)
+    assert isinstance(target, ArrayRef)
+    return Assignment(target, stmt.body.op, transform(stmt.body.value, sub))
+
+
+def statement_c(scop: Scop, user: User, array_ref: ArrayPrinter | None = None) -> str:
+    """The statement of ``user`` as C with its iterators renamed to the AST's argument expressions."""
+    return assignment_to_c(instance_body(scop, user), array_ref=array_ref)
+
+
+def for_header(f: For, names: dict[str, str] | None = None, declare: bool = True) -> str:
+    it = (names or {}).get(f.iterator, f.iterator)
+    step = f"{it}++" if f.inc == 1 else f"{it} += {f.inc}"
+    return (f"for ({'int ' if declare else ''}{it} = {c_expr(f.init, names)}; {c_expr(f.cond, names)}; "
+            f"{step})")
+
+
+def canonical(f: For) -> bool:
+    """OpenMP's canonical loop form: the condition compares the iterator with a bound."""
+    c = f.cond
+    return (isinstance(c, Op) and c.op in ("le", "lt") and c.args[0] == Id(f.iterator)
+            and f.iterator not in expr_ids(c.args[1]))
+
+
+class CPrinter:
+    """Prints a loop program as C statements (``openmp=True`` adds the parallel-for pragmas)."""
+
+    def __init__(self, scop: Scop, *, openmp: bool = False, indent: str = "  ",
+                 array_ref: ArrayPrinter | None = None) -> None:
+        self.scop = scop
+        self.openmp = openmp
+        self.indent = indent
+        self.array_ref = array_ref
+        self.lines: list[str] = []
+
+    def emit(self, depth: int, text: str) -> None:
+        self.lines.append(self.indent * depth + text)
+
+    def print(self, node: Node, depth: int = 1) -> str:
+        self.lines = []
+        self._node(node, depth, False)
+        return "\n".join(self.lines)
+
+    def _body(self, node: Node, depth: int, in_parallel: bool) -> None:
+        """A loop or branch body: braces unless it is a single statement instance."""
+        if isinstance(node, User):
+            self._node(node, depth + 1, in_parallel)
+        else:
+            self.lines[-1] += " {"
+            if isinstance(node, Block):
+                for c in node.children:
+                    self._node(c, depth + 1, in_parallel)
+            else:
+                self._node(node, depth + 1, in_parallel)
+            self.emit(depth, "}")
+
+    def _node(self, node: Node, depth: int, in_parallel: bool) -> None:
+        match node:
+            case Block(children=cs):
+                for c in cs:
+                    self._node(c, depth, in_parallel)
+            case User():
+                self.emit(depth, statement_c(self.scop, node, array_ref=self.array_ref))
+            case For(degenerate=True):
+                self.emit(depth, f"{{ /* one iteration */ const int {node.iterator} = {c_expr(node.init)};")
+                self._node(node.body, depth + 1, in_parallel)
+                self.emit(depth, "}")
+            case For():
+                par = node.parallel and not in_parallel
+                if par and self.openmp and canonical(node):
+                    self.emit(depth, "#pragma omp parallel for")
+                elif node.parallel:
+                    self.emit(depth, "/* parallel loop */")
+                self.emit(depth, for_header(node))
+                self._body(node.body, depth, in_parallel or par)
+            case If(cond=c, then=t, other=o):
+                self.emit(depth, f"if ({c_expr(c)})")
+                self._body(t, depth, in_parallel)
+                if o is not None:
+                    if isinstance(t, User):
+                        self.emit(depth, "else")
+                    else:
+                        self.lines[-1] += " else"
+                    self._body(o, depth, in_parallel)
+
+
+def kernel_c(scop: Scop, program: LoopProgram, signature: str, *, openmp: bool = False) -> str:
+    """The kernel function: ``signature`` then the loops."""
+    body = CPrinter(scop, openmp=openmp).print(program.root)
+    return f"{signature}\n{{\n{body}\n}}\n"

@@ -1,0 +1,74 @@
+"""Printing isl AST expressions as C with the fewest parentheses.
+
+Integer division follows isl's meaning of each operation: ``fdiv_q`` (floor of ``a / b``, ``b > 0``) is
+printed as ``floord(a, b)``, defined in the prelude as a branch on the sign of ``a``; ``pdiv_q``/``pdiv_r``
+(non-negative dividend) and ``div`` (exact) are C's ``/`` and ``%``; ``zdiv_r`` is C's ``%`` (isl only
+compares it with zero, where C's truncating remainder gives the same answer).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from polylab.codegen.ast import AExpr, Id, Int, Op
+
+_BINARY = {"add": ("+", 10), "sub": ("-", 10), "mul": ("*", 11), "div": ("/", 11), "pdiv_q": ("/", 11),
+           "pdiv_r": ("%", 11), "zdiv_r": ("%", 11), "and": ("&&", 3), "and_then": ("&&", 3),
+           "or": ("||", 2), "or_else": ("||", 2), "eq": ("==", 7), "le": ("<=", 8), "lt": ("<", 8),
+           "ge": (">=", 8), "gt": (">", 8)}
+_ATOM, _UNARY, _COND = 14, 12, 1
+
+#: C definitions of the helper functions the printed expressions use (integer arguments)
+C_HELPERS = """\
+static inline int min(int a, int b) { return a < b ? a : b; }
+static inline int max(int a, int b) { return a > b ? a : b; }
+/* floor(a / b) for b > 0 */
+static inline int floord(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+"""
+
+#: the same helpers for CUDA, whose headers already define integer min and max on host and device
+CUDA_HELPERS = """\
+/* floor(a / b) for b > 0 */
+#define floord(a, b) ((a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b)))
+"""
+
+
+def c_expr(e: AExpr, names: Mapping[str, str] | None = None) -> str:
+    """``e`` as C; ``names`` renames identifiers (for example host iterators passed to a kernel)."""
+    return _p(e, names or {})[0]
+
+
+def _p(e: AExpr, names: Mapping[str, str]) -> tuple[str, int]:
+    match e:
+        case Int(value=v):
+            return (str(v), _ATOM) if v >= 0 else (str(v), _UNARY)
+        case Id(name=n):
+            return names.get(n, n), _ATOM
+        case Op(op="minus", args=(a,)):
+            s, pa = _p(a, names)
+            return "-" + (s if pa > _UNARY else f"({s})"), _UNARY
+        case Op(op=("min" | "max") as f, args=args):
+            out = _p(args[-1], names)[0]
+            for a in reversed(args[:-1]):
+                out = f"{f}({_p(a, names)[0]}, {out})"
+            return out, _ATOM
+        case Op(op="fdiv_q", args=(a, b)):
+            return f"floord({_p(a, names)[0]}, {_p(b, names)[0]})", _ATOM
+        case Op(op=("cond" | "select"), args=(c, t, o)):
+            sc, pc = _p(c, names)
+            st = _p(t, names)[0]
+            so, po = _p(o, names)
+            return (f"{sc if pc > _COND else '(' + sc + ')'} ? {st} : "
+                    f"{so if po >= _COND else '(' + so + ')'}"), _COND
+        case Op(op=op, args=(a, b)) if op in _BINARY:
+            sym, prec = _BINARY[op]
+            sa, pa = _p(a, names)
+            sb, pb = _p(b, names)
+            if pa < prec:
+                sa = f"({sa})"
+            if pb <= prec:
+                sb = f"({sb})"
+            if op in ("add", "sub") and sb.startswith("-"):
+                sb = f"({sb})"
+            return f"{sa} {sym} {sb}", prec
+    raise ValueError(f"cannot print {e!r} as C")

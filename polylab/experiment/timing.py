@@ -1,0 +1,133 @@
+"""Timing a variant against the original program compiled with ``gcc -O3``.
+
+One process per program: the harness runs the kernel ``warmup + repeat`` times (re-initialising the arrays
+before each run, outside the timed region) and reports each kernel time; the first ``warmup`` times are
+dropped. The variant and the baseline (the original program) are both compiled with ``-O3``
+(:data:`polylab.toolchain.BASELINE_FLAGS`, plus ``-fopenmp`` for OpenMP), so the speedup compares the
+schedules, not the compiler flags: ``speedup = median(original) / median(variant)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from polylab import toolchain as tc
+from polylab.codegen import GeneratedCode, generate, original_program
+from polylab.errors import ToolchainError
+from polylab.experiment.verify import (Progress, Verification, _quiet, build_variant, check_params, param_args,
+                                       verify)
+from polylab.model.scop import Scop
+
+#: flags of timing builds (variant and baseline alike)
+TIMING_FLAGS: tuple[str, ...] = tuple(tc.BASELINE_FLAGS)
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """Verified and timed: one variant of a SCoP on this machine.
+
+    ``seconds``: the variant's kernel times; ``baseline``: the original program's (gcc -O3), or None when
+    not measured; ``speedup``: ``baseline.median / seconds.median``. ``verification``: the check against
+    the original (None when skipped). ``reason``: why the variant was not run (no GPU), else None.
+    """
+
+    target: str
+    params: Mapping[str, int]
+    threads: int | None
+    seconds: tc.Timing | None
+    baseline: tc.Timing | None
+    verification: Verification | None
+    code: GeneratedCode | None = field(default=None, repr=False)
+    reason: str | None = None
+
+    @property
+    def verified(self) -> bool | None:
+        return self.verification.verified if self.verification is not None else None
+
+    @property
+    def speedup(self) -> float | None:
+        if self.seconds is None or self.baseline is None:
+            return None
+        return tc.speedup(self.baseline, self.seconds)
+
+    def to_json(self) -> dict:
+        """The ``polylab run --json`` object."""
+        out: dict = {
+            "verified": self.verified, "target": self.target, "params": dict(self.params),
+            "threads": self.threads,
+            "seconds": ({"median": self.seconds.median, "min": self.seconds.min, "runs": list(self.seconds.runs)}
+                        if self.seconds else None),
+            "baseline_seconds": self.baseline.median if self.baseline else None,
+            "speedup": self.speedup,
+        }
+        if self.verification is not None and self.verification.first_difference:
+            out["first_difference"] = self.verification.first_difference
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+    def __str__(self) -> str:
+        where = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        lines = [f"{self.target}  ({where}; threads: {self.threads or 'default'})"]
+        if self.verification is not None:
+            lines.append(f"  {self.verification}")
+        if self.reason:
+            lines.append(f"  not run: {self.reason}")
+        if self.seconds is not None:
+            lines.append(f"  variant : {self.seconds}")
+        if self.baseline is not None:
+            lines.append(f"  original (gcc -O3): {self.baseline}")
+        if self.speedup is not None:
+            lines.append(f"  speedup : {self.speedup:.2f}x")
+        return "\n".join(lines)
+
+
+def time_program(binary: tc.Binary, args: list[int], *, repeat: int, warmup: int, threads: int | None,
+                 timeout: float) -> tc.Timing:
+    """Kernel times of one process running ``warmup + repeat`` kernels; the warm-up times are dropped."""
+    if repeat < 1:
+        raise ToolchainError(f"repeat={repeat} must be at least 1")
+    if warmup < 0:
+        raise ToolchainError(f"warmup={warmup} must not be negative")
+    result = tc.run(binary, [*args, warmup + repeat], timeout=timeout, threads=threads)
+    times = result.times
+    if len(times) < warmup + repeat:
+        raise ToolchainError(f"the program reported {len(times)} kernel times, expected {warmup + repeat}")
+    return tc.Timing.from_runs(times[warmup:], threads=threads, warmup=warmup)
+
+
+def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str, int] | None = None,
+            threads: int | None = None, repeat: int = 5, warmup: int = 1, baseline: bool = True,
+            check: bool = True, verify_params: Mapping[str, int] | None = None, timeout: float = 300.0,
+            progress: Progress | None = None) -> RunReport:
+    """Verify (unless ``check=False``), then time the variant and the original (``baseline=True``).
+
+    ``verify_params``: parameter values for the verification run (default: ``params``); verifying at
+    small sizes and timing at large ones keeps the check fast. Where CUDA cannot run, the report holds
+    no times and ``reason`` says why.
+    """
+    progress = progress or _quiet
+    values = check_params(scop, params)
+    code = generate(scop, schedule, target)
+    verification = None
+    if check:
+        verification = verify(scop, schedule, target, params=verify_params or values, threads=threads,
+                              timeout=timeout, progress=progress, code=code)
+        if verification.verified is None:
+            return RunReport(target, values, threads, None, None, verification, code, verification.reason)
+        if not verification.verified:
+            return RunReport(target, values, threads, None, None, verification, code)
+    elif target == "cuda" and not tc.has_gpu():
+        return RunReport(target, values, threads, None, None, None, code, tc.gpu_status().reason)
+    args = param_args(scop, values)
+    variant = build_variant(code, TIMING_FLAGS, progress)
+    progress(f"timing the {target} variant ({warmup} warm-up, {repeat} runs)")
+    seconds = time_program(variant, args, repeat=repeat, warmup=warmup, threads=threads, timeout=timeout)
+    base = None
+    if baseline:
+        progress("compiling the original program (gcc -O3)")
+        ref = tc.compile(original_program(scop), flags=TIMING_FLAGS)
+        progress(f"timing the original program ({warmup} warm-up, {repeat} runs)")
+        base = time_program(ref, args, repeat=repeat, warmup=warmup, threads=None, timeout=timeout)
+    return RunReport(target, values, threads, seconds, base, verification, code)
