@@ -1,1 +1,29 @@
-"""polylab.storage"""
+"""polylab.storage: storage optimisations, each an exact, separately usable step.
+
+* :func:`fold_live_ins` — reads that only ever see one constant become that constant;
+* :func:`remove_dead_writes` — statement instances whose value nobody reads (and that are not live-out)
+  disappear;
+* :func:`interleave` (alias :func:`fuse_producers`) — a legal schedule that runs each initialisation
+  instance next to the loop iteration that first reads it;
+* :func:`contract` — the smallest modulo mapping ``x[i][j][k] -> xbuf[i % m][j][k]`` proven safe with isl
+  (with copy-outs for live-out elements), or a refusal with a concrete counterexample;
+* :func:`storage_pipeline` — finds the chain above automatically (the ``sl3.sy`` story).
+
+Each returns new values (a SCoP, a schedule) and a report that displays itself as text and HTML.
+:func:`polylab.storage.interpret.execute` runs a SCoP instance by instance in schedule order (the
+brute-force oracle of the tests).
+"""
+
+from polylab.storage.contract import Attempt, ContractionRefused, ContractionReport, contract
+from polylab.storage.dead import DeadWriteReport, remove_dead_writes
+from polylab.storage.fold import FoldReport, fold_live_ins
+from polylab.storage.interleave import InterleaveReport, fuse_producers, interleave
+from polylab.storage.interpret import execute
+from polylab.storage.pipeline import StoragePlan, storage_pipeline
+from polylab.storage.steps import register_steps
+
+__all__ = ["Attempt", "ContractionRefused", "ContractionReport", "DeadWriteReport", "FoldReport",
+           "InterleaveReport", "StoragePlan", "contract", "execute", "fold_live_ins", "fuse_producers",
+           "interleave", "remove_dead_writes", "storage_pipeline"]
+
+register_steps()

@@ -1,0 +1,397 @@
+"""Storage contraction: keep only ``m`` planes of an array, ``x[i][j][k] -> xbuf[i % m][j][k]``, with a proof.
+
+For an array ``x``, a schedule ``T`` and a modulo mapping ``s(e)`` (selected dimensions of the element
+``e`` taken modulo ``m``, the others unchanged) the contraction is safe when no value is overwritten in
+its slot before its last read. With the exact value-based dataflow ``F = { w -> r }`` (``r`` reads the
+value that ``w`` writes, for the element ``e = W(w)``), the set of conflicts is
+
+    C = { (w, w', r) : (w -> r) in F,  w' writes e' = W(w') with e' != e and s(e') = s(e),
+                       T(w) <=lex T(w'),  and  T(w') <lex T(r)  or  (T(w') = T(r) and w' != r) }
+
+(``w'`` reuses the slot after ``w`` wrote it and before ``r`` reads it; instances at the same time are
+unordered, so they count as conflicts; a statement instance reads its operands before it writes, so
+``w' = r`` is no conflict). The mapping is proven safe when isl finds ``C`` empty for every parameter
+value of the SCoP's context; otherwise a point of ``C`` is the counterexample. Elements live after the
+region (``Scop.live_out``, every element when None) are copied back by a copy-out statement
+``x[e] = xbuf[s(e)]`` that runs right after the last write of ``e`` (time ``T(w)`` followed by 1, every
+other instance gets 0); the copy-outs are reads of the new schedule, so the proof covers them too.
+Reads of ``x`` that see a value from before the region (live-in) are refused: ``xbuf`` starts empty.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+import islpy as isl
+
+from polylab.errors import IllegalTransformationError, ModelError, StorageError
+from polylab.model.expr import ArrayRef, Assignment, Binary, Const, Expr, assignment_to_c, to_c, transform
+from polylab.model.scop import Access, Array, Scop, Statement
+from polylab.storage.islutil import (check_legal, restrict_order, time_function, extend_schedule, last_writes,
+                                     maps, pad_schedule, param_text, read_flows, schedule_from_map,
+                                     schedule_map, schedule_tree, set_example_text, sets, small_point,
+                                     time_dims, wrap_schedule, writes_map)
+from polylab.storage.report import Displayable, esc
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One modulo mapping that was tried: proven safe, or refuted by a concrete conflict."""
+
+    moduli: tuple[int, ...]
+    safe: bool
+    conflict: str = ""
+    params: tuple[tuple[str, int], ...] = ()   # the parameter values of the counterexample
+
+    def text_line(self, array: str, dims: Sequence[int]) -> str:
+        m = ", ".join(f"dim {d} mod {k}" for d, k in zip(dims, self.moduli))
+        if self.safe:
+            return f"{m}: safe (the conflict set is empty)"
+        return f"{m}: refuted: {self.conflict}"
+
+
+@dataclass(frozen=True, eq=False)
+class ContractionReport(Displayable):
+    """The modulo mapping chosen by :func:`contract`, the proof, and every mapping that was tried."""
+
+    array: str
+    buffer: str
+    dims: tuple[int, ...]
+    moduli: tuple[int, ...]
+    mapping: str
+    extents: tuple[str, ...]
+    attempts: tuple[Attempt, ...]
+    conflict_set: str
+    copy_outs: tuple[tuple[str, str], ...]
+    seconds: float = 0.0
+
+    @property
+    def modulus(self) -> int:
+        return self.moduli[0]
+
+    def text(self) -> str:
+        lines = [f"contract {self.array}: {self.mapping}   ({self.buffer}"
+                 + "".join(f"[{e}]" for e in self.extents) + ")"]
+        lines.append("  proof: the conflict set { (w, w', r) : w -> r a flow of the value of e, w' writes "
+                     "e' != e into the same slot, T(w) <= T(w') < T(r) } is empty:")
+        lines.append(f"    {self.conflict_set}")
+        lines += ["  tried " + a.text_line(self.array, self.dims) for a in self.attempts]
+        for name, dom in self.copy_outs:
+            lines.append(f"  copy-out {name}: {dom}")
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        tried = "".join(f"<li>{esc(a.text_line(self.array, self.dims))}</li>" for a in self.attempts)
+        cps = "".join(f"<li>copy-out <b>{esc(n)}</b>: <code>{esc(d)}</code></li>" for n, d in self.copy_outs)
+        return (f"<div class='polylab-contract'><b>contract {esc(self.array)}</b>: "
+                f"<code>{esc(self.mapping)}</code> ({esc(self.buffer)}"
+                f"{''.join('[' + esc(e) + ']' for e in self.extents)})<br>proof: the conflict set "
+                f"<code>{esc(self.conflict_set)}</code> is empty<ul>{tried}{cps}</ul></div>")
+
+
+class ContractionRefused(StorageError):
+    """A contraction that would lose a value still read in the region (``.attempts`` lists the tries)."""
+
+    def __init__(self, message: str, *, attempts: tuple[Attempt, ...] = (), hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.attempts = attempts
+
+
+def _slot_map(space_params: isl.Space, array: str, rank: int, dims: Sequence[int], moduli: Sequence[int],
+              target: str | None = None) -> isl.Map:
+    """``{ x[a] -> x[b] : b_d = a_d mod m_d }`` (to ``target`` when given: the storage mapping)."""
+    a = [f"a{k}" for k in range(rank)]
+    b = []
+    for k in range(rank):
+        if k in dims:
+            m = moduli[list(dims).index(k)]
+            b.append(f"({a[k]}) mod {m}")
+        else:
+            b.append(a[k])
+    params = [space_params.get_dim_name(isl.dim_type.param, k)
+              for k in range(space_params.dim(isl.dim_type.param))]
+    return isl.Map(f"[{', '.join(params)}] -> {{ {array}[{', '.join(a)}] -> "
+                   f"{target or array}[{', '.join(b)}] }}")
+
+
+def _same_slot(space_params: isl.Space, array: str, rank: int, dims: Sequence[int],
+               moduli: Sequence[int]) -> isl.Map:
+    """``{ x[a] -> x[b] : a != b, s(a) = s(b) }``."""
+    s = _slot_map(space_params, array, rank, dims, moduli)
+    same = s.apply_range(s.reverse())
+    ident = isl.Map.identity(isl.Space.map_from_set(same.domain().get_space()))
+    return same.subtract(ident)
+
+
+def _conflicts(W: isl.UnionMap, F: isl.UnionMap, T: isl.UnionMap, same: isl.Map,
+               context: isl.Set) -> isl.UnionMap:
+    """``{ w -> [w' -> r] }`` of the module text."""
+    f = time_function(T)
+    C1 = W.apply_range(isl.UnionMap.from_map(same)).apply_range(W.reverse()).intersect_params(context)
+    C1 = restrict_order(C1, f, "<=")
+    triples = C1.range_product(F.intersect_params(context))
+    pairs = triples.range().unwrap()          # { w' -> r } that occur in some triple
+    bad = restrict_order(pairs, f, "<").union(
+        restrict_order(pairs, f, "=").subtract(pairs.domain().identity()))
+    return triples.intersect_range(bad.wrap()).intersect_params(context)
+
+
+def _coords(p: isl.Point, start: int, n: int) -> list[int]:
+    return [p.get_coordinate_val(isl.dim_type.set, start + k).to_python() for k in range(n)]
+
+
+def _explain(conf: isl.UnionMap, W: isl.UnionMap, array: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    for m in maps(conf):
+        if m.is_empty():
+            continue
+        p = small_point(m.wrap())
+        sp = m.get_space()
+        n_w = sp.dim(isl.dim_type.in_)
+        inner = sp.range().unwrap()
+        n_w2, n_r = inner.dim(isl.dim_type.in_), inner.dim(isl.dim_type.out)
+        w = _coords(p, 0, n_w)
+        w2 = _coords(p, n_w, n_w2)
+        r = _coords(p, n_w + n_w2, n_r)
+        wn, w2n = m.get_tuple_name(isl.dim_type.in_), inner.get_tuple_name(isl.dim_type.in_)
+        rn = inner.get_tuple_name(isl.dim_type.out)
+
+        def elem(name: str, vals: list[int]) -> str:
+            pts = [q for q in maps(W) if q.get_tuple_name(isl.dim_type.in_) == name]
+            if not pts:
+                return "?"
+            q = pts[0]
+            for k in range(q.dim(isl.dim_type.param)):
+                q = q.fix_val(isl.dim_type.param, k, p.get_coordinate_val(isl.dim_type.param, k))
+            for k, v in enumerate(vals):
+                q = q.fix_val(isl.dim_type.in_, k, isl.Val.int_from_si(q.get_ctx(), v))
+            e = q.range()
+            if e.is_empty():
+                return "?"
+            ep = e.sample_point()
+            return f"{array}[{']['.join(str(x) for x in _coords(ep, 0, e.dim(isl.dim_type.set)))}]"
+
+        e, e2 = elem(wn, w), elem(w2n, w2)
+        pt = param_text(p)
+        sp_p = p.get_space()
+        params = tuple((sp_p.get_dim_name(isl.dim_type.param, k),
+                        p.get_coordinate_val(isl.dim_type.param, k).to_python())
+                       for k in range(sp_p.dim(isl.dim_type.param)))
+        return (f"{w2n}[{', '.join(map(str, w2))}] overwrites {e} (written by {wn}[{', '.join(map(str, w))}]) "
+                f"with {e2} before {rn}[{', '.join(map(str, r))}] reads it" + (f" ({pt})" if pt else ""),
+                params)
+    return "(no example)", ()
+
+
+def _extent(scop: Scop, elements: isl.Set, d: int, declared: str) -> str:
+    """A C expression for the extent of dimension ``d`` of the accessed elements (max index + 1)."""
+    try:
+        pa = elements.intersect_params(scop.context).dim_max(d).add_constant_val(
+            isl.Val.one(elements.get_ctx())).coalesce()
+        pieces: list = []
+        pa.foreach_piece(lambda _set, aff: pieces.append(aff))
+        build = isl.AstBuild.from_context(scop.context)
+        for aff in pieces:   # one piece that bounds all the others: max index + 1 <= it everywhere
+            cand = isl.PwAff.from_aff(aff).intersect_domain(pa.domain())
+            if pa.domain().is_subset(cand.ge_set(pa)):
+                text = build.expr_from_pw_aff(cand).to_C_str()
+                if "?" not in text and "min" not in text and "max" not in text:
+                    return text
+    except isl.Error:
+        pass
+    return declared
+
+
+def contract(scop: Scop, schedule: Any = None, array: str = "", *, dims: Sequence[int] | None = None,
+             modulus: int | Sequence[int] | None = None, max_modulus: int = 8,
+             buffer: str | None = None) -> tuple[Scop, Any, ContractionReport]:
+    """The smallest modulo mapping of ``array`` under ``schedule`` that loses no value (module text).
+
+    ``dims``: the dimensions taken modulo (default ``(0,)``, the outermost); ``modulus``: try only this
+    ``m`` (an int, or one per dimension); otherwise ``m = 1, 2, ..., max_modulus`` are tried in order.
+    Returns the new SCoP (``array`` replaced by ``buffer``, default ``<array>buf``, in every statement,
+    copy-out statements appended, its schedule the new one), the new schedule and the report. Raises
+    :class:`StorageError` (with an example element and instances) when no tried mapping is safe, and
+    :class:`IllegalTransformationError` when ``schedule`` itself is illegal.
+    """
+    t0 = time.perf_counter()
+    arr = scop.array(array)
+    if arr.rank == 0:
+        raise ModelError(f"{array} is a scalar: there is nothing to contract")
+    dims = tuple(dims) if dims is not None else (0,)
+    if any(d < 0 or d >= arr.rank for d in dims) or len(set(dims)) != len(dims):
+        raise ModelError(f"invalid dimensions {dims} for {array} of rank {arr.rank}")
+    base = schedule if schedule is not None else scop.schedule
+    legal, why = check_legal(scop, base)
+    if not legal:
+        raise IllegalTransformationError(f"the schedule is not legal for {scop.name}: {why}",
+                                         hint="contract under a legal schedule")
+    T = schedule_map(base, scop.domain).intersect_params(scop.context)
+    T = pad_schedule(T, time_dims(T))
+    W = writes_map(scop, array).intersect_params(scop.context)
+    F = isl.UnionMap.empty(scop.context.get_space())
+    for rf in read_flows(scop):
+        if rf.access.array != array:
+            continue
+        if not rf.live_in.is_empty():
+            raise StorageError(
+                f"{rf.access.text} at line {rf.access.location.line} reads values of {array} from before "
+                f"the region (e.g. {set_example_text(rf.live_in)}); {buffer or array + 'buf'} would not "
+                f"hold them", hint="fold them first (fold_live_ins) or declare their initial value")
+        F = F.union(rf.sources)
+    # copy-outs of the live-out elements, right after their last write
+    live = scop.live_out if scop.live_out is not None else W.range()
+    live_x = isl.UnionSet.empty(scop.context.get_space())
+    for s_ in sets(live):
+        if s_.get_tuple_name() == array:
+            live_x = live_x.union(isl.UnionSet.from_set(s_))
+    last = last_writes(scop, T, live_x, array)
+    used = {s.name for s in scop.statements} | {a.name for a in scop.arrays}
+    buf = buffer or f"{array}buf"
+    while buf in used and buffer is None:
+        buf += "_"
+    next_id = max([int(s.name[1:]) for s in scop.statements if s.name[1:].isdigit()] + [-1]) + 1
+    copy_specs = []   # (writer statement, copy name, domain set named copy)
+    for s in scop.statements:
+        if not any(a.array == array for a in s.writes):
+            continue
+        dom_last = [q for q in sets(last) if q.get_tuple_name() == s.name]
+        if not dom_last or dom_last[0].is_empty():
+            continue
+        name = f"S{next_id}"
+        next_id += 1
+        copy_specs.append((s, name, dom_last[0].coalesce().set_tuple_name(name)))
+    T_new = extend_schedule(T, 0)
+    F_all = F
+    for s, name, dom in copy_specs:
+        ren = isl.Map.identity(isl.Space.map_from_set(s.domain.get_space())).intersect_domain(
+            dom.set_tuple_name(s.name)).set_tuple_name(isl.dim_type.out, name)
+        Ts = [m for m in maps(T) if m.get_tuple_name(isl.dim_type.in_) == s.name][0]
+        Tc = ren.reverse().apply_range(Ts)
+        Tc = Tc.add_dims(isl.dim_type.out, 1).fix_val(isl.dim_type.out, Tc.dim(isl.dim_type.out),
+                                                       isl.Val.one(Tc.get_ctx()))
+        T_new = T_new.union(isl.UnionMap.from_map(Tc))
+        F_all = F_all.union(isl.UnionMap.from_map(ren))
+    # the search
+    if modulus is None:
+        if len(dims) == 1:
+            candidates = [(m,) for m in range(1, max_modulus + 1)]
+        else:
+            candidates = sorted(itertools.product(range(1, max_modulus + 1), repeat=len(dims)),
+                                key=lambda t: (_prod(t), t))
+    else:
+        mods = (modulus,) if isinstance(modulus, int) else tuple(modulus)
+        if len(mods) != len(dims) or any(m < 1 for m in mods):
+            raise ModelError(f"give one modulus >= 1 per contracted dimension {dims}: {modulus}")
+        candidates = [mods]
+    attempts: list[Attempt] = []
+    chosen = None
+    for mods in candidates:
+        same = _same_slot(scop.context.get_space(), array, arr.rank, dims, mods)
+        conf = _conflicts(W, F_all, T_new, same, scop.context)
+        if conf.is_empty():
+            attempts.append(Attempt(tuple(mods), True))
+            chosen = tuple(mods)
+            conflict_text = str(conf)
+            break
+        text, params = _explain(conf, W, array)
+        attempts.append(Attempt(tuple(mods), False, text, params))
+    if chosen is None:
+        last_try = attempts[-1]
+        raise ContractionRefused(
+            f"contracting {array} along dimension(s) {', '.join(map(str, dims))} would lose a value that "
+            f"is still read: " + "; ".join(f"modulo {', '.join(map(str, a.moduli))}: {a.conflict}"
+                                          for a in attempts[:2] + ([last_try] if len(attempts) > 2 else [])),
+            attempts=tuple(attempts),
+            hint="choose a schedule that consumes each value sooner (e.g. interleave the initialisation "
+                 "with the sweep), or keep more planes")
+    # rewrite the SCoP
+    smap = _slot_map(scop.context.get_space(), array, arr.rank, dims, chosen, buf)
+
+    def sub(idx: tuple[Expr, ...]) -> tuple[Expr, ...]:
+        out = []
+        for k, e in enumerate(idx):
+            if k in dims:
+                m = chosen[dims.index(k)]
+                if m == 1:
+                    out.append(Const("0"))
+                elif isinstance(e, Const) and e.text.lstrip("-").isdigit():
+                    out.append(Const(str(int(e.text) % m)))
+                else:
+                    out.append(Binary("%", e, Const(str(m))))
+            else:
+                out.append(e)
+        return tuple(out)
+
+    def rewrite(x: Expr):
+        if isinstance(x, ArrayRef) and x.array == array:
+            return ArrayRef(buf, sub(x.indices), x.access)
+        return None
+
+    new_stmts: list[Statement] = []
+    for s in scop.statements:
+        if not any(a.array == array for a in s.accesses):
+            new_stmts.append(s)
+            continue
+        body = s.body
+        new_body = Assignment(transform(body.target, rewrite), body.op, transform(body.value, rewrite))
+        refs = {}
+        for r in [new_body.target] + [x for x in _refs(new_body.value)]:
+            refs[r.access] = r
+        accs = tuple(replace(a, array=buf, relation=a.relation.apply_range(smap.align_params(
+            a.relation.get_space())), text=to_c(refs[a.index]) if a.index in refs else a.text)
+            if a.array == array else a for a in s.accesses)
+        new_stmts.append(replace(s, body=new_body, accesses=accs, text=assignment_to_c(new_body)))
+    copies = []
+    for s, name, dom in copy_specs:
+        tgt = ArrayRef(array, s.body.target.indices, 0)
+        src = ArrayRef(buf, sub(s.body.target.indices), 1)
+        body = Assignment(tgt, "=", src)
+        wrel = [a for a in s.writes if a.array == array][0].relation
+        wrel = wrel.intersect_domain(dom.set_tuple_name(s.name)).set_tuple_name(isl.dim_type.in_, name)
+        rrel = wrel.apply_range(smap.align_params(wrel.get_space()))
+        text = assignment_to_c(body)
+        accs = (Access(0, "write", array, wrel, s.location, to_c(tgt)),
+                Access(1, "read", buf, rrel, s.location, to_c(src)))
+        copies.append(Statement(name, text, s.location, s.iterators, dom, accs, body))
+    accessed = W.range().union(scop.reads.range())
+    elems = [q for q in sets(accessed) if q.get_tuple_name() == array]
+    extents = []
+    for k in range(arr.rank):
+        if k in dims:
+            extents.append(str(chosen[dims.index(k)]))
+        else:
+            extents.append(_extent(scop, elems[0], k, arr.extents[k]) if elems else arr.extents[k])
+    new_arrays = scop.arrays + (Array(buf, arr.ctype, tuple(extents), declared=False),)
+    all_stmts = tuple(new_stmts) + tuple(copies)
+    dom_all = isl.UnionSet.empty(scop.context.get_space())
+    for s in all_stmts:
+        dom_all = dom_all.union(isl.UnionSet.from_set(s.domain))
+    if copies:
+        tree = schedule_from_map(T_new.coalesce(), dom_all)
+    else:
+        tree = schedule_tree(base)
+    new_scop = replace(scop, statements=all_stmts, arrays=new_arrays, schedule=tree,
+                       notes=scop.notes + (f"{array} contracted to {buf} under the storage mapping "
+                                           f"{smap}",))
+    rank_vars = [f"i{k}" for k in range(arr.rank)]
+    mapping = (f"{array}[{']['.join(rank_vars)}] -> {buf}[" + "][".join(
+        (f"{v} % {chosen[dims.index(k)]}" if k in dims else v) for k, v in enumerate(rank_vars)) + "]")
+    report = ContractionReport(array, buf, dims, chosen, mapping, tuple(extents), tuple(attempts),
+                               conflict_text, tuple((n, str(d)) for _, n, d in copy_specs),
+                               time.perf_counter() - t0)
+    return new_scop, wrap_schedule(schedule, tree, new_scop, steps=(f"contract({array})",)), report
+
+
+def _prod(t: Sequence[int]) -> int:
+    out = 1
+    for x in t:
+        out *= x
+    return out
+
+
+def _refs(e: Expr):
+    from polylab.model.expr import walk
+    return [x for x in walk(e) if isinstance(x, ArrayRef)]

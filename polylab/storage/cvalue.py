@@ -1,0 +1,205 @@
+"""C arithmetic on Python values, the way a C compiler evaluates a statement body.
+
+Used to decide whether an expression is a constant (and which value it stores into an element of a given
+type) and by the reference interpreter (:mod:`polylab.storage.interpret`). Types follow C's usual
+arithmetic conversions: ``int`` values are Python ints (C division and remainder truncate toward zero),
+``float`` values are ``numpy.float32`` and ``double`` values ``numpy.float64``, so float arithmetic is
+rounded exactly as in single precision. Nothing is reassociated: the tree is evaluated as written.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Mapping
+
+import numpy as np
+
+from polylab.model.expr import ArrayRef, Binary, Call, Cast, Cond, Const, Expr, Name, Unary
+
+FLOAT_TYPES = {"float": np.float32, "double": np.float64, "long double": np.float64}
+INT_TYPES = {"int", "long", "long long", "short", "char", "unsigned", "unsigned int", "size_t",
+             "long int", "unsigned long", "bool", "_Bool"}
+
+
+class NotConstant(Exception):
+    """The expression reads something that is not a constant (an array element, an iterator, ...)."""
+
+
+def convert(value, ctype: str):
+    """``(ctype) value`` as C converts on assignment."""
+    ctype = ctype.replace("const ", "").strip()
+    if ctype in FLOAT_TYPES:
+        return FLOAT_TYPES[ctype](value)
+    if isinstance(value, (np.floating, float)):
+        return int(math.trunc(float(value)))
+    return int(value)
+
+
+def const_value(c: Const):
+    """The value of a literal, typed by its ``ctype`` (``1.0f``: float, ``1.0``: double, ``3``: int)."""
+    text = c.text.strip()
+    low = text.lower()
+    hexa = low.lstrip("+-").startswith("0x")
+    if c.ctype in FLOAT_TYPES or (not hexa and ("." in low or "e" in low or low.endswith("f"))):
+        body = text.rstrip("fFlL") if not hexa else text
+        ctype = c.ctype if c.ctype in FLOAT_TYPES else ("float" if low.endswith("f") else "double")
+        return FLOAT_TYPES[ctype](body)
+    body = text.rstrip("uUlL")
+    if len(body) > 1 and body.startswith("0") and body.isdigit():
+        return int(body, 8)
+    return int(body, 0)
+
+
+def _is_float(v) -> bool:
+    return isinstance(v, (np.floating, float))
+
+
+def _promote(a, b):
+    if _is_float(a) or _is_float(b):
+        wide = np.float64 if (isinstance(a, np.float64) or isinstance(b, np.float64)
+                              or isinstance(a, float) or isinstance(b, float)) else np.float32
+        return wide(a), wide(b)
+    return int(a), int(b)
+
+
+def binary(op: str, a, b):
+    """``a op b`` with C's usual arithmetic conversions."""
+    if op in ("&&", "||"):
+        return int(bool(a) and bool(b)) if op == "&&" else int(bool(a) or bool(b))
+    a, b = _promote(a, b)
+    match op:
+        case "+":
+            return a + b
+        case "-":
+            return a - b
+        case "*":
+            return a * b
+        case "/":
+            if _is_float(a):
+                with np.errstate(all="ignore"):
+                    return a / b
+            if b == 0:
+                raise ZeroDivisionError("integer division by zero")
+            q = abs(a) // abs(b)
+            return q if (a >= 0) == (b >= 0) else -q
+        case "%":
+            if b == 0:
+                raise ZeroDivisionError("integer remainder by zero")
+            r = abs(a) % abs(b)
+            return r if a >= 0 else -r
+        case "<":
+            return int(a < b)
+        case "<=":
+            return int(a <= b)
+        case ">":
+            return int(a > b)
+        case ">=":
+            return int(a >= b)
+        case "==":
+            return int(a == b)
+        case "!=":
+            return int(a != b)
+        case "<<":
+            return a << b
+        case ">>":
+            return a >> b
+        case "&":
+            return a & b
+        case "|":
+            return a | b
+        case "^":
+            return a ^ b
+    raise NotConstant(f"operator {op!r}")
+
+
+_MATH = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+         "fabs": np.abs, "floor": np.floor, "ceil": np.ceil, "pow": np.power, "fmax": np.fmax,
+         "fmin": np.fmin, "tanh": np.tanh, "atan": np.arctan}
+
+
+def evaluate(e: Expr, names: Callable[[str], object] | Mapping[str, object] | None = None,
+             load: Callable[[ArrayRef, list], object] | None = None):
+    """The value of ``e``; ``names(n)`` gives a scalar's value and ``load(ref, indices)`` an element's.
+
+    Without them, any name or array reference raises :class:`NotConstant`.
+    """
+    def name_value(n: str):
+        if names is None:
+            raise NotConstant(f"the name {n!r}")
+        if callable(names):
+            return names(n)
+        if n not in names:
+            raise NotConstant(f"the name {n!r}")
+        return names[n]
+
+    def ev(x: Expr):
+        match x:
+            case Const():
+                return const_value(x)
+            case Name(name=n):
+                return name_value(n)
+            case ArrayRef():
+                if load is None:
+                    raise NotConstant(f"the array element {x.array}[...]")
+                return load(x, [ev(i) for i in x.indices])
+            case Unary(op=op, operand=o):
+                v = ev(o)
+                if op == "-":
+                    return -v
+                if op == "+":
+                    return v
+                if op == "!":
+                    return int(not v)
+                if op == "~":
+                    return ~int(v)
+                raise NotConstant(f"operator {op!r}")
+            case Cast(ctype=t, operand=o):
+                return convert(ev(o), t)
+            case Binary(op=op, left=a, right=b):
+                if op == "&&":
+                    return int(bool(ev(a)) and bool(ev(b)))
+                if op == "||":
+                    return int(bool(ev(a)) or bool(ev(b)))
+                return binary(op, ev(a), ev(b))
+            case Cond(cond=c, then=t, other=o):
+                ct, ot = ev(t), ev(o)
+                if _is_float(ct) or _is_float(ot):
+                    ct, ot = _promote(ct, ot)
+                return ct if ev(c) else ot
+            case Call(func=f, args=args):
+                vals = [ev(a) for a in args]
+                single = f.endswith("f") and f[:-1] in _MATH
+                fn = _MATH.get(f[:-1] if single else f)
+                if fn is None:
+                    raise NotConstant(f"the call {f}()")
+                typ = np.float32 if single else np.float64
+                with np.errstate(all="ignore"):
+                    return typ(fn(*[typ(v) for v in vals]))
+        raise NotConstant(repr(x))
+
+    return ev(e)
+
+
+def literal(value, ctype: str) -> Const:
+    """A C literal whose value, stored in an element of type ``ctype``, is exactly ``value``.
+
+    ``float``: the shortest decimal that rounds to the same single-precision number, with suffix ``f``;
+    ``double``: the shortest round-tripping decimal; integers: the decimal integer.
+    """
+    ctype = ctype.replace("const ", "").strip()
+    if ctype == "float":
+        v = np.float32(value)
+        text = np.format_float_positional(v, unique=True, trim="0") if abs(v) < 1e16 and (
+            v == 0 or abs(v) >= 1e-5) else np.format_float_scientific(v, unique=True, trim="0")
+        return Const(text + "f", "float")
+    if ctype in FLOAT_TYPES:
+        v = np.float64(value)
+        text = np.format_float_positional(v, unique=True, trim="0") if abs(v) < 1e16 and (
+            v == 0 or abs(v) >= 1e-5) else np.format_float_scientific(v, unique=True, trim="0")
+        return Const(text, "double")
+    return Const(str(int(value)), "int")
+
+
+def literal_value(c: Const) -> float:
+    """The numeric value of a literal (for tests and displays)."""
+    return float(const_value(c))

@@ -1,0 +1,136 @@
+"""Dead-write removal: keep only the statement instances whose value someone still needs.
+
+An instance ``w`` of a statement is *useful* when the value it writes is
+
+* read by a kept instance of the region (exact value-based dataflow: ``w`` is the source of that read), or
+* live-out: ``w`` is the last write of an element that is read after the region (``Scop.live_out``; all
+  elements when it is None).
+
+By default one round: an instance is kept when *some* read of the region (kept or not) uses its value, so
+the statements that compute results keep their whole domains and only writes nobody reads disappear
+(for ``sl3.sy`` after folding: the initialisation of the elements the sweep no longer reads).
+``rounds=k`` repeats the removal ``k`` times, each time counting only the reads of kept instances (the
+greatest fixed point of ``K = live-last ∪ sources(reads of K)``, computed from above, is program slicing:
+it can cut a sweep down to the cone of the printed element, with much larger domains to print; stopping
+early only keeps more, which is always correct).
+Each statement's domain is restricted to its kept instances; statements with no instance left disappear.
+Removing ``w`` never changes what any kept read sees: a read's source is the last write before it, and a
+removed instance is nobody's source.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Iterable
+
+import islpy as isl
+
+from polylab.model.scop import Scop
+from polylab.storage.islutil import last_writes, read_flows, schedule_map, sets
+from polylab.storage.report import Displayable, condition_text, esc
+
+
+@dataclass(frozen=True, eq=False)
+class StatementChange:
+    """How dead-write removal changed one statement's domain."""
+
+    statement: str
+    line: int
+    before: isl.Set
+    after: isl.Set | None   # None: the statement was removed
+
+    def removed(self) -> isl.Set:
+        return self.before if self.after is None else self.before.subtract(self.after)
+
+    def text_line(self) -> str:
+        if self.after is None:
+            return f"{self.statement} (line {self.line}): removed (no instance writes a value that is used)"
+        if self.removed().is_empty():
+            return f"{self.statement} (line {self.line}): unchanged"
+        return (f"{self.statement} (line {self.line}): kept only {condition_text(self.after, self.before)}"
+                f"\n      new domain {self.after}")
+
+
+@dataclass(frozen=True, eq=False)
+class DeadWriteReport(Displayable):
+    """What :func:`remove_dead_writes` removed."""
+
+    changes: tuple[StatementChange, ...]
+    live_out: str
+    rounds: int
+    converged: bool
+    seconds: float = 0.0
+
+    def text(self) -> str:
+        lines = [f"remove_dead_writes (live-out: {self.live_out}; {self.rounds} round(s))"]
+        lines += ["  " + c.text_line() for c in self.changes]
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        rows = "".join(f"<tr><td>{esc(c.statement)}</td><td>{c.line}</td><td><code>{esc(c.before)}</code></td>"
+                       f"<td>{'removed' if c.after is None else '<code>' + esc(c.after) + '</code>'}</td></tr>"
+                       for c in self.changes)
+        return (f"<div class='polylab-dead'><b>remove_dead_writes</b> (live-out: <code>{esc(self.live_out)}"
+                f"</code>)<table><tr><th>statement</th><th>line</th><th>domain before</th>"
+                f"<th>domain after</th></tr>{rows}</table></div>")
+
+
+def remove_dead_writes(scop: Scop, *, live_out: Any = None, rounds: int = 1,
+                       statements: Iterable[str] | None = None) -> tuple[Scop, DeadWriteReport]:
+    """Restrict every statement to the instances whose value is read in the region or is live-out.
+
+    ``live_out``: an isl union set (or its text) of the elements read after the region; default
+    ``scop.live_out``, and every element of every array when that is None too. ``rounds``: how many
+    times to remove (see the module text; 1 keeps every instance that some read of the region uses).
+    ``statements``: restrict only these statements (default: all), e.g. only the initialisation.
+    """
+    t0 = time.perf_counter()
+    only = set(statements) if statements is not None else None
+    if live_out is None:
+        live = scop.live_out
+    elif isinstance(live_out, str):
+        live = isl.UnionSet(live_out)
+    else:
+        live = live_out
+    T = schedule_map(scop.schedule, scop.domain)
+    flows = read_flows(scop)
+    F = isl.UnionMap.empty(scop.context.get_space())
+    for rf in flows:
+        F = F.union(rf.sources)
+    live_last = last_writes(scop, T, live)
+    kept = scop.domain.intersect_params(scop.context)
+    done, converged = 0, False
+    while done < rounds:
+        done += 1
+        used = F.intersect_range(kept).domain().union(live_last)
+        new_kept = kept.intersect(used).coalesce()
+        if new_kept.is_equal(kept):
+            converged = True
+            break
+        kept = new_kept
+    per_stmt = {s.get_tuple_name(): s for s in sets(kept)}
+    changes, stmts = [], []
+    for s in scop.statements:
+        before = s.domain.intersect_params(scop.context)
+        after = per_stmt.get(s.name)
+        if only is not None and s.name not in only:
+            after = before
+        if after is None or after.is_empty():
+            changes.append(StatementChange(s.name, s.line, before, None))
+            continue
+        after = after.coalesce()
+        changes.append(StatementChange(s.name, s.line, before, after))
+        if after.is_equal(before):
+            stmts.append(s)
+            continue
+        dom = s.domain.intersect(after).coalesce()
+        stmts.append(replace(s, domain=dom, accesses=tuple(
+            replace(a, relation=a.relation.intersect_domain(dom)) for a in s.accesses)))
+    new_dom = isl.UnionSet.empty(scop.context.get_space())
+    for s in stmts:
+        new_dom = new_dom.union(isl.UnionSet.from_set(s.domain))
+    new_scop = replace(scop, statements=tuple(stmts), schedule=scop.schedule.intersect_domain(new_dom))
+    report = DeadWriteReport(tuple(changes), "all arrays" if live is None else str(live), done, converged,
+                             time.perf_counter() - t0)
+    return new_scop, report

@@ -1,0 +1,206 @@
+"""Place producers next to their consumers: the schedule step that lets storage contraction succeed.
+
+A *producer* is a statement none of whose reads has a source in the region (an initialisation such as
+the nest that remains of ``sl3.sy``'s after folding and dead-write removal); the other statements are
+*consumers*. Let ``o(c)`` be the outer time of a consumer instance ``c``: its first schedule dimension that
+is not constant over the consumers (the sweep's ``i``), and ``r(c)`` its remaining dimensions. The step
+builds the schedule
+
+* fused (tried first): ``P[p] -> [p0, 0, p1, ...]`` and ``C[c] -> [o(c), 1, r(c)]``: the producer runs
+  in the same outer iteration as the consumers, just before them; or
+* first consumer (when fusion is illegal): ``P[p] -> [min { o(c) : p -> c is a flow }, 0, p]``: each
+  producer instance runs in the outer iteration of its first consumer (producer instances that nobody in
+  the region reads keep the first outer iteration).
+
+Either is accepted only when it is legal: every memory dependence ``u -> v`` of the SCoP satisfies
+``T(u) <lex T(v)`` (checked exactly with isl; with the schedule layer's checker when it exists).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import islpy as isl
+
+from polylab.errors import IllegalTransformationError, ScheduleError
+from polylab.model.scop import Scop
+from polylab.storage.islutil import (check_legal, maps, pad_schedule, read_flows, schedule_from_map, sets,
+                                     schedule_map, time_dims, wrap_schedule)
+from polylab.storage.report import Displayable, esc
+
+
+@dataclass(frozen=True, eq=False)
+class InterleaveReport(Displayable):
+    """Which statements were placed where, by which rule, and the legality verdict."""
+
+    producers: tuple[str, ...]
+    consumers: tuple[str, ...]
+    rule: str
+    schedule: isl.UnionMap
+    legality: str
+    tried: tuple[tuple[str, str], ...] = ()
+    seconds: float = 0.0
+
+    def text(self) -> str:
+        lines = [f"interleave: producers {', '.join(self.producers)} placed next to consumers "
+                 f"{', '.join(self.consumers)} ({self.rule})",
+                 f"  schedule: {self.schedule}", f"  legal: {self.legality}"]
+        lines += [f"  tried {rule}: {why}" for rule, why in self.tried]
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        tried = "".join(f"<li>tried {esc(r)}: {esc(w)}</li>" for r, w in self.tried)
+        return (f"<div class='polylab-interleave'><b>interleave</b> ({esc(self.rule)}): producers "
+                f"{esc(', '.join(self.producers))} next to consumers {esc(', '.join(self.consumers))}<br>"
+                f"schedule <code>{esc(self.schedule)}</code><br>legal: {esc(self.legality)}"
+                f"<ul>{tried}</ul></div>")
+
+
+def _constant_dim(m: isl.Map, d: int) -> bool:
+    """Is time dimension ``d`` of ``m`` one fixed value (for each parameter value)?"""
+    proj = m.range().project_out(isl.dim_type.set, d + 1, m.dim(isl.dim_type.out) - d - 1) \
+        .project_out(isl.dim_type.set, 0, d)
+    return proj.lexmin().is_equal(proj.lexmax())
+
+
+def _same_constant(T: isl.UnionMap, d: int) -> bool:
+    """Is time dimension ``d`` the same constant for every statement of ``T``?"""
+    vals = None
+    for m in maps(T):
+        if not _constant_dim(m, d):
+            return False
+        proj = m.range().project_out(isl.dim_type.set, d + 1, m.dim(isl.dim_type.out) - d - 1) \
+            .project_out(isl.dim_type.set, 0, d)
+        if vals is None:
+            vals = proj
+        elif not vals.is_equal(proj):
+            return False
+    return True
+
+
+def _pieces(T: isl.UnionMap) -> dict[str, isl.Map]:
+    return {m.get_tuple_name(isl.dim_type.in_): m for m in maps(T)}
+
+
+def _select(m: isl.Map, dims: list[int]) -> isl.Map:
+    """``{ S[x] -> [t_d for d in dims] }``."""
+    n = m.dim(isl.dim_type.out)
+    names = [f"t{k}" for k in range(n)]
+    proj = isl.Map(f"{{ [{', '.join(names)}] -> [{', '.join(names[d] for d in dims)}] }}")
+    proj = proj.align_params(m.get_space())
+    return m.apply_range(proj)
+
+
+def _prefix(m: isl.Map, value: int) -> isl.Map:
+    """``{ S[x] -> [t..., value] }`` inserted at position 1 (after the outer time)."""
+    m = m.insert_dims(isl.dim_type.out, 1, 1)
+    return m.fix_val(isl.dim_type.out, 1, isl.Val.int_from_si(m.get_ctx(), value))
+
+
+def interleave(scop: Scop, schedule: Any = None, *, producers: Any = None) -> tuple[Any, InterleaveReport]:
+    """A legal schedule that runs each producer instance in the outer iteration that first needs it.
+
+    See the module text for the maps. ``schedule``: the consumers' schedule to start from (default: the
+    SCoP's own); ``producers``: statement names (default: the statements whose reads all come from
+    before the region). Raises :class:`IllegalTransformationError` when neither placement is legal.
+    """
+    t0 = time.perf_counter()
+    base = schedule if schedule is not None else scop.schedule
+    T = schedule_map(base, scop.domain).intersect_params(scop.context)
+    T = pad_schedule(T, time_dims(T))
+    flows = read_flows(scop)
+    if producers is None:
+        has_source = {rf.statement.name for rf in flows if not rf.sources.is_empty()}
+        prods = [s.name for s in scop.statements if s.name not in has_source]
+    else:
+        prods = list(producers)
+    cons = [s.name for s in scop.statements if s.name not in prods]
+    if not prods or not cons:
+        raise ScheduleError("interleave needs producers and consumers",
+                            hint=f"producers: {prods or 'none'}; consumers: {cons or 'none'}")
+    pieces = _pieces(T)
+    n = time_dims(T)
+    outer = next((d for d in range(n) if any(not _constant_dim(pieces[c], d) for c in cons
+                                            if c in pieces)), None)
+    if outer is None:
+        raise ScheduleError("the consumers have no loop dimension to interleave with")
+    # consumers: [o(c), 1, every other dimension]
+    cons_T = isl.UnionMap.empty(scop.context.get_space())
+    for c in cons:
+        if c in pieces:
+            cons_T = cons_T.union(isl.UnionMap.from_map(pieces[c]))
+    rest = [d for d in range(n) if d > outer or (d < outer and not _same_constant(cons_T, d))]
+    new_cons = {c: _prefix(_select(pieces[c], [outer] + rest), 1) for c in cons if c in pieces}
+    width = len(rest) + 2
+    tried: list[tuple[str, str]] = []
+    F = isl.UnionMap.empty(scop.context.get_space())
+    for rf in flows:
+        F = F.union(rf.sources)
+    result = None
+    for rule in ("fused", "first consumer"):
+        new_prod = {}
+        for p in prods:
+            s = scop.statement(p)
+            dom = s.domain.intersect_params(scop.context)
+            it = ", ".join(s.iterators)
+            if rule == "fused":
+                if not s.iterators:
+                    break
+                m = isl.Map(f"{{ {p}[{it}] -> [{', '.join([s.iterators[0], '0', *s.iterators[1:]])}] }}")
+                m = m.align_params(dom.get_space()).intersect_domain(dom)
+            else:
+                outer_c = isl.UnionMap.empty(scop.context.get_space())
+                for c, m_c in pieces.items():
+                    if c in cons:
+                        outer_c = outer_c.union(isl.UnionMap.from_map(_select(m_c, [outer])))
+                first = F.intersect_domain(isl.UnionSet.from_set(dom)).apply_range(outer_c).lexmin()
+                fm = maps(first)
+                m = fm[0] if fm else isl.Map.empty(isl.Space.map_from_domain_and_range(
+                    dom.get_space(), isl.Space.set_alloc(dom.get_ctx(), 0, 1)).align_params(dom.get_space()))
+                unread = dom.subtract(m.domain())
+                if not unread.is_empty():
+                    # instances nobody in the region reads: the first outer time of the consumers,
+                    # or 0 for parameter values where the consumers have no instance at all
+                    start = outer_c.range().lexmin()
+                    zero = isl.Set("{ [0] }").align_params(dom.get_space())
+                    for st in sets(start):
+                        u1 = unread.intersect_params(st.params())
+                        for mm in maps(isl.UnionMap.from_domain_and_range(isl.UnionSet.from_set(u1),
+                                                                          isl.UnionSet.from_set(st))):
+                            m = m.union(mm.reset_tuple_id(isl.dim_type.out)) if not m.is_empty() else mm
+                    rest_u = dom.subtract(m.domain())
+                    if not rest_u.is_empty():
+                        mz = isl.Map.from_domain_and_range(rest_u, zero)
+                        m = m.union(mz) if not m.is_empty() else mz
+                ident = isl.Map(f"{{ {p}[{it}] -> [{it}] }}").align_params(dom.get_space())
+                m = m.reset_tuple_id(isl.dim_type.out).range_product(ident).flatten_range()
+                m = _prefix(m, 0)
+            new_prod[p] = m
+        if len(new_prod) != len(prods):
+            tried.append((rule, "a producer has no loop"))
+            continue
+        w = max([width] + [m.dim(isl.dim_type.out) for m in new_prod.values()])
+        um = isl.UnionMap.empty(scop.context.get_space())
+        for m in list(new_cons.values()) + list(new_prod.values()):
+            um = um.union(isl.UnionMap.from_map(m))
+        um = pad_schedule(um, w).coalesce()
+        legal, why = check_legal(scop, um)
+        tried.append((rule, "legal" if legal else why))
+        if legal:
+            result = (rule, um, why)
+            break
+    if result is None:
+        raise IllegalTransformationError(
+            "no legal placement of the producers next to their consumers: " +
+            "; ".join(f"{r}: {w}" for r, w in tried),
+            hint="keep the original schedule (storage contraction may then need more storage)")
+    rule, um, why = result
+    tree = schedule_from_map(um, scop.domain)
+    report = InterleaveReport(tuple(prods), tuple(cons), rule, um, why, tuple(tried),
+                              time.perf_counter() - t0)
+    return wrap_schedule(schedule, tree, scop, steps=("interleave",)), report
+
+
+fuse_producers = interleave
