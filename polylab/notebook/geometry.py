@@ -1,0 +1,323 @@
+"""Concrete pictures of polyhedral objects: points and pairs of points at fixed, small parameter values.
+
+A picture is an *instance* of the model: the parameters are fixed (``N = 8``) and isl enumerates the integer
+points of an iteration domain (``Set.foreach_point``) or the pairs of a dependence relation (the points of
+the wrapped map ``{ [u -> v] }``). Nothing here approximates: every point drawn is a point isl returned.
+
+The functions also evaluate the small affine schedules the explorers use, ``theta(x) = a . x``, and decide
+their legality exactly with isl (a dependence ``u -> v`` is respected by a schedule ``T`` when
+``T(u) <<_lex T(v)``; the violations are the pairs of ``R`` with ``T(v) <<=_lex T(u)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import islpy as isl
+import numpy as np
+
+from polylab.errors import ModelError
+
+#: parameter value used for pictures when the user gives none
+DEFAULT_PICTURE_SIZE = 8
+
+
+def _param_names(obj) -> list[str]:
+    return [obj.get_dim_name(isl.dim_type.param, k) for k in range(obj.dim(isl.dim_type.param))]
+
+
+def param_set(ctx: isl.Context, values: Mapping[str, int]) -> isl.Set:
+    """``[N, M] -> { : N = 8 and M = 4 }`` in ``ctx``."""
+    if not values:
+        return isl.Set.read_from_str(ctx, "{ : }")
+    names = ", ".join(values)
+    cons = " and ".join(f"{k} = {int(v)}" for k, v in values.items())
+    return isl.Set.read_from_str(ctx, f"[{names}] -> {{ : {cons} }}")
+
+
+def fix(obj, values: Mapping[str, int]):
+    """``obj`` (an isl set, map, union set or union map) with the named parameters fixed."""
+    present = {k: v for k, v in values.items() if k in _param_names(obj)}
+    if not present:
+        return obj
+    return obj.intersect_params(param_set(obj.get_ctx(), present))
+
+
+def picture_params(scop, given: Mapping[str, int] | None = None, size: int = DEFAULT_PICTURE_SIZE
+                   ) -> dict[str, int]:
+    """Parameter values for a picture of ``scop``: the given ones, the others set to ``size``.
+
+    When the context forbids ``size`` (``N >= 10``, say), the smallest admissible value above it is used.
+    Unknown names are a user error.
+    """
+    given = dict(given or {})
+    params = tuple(getattr(scop, "parameters", ()))
+    for name in given:
+        if name not in params:
+            raise ModelError(f"no parameter named {name!r}",
+                             hint=f"the parameters are {', '.join(params) or 'none'}")
+    out = dict(given)
+    ctx_set = getattr(scop, "context", None)
+    for name in params:
+        if name in out:
+            continue
+        out[name] = size
+        if ctx_set is not None:
+            trial = fix(ctx_set, out)
+            if trial.is_empty():
+                for v in list(range(size, size + 64)) + list(range(size - 1, -1, -1)):
+                    if not fix(ctx_set, {**out, name: v}).is_empty():
+                        out[name] = v
+                        break
+    return out
+
+
+def _coords(pt: isl.Point, n: int) -> list[int]:
+    return [pt.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n)]
+
+
+def points(domain: isl.Set, values: Mapping[str, int] | None = None, limit: int = 200_000) -> np.ndarray:
+    """The integer points of ``domain`` at the given parameter values, as an ``(n, dim)`` int array.
+
+    The set must be bounded once the parameters are fixed; an unbounded or huge set is a user error.
+    """
+    s = fix(domain, values or {})
+    n = s.dim(isl.dim_type.set)
+    n_p = s.dim(isl.dim_type.param)
+    whole = s.move_dims(isl.dim_type.set, n, isl.dim_type.param, 0, n_p) if n_p else s
+    if not s.is_empty() and not whole.is_bounded():
+        raise ModelError(f"cannot draw {s}: it is unbounded at these parameter values",
+                         hint="give every parameter a value, e.g. --param N=8")
+    out: list[list[int]] = []
+
+    def add(pt: isl.Point) -> None:
+        if len(out) >= limit:
+            raise _TooMany()
+        out.append(_coords(pt, n))
+
+    try:
+        s.foreach_point(add)
+    except _TooMany:
+        raise ModelError(f"the domain has more than {limit} points at these parameter values",
+                         hint="draw it with smaller parameter values, e.g. --param N=8") from None
+    except isl.Error as exc:  # the callback's exception comes back wrapped by islpy
+        if isinstance(exc.__cause__, _TooMany) or "_TooMany" in str(exc):
+            raise ModelError(f"the domain has more than {limit} points at these parameter values",
+                             hint="draw it with smaller parameter values, e.g. --param N=8") from None
+        raise
+    if not out:
+        return np.zeros((0, n), dtype=int)
+    arr = np.array(out, dtype=int)
+    return arr[np.lexsort(arr.T[::-1])] if len(arr) > 1 else arr
+
+
+class _TooMany(Exception):
+    pass
+
+
+def pairs(relation: isl.Map, values: Mapping[str, int] | None = None, limit: int = 200_000
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs ``(u, v)`` of ``relation`` at the given parameter values: two ``(n, dim)`` arrays."""
+    r = fix(relation, values or {})
+    n_in = r.dim(isl.dim_type.in_)
+    n_out = r.dim(isl.dim_type.out)
+    w = points(r.wrap(), None, limit)
+    if len(w) == 0:
+        return np.zeros((0, n_in), dtype=int), np.zeros((0, n_out), dtype=int)
+    return w[:, :n_in], w[:, n_in:]
+
+
+def maps_of(umap: isl.UnionMap | isl.Map) -> list[isl.Map]:
+    """The maps of a union map, one per pair of spaces."""
+    if isinstance(umap, isl.Map):
+        return [umap]
+    out: list[isl.Map] = []
+    umap.foreach_map(out.append)
+    return out
+
+
+def sets_of(uset: isl.UnionSet | isl.Set) -> list[isl.Set]:
+    """The sets of a union set, one per space."""
+    if isinstance(uset, isl.Set):
+        return [uset]
+    out: list[isl.Set] = []
+    uset.foreach_set(out.append)
+    return out
+
+
+def statement_points(domain: isl.UnionSet | isl.Set, values: Mapping[str, int] | None = None
+                     ) -> dict[str, np.ndarray]:
+    """Points of every statement of a (union) domain, by statement name."""
+    out: dict[str, np.ndarray] = {}
+    for s in sets_of(domain):
+        out[s.get_tuple_name()] = points(s, values)
+    return out
+
+
+# -- affine hyperplanes and small schedules --------------------------------------------------------------
+
+def linear_aff(space: isl.Space, coefficients: Sequence[int], constant: int = 0) -> isl.Aff:
+    """The affine function ``x -> a . x + c`` on the set space ``space``."""
+    aff = isl.Aff.zero_on_domain(isl.LocalSpace.from_space(space))
+    for k, a in enumerate(coefficients):
+        aff = aff.set_coefficient_val(isl.dim_type.in_, k, int(a))
+    return aff.set_constant_val(int(constant))
+
+
+def linear_text(coefficients: Sequence[int], names: Sequence[str]) -> str:
+    """``a . x`` as text (``i + 2*j``, ``-k``, ``0``), readable by isl and by people."""
+    out = ""
+    for c, v in zip(coefficients, names):
+        c = int(c)
+        if c == 0:
+            continue
+        mag = "" if abs(c) == 1 else f"{abs(c)}*"
+        if not out:
+            out = ("-" if c < 0 else "") + mag + v
+        else:
+            out += (" - " if c < 0 else " + ") + mag + v
+    return out or "0"
+
+
+def schedule_map(domain: isl.Set, rows: Sequence[Sequence[int]], keep_original: bool = True) -> isl.Map:
+    """``{ S[x] -> [R x, x] }`` (or ``[R x]``): the rows of ``R`` first, the original order as tie-break."""
+    n = domain.dim(isl.dim_type.set)
+    name = domain.get_tuple_name()
+    it = [domain.get_dim_name(isl.dim_type.set, k) or f"x{k}" for k in range(n)]
+    exprs = [linear_text(row, it) for row in rows]
+    if keep_original:
+        exprs += it
+    params = _param_names(domain)
+    text = f"[{', '.join(params)}] -> {{ {name}[{', '.join(it)}] -> [{', '.join(exprs)}] }}"
+    return isl.Map.read_from_str(domain.get_ctx(), text).intersect_domain(domain)
+
+
+def tile_map(domain: isl.Set, sizes: Sequence[int], wave: bool = False) -> isl.Map:
+    """Rectangular tiling ``{ S[x] -> [floor(x/T), x] }``; with ``wave``: ``[sum floor(x/T), floor(x/T), x]``.
+
+    Dimensions beyond ``len(sizes)`` are not tiled (they follow inside a tile in their original order).
+    """
+    n = domain.dim(isl.dim_type.set)
+    name = domain.get_tuple_name()
+    it = [domain.get_dim_name(isl.dim_type.set, k) or f"x{k}" for k in range(n)]
+    tiles = [f"floor({v}/{int(t)})" for v, t in zip(it, sizes)]
+    exprs = ([" + ".join(tiles)] if wave else []) + tiles + it
+    params = _param_names(domain)
+    text = f"[{', '.join(params)}] -> {{ {name}[{', '.join(it)}] -> [{', '.join(exprs)}] }}"
+    return isl.Map.read_from_str(domain.get_ctx(), text).intersect_domain(domain)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A dependence a schedule breaks: its label and one concrete pair (lexicographically smallest)."""
+
+    label: str
+    source: tuple[int, ...]
+    sink: tuple[int, ...]
+    source_time: tuple[int, ...]
+    sink_time: tuple[int, ...]
+    params: tuple[tuple[str, int], ...] = ()
+
+    def where(self) -> str:
+        """``N = 3`` (the parameter values of the pair), or an empty string."""
+        return ", ".join(f"{k} = {v}" for k, v in self.params)
+
+
+def _point_tuple(s: isl.Set) -> tuple[int, ...]:
+    pt = s.sample_point()
+    return tuple(_coords(pt, s.dim(isl.dim_type.set)))
+
+
+def violating_pairs(relation: isl.Map, source_schedule: isl.Map, sink_schedule: isl.Map | None = None
+                    ) -> isl.Map:
+    """``{ u -> v in relation : T_sink(v) <<=_lex T_source(u) }``: the pairs the schedule puts in the
+    wrong order (or at the same time), computed exactly with isl."""
+    tt = sink_schedule if sink_schedule is not None else source_schedule
+    return relation.intersect(source_schedule.lex_ge_map(tt))
+
+
+def violations(relations: Iterable[tuple[str, isl.Map]], sched: isl.Map | Mapping[str, isl.Map],
+               values: Mapping[str, int] | None = None) -> list[Violation]:
+    """Dependences ``u -> v`` with ``T(v) <<=_lex T(u)``, each with its lexicographically smallest
+    violating pair at the parameter ``values`` (at the smallest parameter values that show one when
+    ``values`` is empty). ``sched`` is one map (one statement) or a map per statement name."""
+    out = []
+    for label, rel in relations:
+        if isinstance(sched, isl.Map):
+            ts = tt = sched
+        else:
+            ts = sched[rel.get_tuple_name(isl.dim_type.in_)]
+            tt = sched[rel.get_tuple_name(isl.dim_type.out)]
+        bad = violating_pairs(fix(rel, values or {}), ts, tt)
+        if bad.is_empty():
+            continue
+        n_in = bad.dim(isl.dim_type.in_)
+        n_p = bad.dim(isl.dim_type.param)
+        w = bad.wrap()
+        if n_p:  # parameters first, so the smallest parameter values win
+            w = w.move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, n_p)
+        lm = w.lexmin()
+        full = _point_tuple(lm if lm.is_bounded() and not lm.is_empty() else w)
+        pv = dict(values or {})
+        pv.update({bad.get_dim_name(isl.dim_type.param, k): full[k] for k in range(n_p)})
+        sample = full[n_p:]
+        u, v = sample[:n_in], sample[n_in:]
+        out.append(Violation(label, u, v, _image(ts, u, pv), _image(tt, v, pv), tuple(sorted(pv.items()))))
+    return out
+
+
+def _image(sched: isl.Map, x: Sequence[int], values: Mapping[str, int]) -> tuple[int, ...]:
+    """``T(x)`` for a concrete point ``x`` (at the parameter ``values``)."""
+    s = fix(sched, values)
+    dom_space = s.get_space().domain()
+    pt = isl.Set.universe(dom_space)
+    for k, v in enumerate(x):
+        pt = pt.fix_val(isl.dim_type.set, k, isl.Val.int_from_si(s.get_ctx(), int(v)))
+    img = pt.apply(s)
+    if img.is_empty():
+        return ()
+    sp = img.sample_point()
+    return tuple(_coords(sp, img.dim(isl.dim_type.set)))
+
+
+def anonymous_deltas(relation: isl.Map) -> isl.Set:
+    """``{ v - u : u -> v in relation }`` for statements of equal depth (tuple names dropped), so a
+    hyperplane ``a . d`` can be minimised over it with :meth:`isl.Set.min_val`."""
+    r = relation.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
+    return r.deltas()
+
+
+def statement_schedule(scop, name: str) -> isl.Map:
+    """The original schedule of one statement, ``{ S[x] -> [t] }``."""
+    for m in maps_of(scop.schedule_map):
+        if m.get_tuple_name(isl.dim_type.in_) == name:
+            return m
+    raise ModelError(f"no statement named {name!r} in the schedule")
+
+
+def same_nest(scop, a: str, b: str) -> bool:
+    """True when statements ``a`` and ``b`` share their outermost loop in the original schedule (the first
+    time dimension is not two different constants)."""
+    ma, mb = statement_schedule(scop, a), statement_schedule(scop, b)
+
+    def first(m: isl.Map) -> isl.Set:
+        r = m.range().project_out(isl.dim_type.set, 1, m.dim(isl.dim_type.out) - 1)
+        return r.project_out(isl.dim_type.param, 0, r.dim(isl.dim_type.param))
+
+    fa, fb = first(ma), first(mb)
+    if fa.is_singleton() and fb.is_singleton():
+        return not fa.intersect(fb).is_empty()
+    return True
+
+
+def prefixed_schedule(domain: isl.Set, exprs: Sequence[str], original: isl.Map) -> isl.Map:
+    """``{ S[x] -> [e_1(x), ..., e_k(x), original(x)] }``: new outer dimensions, the original order as the
+    tie-break (``exprs`` are isl expressions in the statement's iterators, ``floor(i/4)`` allowed)."""
+    n = domain.dim(isl.dim_type.set)
+    name = domain.get_tuple_name()
+    it = [domain.get_dim_name(isl.dim_type.set, k) or f"x{k}" for k in range(n)]
+    params = _param_names(domain)
+    text = f"[{', '.join(params)}] -> {{ {name}[{', '.join(it)}] -> [{', '.join(exprs)}] }}"
+    head = isl.Map.read_from_str(domain.get_ctx(), text).intersect_domain(domain)
+    return head.flat_range_product(original.intersect_domain(domain))
