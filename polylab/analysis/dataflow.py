@@ -1,0 +1,239 @@
+"""Dataflow facts of a SCoP: where each read's value comes from, what enters and what leaves the region.
+
+For a read ``r`` of statement ``T`` (access ``T[y] -> A[g(y)]``), its **sources** are the value-based flow
+dependences ending at ``r``: pairs ``S[x] -> T[y]`` where ``S[x]`` is the *last* write of ``A[g(y)]`` before
+``T[y]`` in the original order (the value-based flow dependences of
+:func:`~polylab.analysis.compute_dependences`). Instances of ``r`` with no earlier write of the element at
+all read a value from before the region: they are **live-in**, and ``A[g(y)]`` for those ``y`` are the
+live-in elements.
+
+The **live-out** writes of an array are its *last* writes: ``W[x]`` writes ``A[f(x)]`` and no later
+instance writes that element. Only elements that are live after the region matter; which those are is
+``live`` (an isl union set of array elements), by default ``Scop.live_out`` or, when unknown, every array.
+
+A read has a **constant source** when every one of its instances has a source (none is live-in) and every
+source statement writes one and the same constant expression (``x[i][j][k] = 1.0``); the storage step folds
+such a read to the constant.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+import islpy as isl
+
+from polylab.analysis.dependences import compute_dependences
+from polylab.errors import AnalysisError
+from polylab.model.expr import ArrayRef, Call, Expr, Name, walk
+from polylab.model.scop import Scop, Statement
+
+
+@dataclass(frozen=True, eq=False)
+class Source:
+    """``relation = { S[x] -> T[y] }``: instance ``S[x]`` (access ``access`` of ``statement``) wrote the value
+    that ``T[y]`` reads."""
+
+    statement: str
+    access: int
+    relation: isl.Map
+
+
+@dataclass(frozen=True, eq=False)
+class ReadSources:
+    """The sources of one read reference and its live-in part.
+
+    ``live_in``: ``{ T[y] -> A[e] }`` for the instances whose value comes from before the region.
+    ``constant``: the constant expression written by every source, when the read is fully sourced by
+    writes of one constant (see the module documentation), else None.
+    """
+
+    statement: str
+    access: int
+    array: str
+    text: str
+    sources: tuple[Source, ...]
+    live_in: isl.Map
+    constant: Expr | None = None
+
+    @property
+    def live_in_elements(self) -> isl.Set:
+        return self.live_in.range().coalesce()
+
+    @property
+    def is_live_in(self) -> bool:
+        return not self.live_in.is_empty()
+
+    def __str__(self) -> str:
+        src = ", ".join(f"{s.statement}#{s.access}" for s in self.sources) or "none"
+        out = f"{self.statement} {self.text}: sources {src}"
+        if self.is_live_in:
+            out += f"; live-in {self.live_in_elements}"
+        if self.constant is not None:
+            from polylab.model.expr import to_c
+
+            out += f"; constant {to_c(self.constant)}"
+        return out
+
+
+def constant_expression(stmt: Statement) -> Expr | None:
+    """The right-hand side of ``stmt`` when it is ``target = e`` with ``e`` free of array references,
+    iterators and calls (literals, and scalars that are not iterators, such as ``alpha``)."""
+    body = stmt.body
+    if body is None or body.op != "=":
+        return None
+    for e in walk(body.value):
+        if isinstance(e, (ArrayRef, Call)):
+            return None
+        if isinstance(e, Name) and e.name in stmt.iterators:
+            return None
+    return body.value
+
+
+@dataclass(frozen=True, eq=False)
+class Dataflow:
+    """Sources of every read, live-in reads, last writes; see the module documentation."""
+
+    scop: Scop
+    reads: tuple[ReadSources, ...]
+    last_writes: tuple[tuple[str, int, isl.Map], ...]
+    live: isl.UnionSet = field(repr=False)
+
+    def read(self, statement: str, access: int) -> ReadSources:
+        for r in self.reads:
+            if r.statement == statement and r.access == access:
+                return r
+        raise AnalysisError(f"no read with access index {access} in statement {statement}")
+
+    @property
+    def live_in(self) -> isl.UnionSet:
+        """Every array element read before any write in the region reaches it."""
+        out = isl.UnionSet.empty(self.scop.context.get_space())
+        for r in self.reads:
+            out = out.union(isl.UnionSet.from_set(r.live_in_elements))
+        return out.coalesce()
+
+    @property
+    def live_in_reads(self) -> tuple[ReadSources, ...]:
+        return tuple(r for r in self.reads if r.is_live_in)
+
+    def live_out(self, array: str | None = None) -> isl.UnionMap:
+        """``{ S[x] -> A[e] }``: the last writes of live elements (of ``array`` when given)."""
+        out = isl.UnionMap.empty(self.scop.context.get_space())
+        for _s, _a, m in self.last_writes:
+            if array is None or m.get_tuple_name(isl.dim_type.out) == array:
+                out = out.union(isl.UnionMap.from_map(m))
+        return out.coalesce()
+
+    @property
+    def constant_reads(self) -> tuple[ReadSources, ...]:
+        return tuple(r for r in self.reads if r.constant is not None)
+
+    def __str__(self) -> str:
+        lines = [f"dataflow of {self.scop.name}"]
+        lines += ["  read " + str(r) for r in self.reads]
+        for s, a, m in self.last_writes:
+            lines.append(f"  live-out write {s}#{a}: {m}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from polylab.model.expr import to_c
+
+        rows = "".join(
+            f"<tr><td>{r.statement}</td><td><code>{html.escape(r.text)}</code></td>"
+            f"<td>{html.escape(', '.join(f'{s.statement}#{s.access}' for s in r.sources) or '—')}</td>"
+            f"<td><code>{html.escape(str(r.live_in_elements)) if r.is_live_in else '—'}</code></td>"
+            f"<td>{html.escape(to_c(r.constant)) if r.constant is not None else '—'}</td></tr>"
+            for r in self.reads)
+        return ("<table class='polylab-dataflow'><tr><th>statement</th><th>read</th><th>sources</th>"
+                f"<th>live-in elements</th><th>constant</th></tr>{rows}</table>")
+
+
+def _all_elements(scop: Scop) -> isl.UnionSet:
+    """Every element an access of the region touches."""
+    return scop.reads.union(scop.writes).range().coalesce()
+
+
+def dataflow(scop: Scop, *, live: isl.UnionSet | str | None = None) -> Dataflow:
+    """Sources, live-in reads and last writes of ``scop``.
+
+    ``live``: the array elements read after the region (isl union set or its text, or the name of
+    arrays separated by commas, e.g. ``"A, B"``); default ``scop.live_out``, or every array when that is
+    None.
+    """
+    graph = compute_dependences(scop, value_based=True, kinds=("flow",))
+    by_read: dict[tuple[str, int], list[Source]] = {}
+    for d in graph.dependences:
+        by_read.setdefault((d.sink, d.sink_access), []).append(Source(d.source, d.source_access, d.relation))
+    # live-in instances: no write of the element at all before the read (memory-based flow sources)
+    memory = compute_dependences(scop, kinds=("flow", "output"))
+    sourced: dict[tuple[str, int], isl.Set] = {}
+    for d in memory.of_kind("flow"):
+        key = (d.sink, d.sink_access)
+        rng = d.relation.range()
+        sourced[key] = sourced[key].union(rng) if key in sourced else rng
+    nosrc: dict[tuple[str, int], isl.Map] = {}
+    for stmt in scop.statements:
+        for acc in stmt.reads:
+            m = acc.relation.intersect_params(scop.context)
+            if (stmt.name, acc.index) in sourced:
+                m = m.subtract_domain(sourced[(stmt.name, acc.index)])
+            nosrc[(stmt.name, acc.index)] = m.coalesce()
+    reads = []
+    for stmt in scop.statements:
+        for acc in stmt.reads:
+            srcs = tuple(by_read.get((stmt.name, acc.index), ()))
+            li = nosrc.get((stmt.name, acc.index))
+            if li is None:
+                li = isl.Map.empty(acc.relation.get_space())
+            const = None
+            if li.is_empty() and srcs:
+                exprs = [constant_expression(scop.statement(s.statement)) for s in srcs]
+                if all(e is not None for e in exprs) and all(e == exprs[0] for e in exprs):
+                    const = exprs[0]
+            reads.append(ReadSources(stmt.name, acc.index, acc.array, acc.text, srcs, li, const))
+    live_set = _live_elements(scop, live)
+    last = []
+    for stmt in scop.statements:
+        for acc in stmt.writes:
+            killed = isl.Set.empty(stmt.domain.get_space())
+            for d in memory.between(source=stmt.name):
+                if d.kind == "output" and d.source_access == acc.index:
+                    killed = killed.union(d.relation.domain())
+            m = acc.relation.subtract_domain(killed).intersect_params(scop.context)
+            m = isl.UnionMap.from_map(m).intersect_range(live_set)
+            if not m.is_empty():
+                got: list[isl.Map] = []
+                m.foreach_map(got.append)
+                last.append((stmt.name, acc.index, got[0].coalesce()))
+    return Dataflow(scop, tuple(reads), tuple(last), live_set)
+
+
+def _live_elements(scop: Scop, live) -> isl.UnionSet:
+    everything = _all_elements(scop)
+    if live is None:
+        live = scop.live_out
+    if live is None:
+        return everything
+    if isinstance(live, str):
+        text = live.strip()
+        if "{" in text:
+            try:
+                live = isl.UnionSet(text)
+            except isl.Error as exc:
+                raise AnalysisError(f"cannot read the live-out set {text!r}: {exc}",
+                                    hint="write an isl set such as '{ A[i, j] }' or array names 'A, B'")
+        else:
+            names = [n.strip() for n in text.split(",") if n.strip()]
+            known = {a.name for a in scop.arrays}
+            for n in names:
+                if n not in known:
+                    raise AnalysisError(f"no array named {n!r}", hint="the arrays are " + ", ".join(sorted(known)))
+            out = isl.UnionSet.empty(scop.context.get_space())
+            sets: list[isl.Set] = []
+            everything.foreach_set(sets.append)
+            for s in sets:
+                if s.get_tuple_name() in names:
+                    out = out.union(isl.UnionSet.from_set(s))
+            return out
+    return live

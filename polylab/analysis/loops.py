@@ -1,0 +1,236 @@
+"""The loops of the original schedule: which schedule dimensions are loops, and which loops two statements share.
+
+A SCoP's original schedule is an isl schedule tree: a *band* member per loop, a *sequence* (or *set*) node
+where statements or loops follow each other in the text. Walking the tree from the root to the leaf of a
+statement ``S`` gives ``S``'s time vector ``theta_S(x) = (d_0, d_1, ...)``: one coordinate per band member
+(an affine function of the iterators, usually the iterator itself) and one constant per sequence node (the
+position of ``S``'s branch). Vectors are padded with zeros to a common length, so that the original order of
+instances is ``u before v  <=>  theta(u) <lex theta(v)``.
+
+A band member is a **loop** of ``S`` when its function involves ``S``'s iterators; the loops of ``S``,
+outermost first, are its loop **levels** 1, 2, ... (the textbook numbering: level 1 is the outermost loop).
+Constant coordinates (sequence positions) are not loops. Two statements **share** a loop when it is the same
+band member of the same tree node, reached through the same branch of every sequence above it: the loops of
+the longest common prefix of their tree paths. This definition works for imperfect nests (``lu``, ``gemm``):
+``gemm``'s ``S0`` (``C[i][j] *= beta``) and ``S1`` share only the ``i`` loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import islpy as isl
+
+from polylab.errors import AnalysisError
+from polylab.model.scop import Scop
+
+
+@dataclass(frozen=True)
+class ScheduleDim:
+    """One coordinate of a statement's time vector.
+
+    ``key`` identifies the tree node (and band member) it comes from: two statements share a coordinate
+    exactly when their keys (and, for constants, their values) agree. ``function`` is the band member's
+    affine function for this statement (a ``PwAff`` on its domain) or None for a constant ``value``.
+    """
+
+    key: tuple
+    function: isl.PwAff | None
+    value: int = 0
+    name: str = ""
+
+    @property
+    def is_loop(self) -> bool:
+        return self.function is not None
+
+    def same_as(self, other: "ScheduleDim") -> bool:
+        return self.key == other.key and self.is_loop == other.is_loop and (
+            self.is_loop or self.value == other.value)
+
+
+def _aff_name(pa: isl.PwAff, domain: isl.Set) -> str:
+    """``i`` when the function is an iterator, otherwise its affine expression as isl prints it."""
+    affs: list = []
+    pa.foreach_piece(lambda _s, aff: affs.append(aff))
+    if len(affs) == 1:
+        aff = affs[0]
+        n = aff.dim(isl.dim_type.in_)
+        coeffs = [aff.get_coefficient_val(isl.dim_type.in_, k).to_python() for k in range(n)]
+        params = [aff.get_coefficient_val(isl.dim_type.param, k).to_python()
+                  for k in range(aff.dim(isl.dim_type.param))]
+        if (aff.get_constant_val().to_python() == 0 and not any(params)
+                and sorted(coeffs) == [0] * (n - 1) + [1] and not aff.dim(isl.dim_type.div)):
+            k = coeffs.index(1)
+            return domain.get_dim_name(isl.dim_type.set, k) or f"x{k}"
+    text = str(pa)
+    return text[text.find("[(") + 2: text.rfind(")]")] if "[(" in text else text
+
+
+def _involves_iterators(pa: isl.PwAff) -> bool:
+    found: list[bool] = []
+
+    def piece(_set, aff):
+        n = aff.dim(isl.dim_type.in_)
+        found.append(any(not aff.get_coefficient_val(isl.dim_type.in_, k).is_zero() for k in range(n))
+                     or (aff.dim(isl.dim_type.div) > 0 and aff.involves_dims(isl.dim_type.in_, 0, n)))
+
+    pa.foreach_piece(piece)
+    return any(found)
+
+
+@dataclass(frozen=True, eq=False)
+class LoopStructure:
+    """The time vectors and loop levels of every statement, derived from ``scop.schedule``.
+
+    ``dims[S]`` is the tuple of :class:`ScheduleDim` of statement ``S`` (all of the same length).
+    """
+
+    scop: Scop
+    dims: dict[str, tuple[ScheduleDim, ...]]
+
+    @staticmethod
+    def of(scop: Scop) -> "LoopStructure":
+        return _build(scop)
+
+    # -- per statement --------------------------------------------------------------------------------
+    def loop_dims(self, stmt: str) -> tuple[int, ...]:
+        """Positions in the time vector of ``stmt``'s loops, outermost first (level l is entry l-1)."""
+        return tuple(k for k, d in enumerate(self.dims[stmt]) if d.is_loop)
+
+    def loop_names(self, stmt: str) -> tuple[str, ...]:
+        return tuple(self.dims[stmt][k].name for k in self.loop_dims(stmt))
+
+    def depth(self, stmt: str) -> int:
+        return len(self.loop_dims(stmt))
+
+    def loop_key(self, stmt: str, level: int) -> tuple:
+        """The identity of the loop at ``level`` (1-based) around ``stmt``."""
+        return self.dims[stmt][self.loop_dims(stmt)[level - 1]].key
+
+    def common_prefix(self, s: str, t: str) -> int:
+        """Length of the common prefix of the time vectors of ``s`` and ``t`` (same node, same branch)."""
+        n = 0
+        for a, b in zip(self.dims[s], self.dims[t]):
+            if not a.same_as(b):
+                break
+            n += 1
+        return n
+
+    def common_loops(self, s: str, t: str) -> tuple[int, ...]:
+        """Time-vector positions of the loops that ``s`` and ``t`` share, outermost first."""
+        n = self.common_prefix(s, t)
+        return tuple(k for k in range(n) if self.dims[s][k].is_loop)
+
+    def time_map(self, stmt: str, positions: tuple[int, ...] | None = None) -> isl.Map:
+        """``{ S[x] -> [theta_S(x)] }`` restricted to ``S``'s domain (only ``positions`` when given)."""
+        st = self.scop.statement(stmt)
+        dims = self.dims[stmt]
+        ctx = st.domain.get_ctx()
+        m = isl.Map.from_domain_and_range(st.domain, isl.Set.universe(isl.Space.set_alloc(ctx, 0, 0)))
+        for k in (range(len(dims)) if positions is None else positions):
+            d = dims[k]
+            if d.function is not None:
+                pa = d.function
+            else:
+                pa = isl.PwAff.from_aff(isl.Aff.val_on_domain(
+                    isl.LocalSpace.from_space(st.domain.get_space()), isl.Val.int_from_si(ctx, d.value)))
+            m = m.flat_range_product(isl.Map.from_pw_aff(pa))
+        return m.intersect_domain(st.domain)
+
+    @cached_property
+    def schedule_map(self) -> isl.UnionMap:
+        """The original schedule as one union map (the same order as ``scop.schedule_map``)."""
+        out = isl.UnionMap.empty(self.scop.context.get_space())
+        for s in self.scop.statements:
+            out = out.union(isl.UnionMap.from_map(self.time_map(s.name)))
+        return out
+
+
+def _build(scop: Scop) -> LoopStructure:
+    root = scop.schedule.get_root()
+    found: dict[str, list[ScheduleDim]] = {}
+    domains = {s.name: s.domain for s in scop.statements}
+
+    def stmts_of(node) -> list[str]:
+        names: list[str] = []
+        dom = (node.domain_get_domain() if node.get_type() == isl.schedule_node_type.domain
+               else node.get_domain())
+        dom.foreach_set(lambda st: names.append(st.get_tuple_name()))
+        return [n for n in names if n in domains]
+
+    def walk(node, path: tuple, dims: dict[str, list[ScheduleDim]], names: list[str]) -> None:
+        kind = node.get_type()
+        if kind == isl.schedule_node_type.band:
+            mupa = node.band_get_partial_schedule()
+            members = []
+            for m in range(node.band_n_member()):
+                upa = mupa.get_at(m)
+                per: dict[str, isl.PwAff] = {}
+                for k in range(upa.n_pw_aff()):
+                    pa = upa.get_pw_aff_list().get_at(k)
+                    per[pa.get_domain_space().get_tuple_name(isl.dim_type.set)] = pa
+                members.append(per)
+            new = {n: list(dims[n]) for n in names}
+            for n in names:
+                for m, per in enumerate(members):
+                    pa = per.get(n)
+                    if pa is None:
+                        raise AnalysisError(f"the schedule band at {path} has no function for {n}")
+                    if _involves_iterators(pa):
+                        new[n].append(ScheduleDim((path, m), pa, 0, _aff_name(pa, domains[n])))
+                    else:
+                        new[n].append(ScheduleDim((path, m), None, _const(pa), ""))
+            _walk_children(node, path, new, names)
+            return
+        if kind in (isl.schedule_node_type.sequence, isl.schedule_node_type.set):
+            for c in range(node.n_children()):
+                child = node.child(c)
+                sub = stmts_of(child)
+                sub = [n for n in names if n in sub]
+                if not sub:
+                    continue
+                new = {n: list(dims[n]) + [ScheduleDim((path, "seq"), None, c)] for n in sub}
+                walk(child, path + (c,), new, sub)
+            return
+        if kind == isl.schedule_node_type.leaf:
+            for n in names:
+                if n in found:
+                    raise AnalysisError(f"statement {n} appears at two leaves of the original schedule",
+                                        hint="the analysis expects one leaf per statement")
+                found[n] = list(dims[n])
+            return
+        if kind in (isl.schedule_node_type.extension, isl.schedule_node_type.expansion):
+            raise AnalysisError("the original schedule uses an extension or expansion node",
+                                hint="dependence analysis expects a plain tree of bands and sequences")
+        _walk_children(node, path, dims, names)
+
+    def _walk_children(node, path, dims, names):
+        for c in range(node.n_children()):
+            child = node.child(c)
+            sub = [n for n in names if n in stmts_of(child)]
+            if sub:
+                walk(child, path + (c,), {n: dims[n] for n in sub}, sub)
+
+    names0 = stmts_of(root)
+    walk(root, (), {n: [] for n in names0}, names0)
+    for s in scop.statements:  # a statement that never runs (empty domain) may be left out of the tree
+        if s.name not in found and s.domain.intersect_params(scop.context).is_empty():
+            found[s.name] = []
+    missing = [s.name for s in scop.statements if s.name not in found]
+    if missing:
+        raise AnalysisError(f"the original schedule does not schedule {', '.join(missing)}")
+    width = max((len(d) for d in found.values()), default=0)
+    out = {}
+    for n, d in found.items():
+        out[n] = tuple(d) + tuple(ScheduleDim(("pad", k), None, 0) for k in range(len(d), width))
+    return LoopStructure(scop, {s.name: out[s.name] for s in scop.statements})
+
+
+def _const(pa: isl.PwAff) -> int:
+    vals: list[int] = []
+    pa.foreach_piece(lambda _s, aff: vals.append(aff.get_constant_val().to_python()))
+    if len(set(vals)) > 1:
+        raise AnalysisError(f"a schedule coordinate {pa} is piecewise constant",
+                            hint="the analysis expects one constant per sequence position")
+    return int(vals[0]) if vals else 0
