@@ -1,0 +1,21 @@
+"""Benchmarks: many kernels x many variants, each verified against the original program, then timed.
+
+This layer sits on top of the schedule, storage, code generation and experiment layers (like the command
+line). It returns values; ``polylab bench`` and ``polylab demo`` print them.
+
+    >>> from polylab.bench import load_kernel, plan, run_bench      # doctest: +SKIP
+    >>> k = load_kernel("sl3.sy")                                    # doctest: +SKIP
+    >>> cases = plan([k], ["original", "wavefront; parallel"], threads=[2], params={"n": 64})  # doctest: +SKIP
+    >>> print(run_bench([k], cases).table())                        # doctest: +SKIP
+"""
+
+from polylab.bench.report import chart, format_table, write_chart, write_json
+from polylab.bench.runner import BenchReport, CaseResult, run_bench, run_case, time_baseline
+from polylab.bench.spec import BuiltVariant, build_variant, expand_tile, split_parts
+from polylab.bench.sweep import (DEFAULT_KERNELS, DEFAULT_SCHEDULES, QUICK_KERNELS, QUICK_SCHEDULES, Case, Kernel,
+                                 kernel_params, load_kernel, plan)
+
+__all__ = ["BenchReport", "BuiltVariant", "Case", "CaseResult", "DEFAULT_KERNELS", "DEFAULT_SCHEDULES", "Kernel",
+           "QUICK_KERNELS", "QUICK_SCHEDULES", "build_variant", "chart", "expand_tile", "format_table",
+           "kernel_params", "load_kernel", "plan", "run_bench", "run_case", "split_parts", "time_baseline",
+           "write_chart", "write_json"]

@@ -1,0 +1,143 @@
+"""``polylab bench [KERNELS...] [--schedules SPEC ...]``: many kernels x many variants, each verified
+against the original program before it is timed, with a progress bar, a table, a JSON report and a chart.
+
+KERNELS are files or names of shipped examples (default: sl3.sy jacobi2d.c seidel2d.c; with --quick:
+sweep2d.c jacobi2d.c). A SPEC is 'original', a schedule recipe (``wavefront; parallel``,
+``auto; tile_wavefront(32, 32)``), storage steps (``fold_live_ins; remove_dead_writes; interleave;
+contract(x)``), isl text replacing the current schedule (``{ S0[i, j] -> [i + j, j] }``), or a mix
+separated by ';'. ``NAME: SPEC`` names a variant in the table and chart. ``$T`` in a SPEC is replaced by each --tile-sizes value. A variant whose schedule is
+illegal, that fails to build, or whose output differs from the original's is reported as such and never
+timed. The baseline is the original program compiled with gcc -O3, timed once per kernel.
+
+Every verified variant is timed with --repeat runs after --warmup runs; speedup = median(baseline) /
+median(variant). OpenMP variants run with each --threads value (the original order once); a variant
+whose code has no parallel loop shows "1 (seq)" threads in the table.
+
+JSON report (--json FILE): {"polylab", "machine" {cpus, platform, compiler, ...}, "settings" {kernels,
+schedules, threads, tile_sizes, params, repeat, warmup, target, quick}, "baselines" {kernel: {median,
+min, runs, ...}}, "results": [{kernel, variant, spec, threads, tile_size, params, verify_params, target,
+status ('verified'|'unverified'|'illegal'|'error'|'not run'), verified (true|false|null), median_s, min_s,
+runs, baseline_median_s, baseline_min_s, speedup (null unless verified), parallel, schedule, reason,
+first_difference, build_seconds}], "best" {kernel: {variant, threads, parallel, speedup, median_s}}, "seconds"}.
+
+Exit status: 0 when every variant that ran was verified (illegal variants are not failures); 1 when some
+variant's output differed from the original's or it could not be built or run; 2 for a user error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from polylab.cli import parse_params
+from polylab.errors import PolylabError
+
+
+def _int_list(text: str, what: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise PolylabError(f"bad {what} {text!r}", hint=f"write a comma-separated list, e.g. {what} 1,2") from None
+    if not values or any(v < 1 for v in values):
+        raise PolylabError(f"bad {what} {text!r}: give positive integers", hint=f"e.g. {what} 1,2")
+    return values
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("bench", help="verify and time many kernels x variants; table, JSON, chart",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("kernels", nargs="*", metavar="KERNEL", help="files or example names")
+    p.add_argument("--schedules", nargs="+", action="extend", metavar="SPEC", default=None,
+                   help="variant specs (repeatable); default: original, wavefront; parallel, auto; parallel, "
+                        "auto; tile_wavefront($T, $T)")
+    p.add_argument("--threads", default=None, metavar="T1,T2",
+                   help="OpenMP thread counts, e.g. 1,2 (default: the number of processors)")
+    p.add_argument("--tile-sizes", default=None, metavar="S1,S2", help="values of $T (default 32; --quick: 4)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="parameter value for the timed runs, for every kernel that has it (repeatable)")
+    p.add_argument("--verify-param", action="append", default=[], metavar="NAME=VALUE",
+                   help="parameter value for the verification runs (default: the --param values)")
+    p.add_argument("--target", choices=("openmp", "c"), default="openmp")
+    p.add_argument("--repeat", type=int, default=None, help="timed runs per variant (default 3; --quick: 1)")
+    p.add_argument("--warmup", type=int, default=None, help="untimed warm-up runs (default 1; --quick: 0)")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds allowed per run (default 300)")
+    p.add_argument("--json", dest="json_file", metavar="FILE", help="write the JSON report to FILE")
+    p.add_argument("--chart", metavar="FILE.png", help="write a bar chart of the speedups to FILE")
+    p.add_argument("--quick", action="store_true", help="tiny sizes, few variants, one run: a smoke test")
+    p.add_argument("--wait-policy", choices=("passive", "active"), default=None,
+                   help="OMP_WAIT_POLICY of the OpenMP runs (default: the environment's, else passive: "
+                        "waiting threads sleep instead of spinning, which keeps a busy machine usable)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    return p
+
+
+def set_wait_policy(choice: str | None) -> str:
+    """Set ``OMP_WAIT_POLICY`` for the programs this process runs; returns the policy in force.
+
+    On a machine shared with other work, threads that spin at a barrier take the processor from the
+    thread that still works; one barrier per wave then costs a scheduler time slice (measured here: a
+    point wavefront 100x slower with spinning than with sleeping threads)."""
+    import os
+
+    if choice is not None:
+        os.environ["OMP_WAIT_POLICY"] = choice
+    else:
+        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    return os.environ["OMP_WAIT_POLICY"]
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    from polylab import bench
+
+    quick = args.quick
+    names = args.kernels or list(bench.QUICK_KERNELS if quick else bench.DEFAULT_KERNELS)
+    specs = args.schedules or list(bench.QUICK_SCHEDULES if quick else bench.DEFAULT_SCHEDULES)
+    threads = _int_list(args.threads, "--threads") if args.threads else [2 if quick else (os.cpu_count() or 1)]
+    tiles = (_int_list(args.tile_sizes, "--tile-sizes") if args.tile_sizes
+             else list(bench.sweep.QUICK_TILE_SIZES if quick else bench.sweep.DEFAULT_TILE_SIZES))
+    repeat = args.repeat if args.repeat is not None else (1 if quick else 3)
+    warmup = args.warmup if args.warmup is not None else (0 if quick else 1)
+    if repeat < 1:
+        raise PolylabError("--repeat must be at least 1")
+    if warmup < 0:
+        raise PolylabError("--warmup must not be negative")
+    params = parse_params(args.param)
+    verify_params = parse_params(args.verify_param)
+    policy = set_wait_policy(args.wait_policy)
+    kernels = [bench.load_kernel(n) for n in names]
+    cases = bench.plan(kernels, specs, threads=threads, tile_sizes=tiles, params=params,
+                       verify_params=verify_params, quick=quick, target=args.target)
+    settings = {"kernels": [k.name for k in kernels], "schedules": specs, "threads": threads, "tile_sizes": tiles,
+                "params": params, "verify_params": verify_params, "repeat": repeat, "warmup": warmup,
+                "target": args.target, "quick": quick, "omp_wait_policy": policy}
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(cases), file=sys.stderr, unit="variant", disable=args.no_progress,
+               dynamic_ncols=True, leave=True)
+
+    def on_start(case) -> None:
+        bar.set_description_str(f"{case.kernel} [{bench.spec.short_label(case.label, 32)}] x{case.threads}")
+
+    def on_result(result) -> None:
+        bar.update(1)
+
+    def progress(message: str) -> None:
+        bar.set_postfix_str(message.rsplit(": ", 1)[-1][:40], refresh=True)
+
+    try:
+        report = bench.run_bench(kernels, cases, repeat=repeat, warmup=warmup, timeout=args.timeout,
+                                 settings=settings, on_start=on_start, on_result=on_result, progress=progress)
+    finally:
+        bar.close()
+    print(report.table())
+    if args.json_file:
+        path = bench.write_json(report, args.json_file)
+        print(f"JSON report: {path}")
+    if args.chart:
+        path = bench.write_chart(report, args.chart)
+        print(f"chart: {path}")
+    bad = [r for r in report.results if r.status in ("unverified", "error")]
+    return 1 if bad else 0
