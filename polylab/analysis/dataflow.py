@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from polylab.analysis.dependences import compute_dependences
+from polylab.analysis.display import TextDisplay, text_table
 from polylab.errors import AnalysisError
 from polylab.model.expr import ArrayRef, Call, Expr, Name, walk
 from polylab.model.scop import Scop, Statement
@@ -39,8 +40,8 @@ class Source:
     relation: isl.Map
 
 
-@dataclass(frozen=True, eq=False)
-class ReadSources:
+@dataclass(frozen=True, eq=False, repr=False)
+class ReadSources(TextDisplay):
     """The sources of one read reference and its live-in part.
 
     ``live_in``: ``{ T[y] -> A[e] }`` for the instances whose value comes from before the region.
@@ -63,6 +64,19 @@ class ReadSources:
     @property
     def is_live_in(self) -> bool:
         return not self.live_in.is_empty()
+
+    @property
+    def live_in_instances(self) -> isl.Set:
+        """``{ T[y] }``: the instances of the read that see a value from before the region."""
+        return self.live_in.domain()
+
+    @property
+    def source_map(self) -> isl.UnionMap:
+        """``{ S[x] -> T[y] }``: every source instance with the read instance it feeds (all sources)."""
+        out = isl.UnionMap.empty(self.live_in.get_space().params())
+        for s in self.sources:
+            out = out.union(isl.UnionMap.from_map(s.relation))
+        return out
 
     def __str__(self) -> str:
         src = ", ".join(f"{s.statement}#{s.access}" for s in self.sources) or "none"
@@ -90,8 +104,8 @@ def constant_expression(stmt: Statement) -> Expr | None:
     return body.value
 
 
-@dataclass(frozen=True, eq=False)
-class Dataflow:
+@dataclass(frozen=True, eq=False, repr=False)
+class Dataflow(TextDisplay):
     """Sources of every read, live-in reads, last writes; see the module documentation."""
 
     scop: Scop
@@ -125,15 +139,40 @@ class Dataflow:
                 out = out.union(isl.UnionMap.from_map(m))
         return out.coalesce()
 
+    def flow_map(self, array: str | None = None) -> isl.UnionMap:
+        """``{ S[x] -> T[y] }``: the value-based flow of every read (of ``array`` when given): ``T[y]``
+        reads the value that ``S[x]`` wrote."""
+        out = isl.UnionMap.empty(self.scop.context.get_space())
+        for r in self.reads:
+            if array is None or r.array == array:
+                out = out.union(r.source_map)
+        return out
+
+    def last_write_instances(self, array: str | None = None) -> isl.UnionSet:
+        """``{ S[x] }``: the write instances that are the last to write a live element."""
+        return self.live_out(array).domain()
+
     @property
     def constant_reads(self) -> tuple[ReadSources, ...]:
         return tuple(r for r in self.reads if r.constant is not None)
 
     def __str__(self) -> str:
+        """Two tables: the reads (sources, live-in elements, constant) and the live-out writes."""
+        from polylab.model.expr import to_c
+
         lines = [f"dataflow of {self.scop.name}"]
-        lines += ["  read " + str(r) for r in self.reads]
-        for s, a, m in self.last_writes:
-            lines.append(f"  live-out write {s}#{a}: {m}")
+        rows = [(r.statement, r.text, ", ".join(f"{s.statement}#{s.access}" for s in r.sources) or "-",
+                 str(r.live_in_elements) if r.is_live_in else "-",
+                 to_c(r.constant) if r.constant is not None else "-") for r in self.reads]
+        if rows:
+            lines.append(text_table(("statement", "read", "sources", "live-in elements", "constant"), rows))
+        else:
+            lines.append("  no reads")
+        if self.last_writes:
+            lines.append("live-out (last) writes")
+            lines.append(text_table(("statement", "write", "instances -> elements"),
+                                    [(s, self.scop.statement(s).accesses[a].text, str(m))
+                                     for s, a, m in self.last_writes], width=100))
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

@@ -31,3 +31,34 @@ def dependence_table(deps: Iterable["Dependence"]) -> str:
     return ("<table class='polylab-dependences'><tr><th>kind</th><th>source</th><th>sink</th><th>array</th>"
             "<th>common loops</th><th>distance</th><th>direction</th><th>carried by</th><th>relation</th></tr>"
             + "".join(rows) + "</table>")
+
+
+def text_table(headers: Iterable[str], rows: Iterable[Iterable[object]], *, indent: str = "  ",
+               width: int = 60) -> str:
+    """A plain-text table: one line per row, columns padded to their widest cell (cells longer than
+    ``width`` characters are cut with ``...``), a rule under the header."""
+    head = [str(h) for h in headers]
+    body = []
+    for r in rows:
+        cells = [" ".join(str(c).split()) for c in r]   # one line per cell
+        body.append([c if len(c) <= width else c[:width - 3] + "..." for c in cells])
+    widths = [max([len(h)] + [len(r[k]) for r in body]) for k, h in enumerate(head)]
+
+    def line(cells: list[str]) -> str:
+        return (indent + "  ".join(c.ljust(w) for c, w in zip(cells, widths))).rstrip()
+
+    return "\n".join([line(head), indent + "  ".join("-" * w for w in widths)] + [line(r) for r in body])
+
+
+class TextDisplay:
+    """Mixin: the text form ``str(self)`` is also the ``repr`` and the text/plain of Jupyter (the
+    dataclasses using it set ``repr=False``, so IPython's pretty printer finds :meth:`_repr_pretty_`)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(f"{type(self).__name__}(...)" if cycle else str(self))
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        return {"text/plain": str(self)}

@@ -9,7 +9,9 @@ instances is ``u before v  <=>  theta(u) <lex theta(v)``.
 
 A band member is a **loop** of ``S`` when its function involves ``S``'s iterators; the loops of ``S``,
 outermost first, are its loop **levels** 1, 2, ... (the textbook numbering: level 1 is the outermost loop).
-Constant coordinates (sequence positions) are not loops. Two statements **share** a loop when it is the same
+Coordinates that involve no iterator are not loops: sequence positions, integer band members, and band
+members that depend on the parameters only (a copy-out scheduled at time ``n - 1``), kept exactly.
+A statement that never runs (empty domain) keeps the loops of the bands that give it a function. Two statements **share** a loop when it is the same
 band member of the same tree node, reached through the same branch of every sequence above it: the loops of
 the longest common prefix of their tree paths. This definition works for imperfect nests (``lu``, ``gemm``):
 ``gemm``'s ``S0`` (``C[i][j] *= beta``) and ``S1`` share only the ``i`` loop.
@@ -31,22 +33,50 @@ class ScheduleDim:
     """One coordinate of a statement's time vector.
 
     ``key`` identifies the tree node (and band member) it comes from: two statements share a coordinate
-    exactly when their keys (and, for constants, their values) agree. ``function`` is the band member's
-    affine function for this statement (a ``PwAff`` on its domain) or None for a constant ``value``.
+    exactly when their keys (and, for non-loop coordinates, their values) agree. ``function`` is the band
+    member's affine function for this statement (a ``PwAff`` on its domain) when it involves the
+    iterators (a **loop**), else None. A non-loop coordinate is the integer ``value`` (a sequence
+    position, or a band member that is a constant), or, when it depends on the parameters (``n - 1``) or
+    is piecewise, the exact function ``constant`` (a ``PwAff`` on the statement's domain that involves no
+    iterator; ``value`` is then unused). No term is ever dropped: :meth:`LoopStructure.time_map` uses the
+    exact function.
     """
 
     key: tuple
     function: isl.PwAff | None
     value: int = 0
     name: str = ""
+    constant: isl.PwAff | None = None
+    #: the parameter-only affine function of a non-loop coordinate (None when it is piecewise)
+    param_value: isl.Aff | None = None
 
     @property
     def is_loop(self) -> bool:
         return self.function is not None
 
     def same_as(self, other: "ScheduleDim") -> bool:
-        return self.key == other.key and self.is_loop == other.is_loop and (
-            self.is_loop or self.value == other.value)
+        if self.key != other.key or self.is_loop != other.is_loop:
+            return False
+        if self.is_loop:
+            return True
+        if self.constant is None and other.constant is None:
+            return self.value == other.value
+        a, b = self.param_value, other.param_value
+        if a is None or b is None:  # piecewise: shared only when it is the very same function
+            return self.constant is other.constant
+        try:
+            return a.align_params(b.get_space()).plain_is_equal(b.align_params(a.get_space()))
+        except isl.Error:  # pragma: no cover - defensive
+            return False
+
+    def pw_aff(self, domain: isl.Set) -> isl.PwAff:
+        """The coordinate as a function on ``domain`` (the statement's domain)."""
+        if self.function is not None:
+            return self.function
+        if self.constant is not None:
+            return self.constant
+        return isl.PwAff.from_aff(isl.Aff.val_on_domain(
+            isl.LocalSpace.from_space(domain.get_space()), isl.Val.int_from_si(domain.get_ctx(), self.value)))
 
 
 def _aff_name(pa: isl.PwAff, domain: isl.Set) -> str:
@@ -129,13 +159,7 @@ class LoopStructure:
         ctx = st.domain.get_ctx()
         m = isl.Map.from_domain_and_range(st.domain, isl.Set.universe(isl.Space.set_alloc(ctx, 0, 0)))
         for k in (range(len(dims)) if positions is None else positions):
-            d = dims[k]
-            if d.function is not None:
-                pa = d.function
-            else:
-                pa = isl.PwAff.from_aff(isl.Aff.val_on_domain(
-                    isl.LocalSpace.from_space(st.domain.get_space()), isl.Val.int_from_si(ctx, d.value)))
-            m = m.flat_range_product(isl.Map.from_pw_aff(pa))
+            m = m.flat_range_product(isl.Map.from_pw_aff(dims[k].pw_aff(st.domain)))
         return m.intersect_domain(st.domain)
 
     @cached_property
@@ -151,13 +175,38 @@ def _build(scop: Scop) -> LoopStructure:
     root = scop.schedule.get_root()
     found: dict[str, list[ScheduleDim]] = {}
     domains = {s.name: s.domain for s in scop.statements}
+    # statements that never run: isl drops them from domains and filters, so their place in the tree is
+    # found from the band functions that mention them (the parser keeps one per enclosing loop)
+    empty = {s.name for s in scop.statements if s.domain.intersect_params(scop.context).is_empty()}
+
+    def mentioned(node) -> set[str]:
+        """The empty statements that some band of the subtree at ``node`` has a function for."""
+        out: set[str] = set()
+        if not empty:
+            return out
+        if node.get_type() == isl.schedule_node_type.band:
+            mupa = node.band_get_partial_schedule()
+            for m in range(node.band_n_member()):
+                pal = mupa.get_at(m).get_pw_aff_list()
+                for k in range(pal.n_pw_aff()):
+                    name = pal.get_at(k).get_domain_space().get_tuple_name(isl.dim_type.set)
+                    if name in empty:
+                        out.add(name)
+        for c in range(node.n_children()):
+            out |= mentioned(node.child(c))
+        return out
 
     def stmts_of(node) -> list[str]:
         names: list[str] = []
-        dom = (node.domain_get_domain() if node.get_type() == isl.schedule_node_type.domain
-               else node.get_domain())
+        kind = node.get_type()
+        if kind == isl.schedule_node_type.domain:
+            dom = node.domain_get_domain()
+        elif kind == isl.schedule_node_type.filter:   # (get_domain is what reaches the filter)
+            dom = node.get_domain().intersect(node.filter_get_filter())
+        else:
+            dom = node.get_domain()
         dom.foreach_set(lambda st: names.append(st.get_tuple_name()))
-        return [n for n in names if n in domains]
+        return [n for n in names if n in domains] + sorted(mentioned(node) - set(names))
 
     def walk(node, path: tuple, dims: dict[str, list[ScheduleDim]], names: list[str]) -> None:
         kind = node.get_type()
@@ -176,22 +225,30 @@ def _build(scop: Scop) -> LoopStructure:
                 for m, per in enumerate(members):
                     pa = per.get(n)
                     if pa is None:
+                        if n in empty:   # nothing runs: any time will do
+                            new[n].append(ScheduleDim((path, m), None, 0))
+                            continue
                         raise AnalysisError(f"the schedule band at {path} has no function for {n}")
                     if _involves_iterators(pa):
                         new[n].append(ScheduleDim((path, m), pa, 0, _aff_name(pa, domains[n])))
                     else:
-                        new[n].append(ScheduleDim((path, m), None, _const(pa), ""))
+                        new[n].append(_non_loop((path, m), pa))
             _walk_children(node, path, new, names)
             return
         if kind in (isl.schedule_node_type.sequence, isl.schedule_node_type.set):
+            placed: set[str] = set()
             for c in range(node.n_children()):
                 child = node.child(c)
                 sub = stmts_of(child)
-                sub = [n for n in names if n in sub]
+                sub = [n for n in names if n in sub and n not in placed]
                 if not sub:
                     continue
+                placed.update(sub)
                 new = {n: list(dims[n]) + [ScheduleDim((path, "seq"), None, c)] for n in sub}
                 walk(child, path + (c,), new, sub)
+            for n in names:   # an empty statement mentioned in no branch: it ends here
+                if n not in placed and n in empty:
+                    found[n] = list(dims[n])
             return
         if kind == isl.schedule_node_type.leaf:
             for n in names:
@@ -206,17 +263,20 @@ def _build(scop: Scop) -> LoopStructure:
         _walk_children(node, path, dims, names)
 
     def _walk_children(node, path, dims, names):
+        placed: set[str] = set()
         for c in range(node.n_children()):
             child = node.child(c)
-            sub = [n for n in names if n in stmts_of(child)]
+            sub = [n for n in names if n in stmts_of(child) and n not in placed]
             if sub:
+                placed.update(sub)
                 walk(child, path + (c,), {n: dims[n] for n in sub}, sub)
+        for n in names:
+            if n not in placed and n in empty:
+                found[n] = list(dims[n])
 
-    names0 = stmts_of(root)
+    names0 = [n for n in stmts_of(root)]
+    names0 += sorted(empty - set(names0))
     walk(root, (), {n: [] for n in names0}, names0)
-    for s in scop.statements:  # a statement that never runs (empty domain) may be left out of the tree
-        if s.name not in found and s.domain.intersect_params(scop.context).is_empty():
-            found[s.name] = []
     missing = [s.name for s in scop.statements if s.name not in found]
     if missing:
         raise AnalysisError(f"the original schedule does not schedule {', '.join(missing)}")
@@ -227,10 +287,15 @@ def _build(scop: Scop) -> LoopStructure:
     return LoopStructure(scop, {s.name: out[s.name] for s in scop.statements})
 
 
-def _const(pa: isl.PwAff) -> int:
-    vals: list[int] = []
-    pa.foreach_piece(lambda _s, aff: vals.append(aff.get_constant_val().to_python()))
-    if len(set(vals)) > 1:
-        raise AnalysisError(f"a schedule coordinate {pa} is piecewise constant",
-                            hint="the analysis expects one constant per sequence position")
-    return int(vals[0]) if vals else 0
+def _non_loop(key: tuple, pa: isl.PwAff) -> ScheduleDim:
+    """A coordinate that involves no iterator: an integer, or an exact function of the parameters
+    (``n - 1``), or a piecewise one; never reduced to its constant term."""
+    affs: list[isl.Aff] = []
+    pa.foreach_piece(lambda _s, aff: affs.append(aff))
+    if not affs:   # defined nowhere (the statement does not run): any constant is exact
+        return ScheduleDim(key, None, 0)
+    dropped = [a.drop_dims(isl.dim_type.in_, 0, a.dim(isl.dim_type.in_)) for a in affs]
+    one = all(d.plain_is_equal(dropped[0]) for d in dropped[1:])
+    if one and dropped[0].is_cst():
+        return ScheduleDim(key, None, int(dropped[0].get_constant_val().to_python()))
+    return ScheduleDim(key, None, 0, "", pa, dropped[0] if one else None)

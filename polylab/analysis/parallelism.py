@@ -16,11 +16,12 @@ import html
 from dataclasses import dataclass
 
 from polylab.analysis.dependences import Dependence, DependenceGraph, compute_dependences
+from polylab.analysis.display import TextDisplay, text_table
 from polylab.model.scop import Scop
 
 
-@dataclass(frozen=True, eq=False)
-class LoopParallelism:
+@dataclass(frozen=True, eq=False, repr=False)
+class LoopParallelism(TextDisplay):
     """Loop ``level`` (1-based) around ``statement``: ``parallel`` and, if not, the dependences carried."""
 
     statement: str
@@ -45,8 +46,8 @@ class LoopParallelism:
                 + "; ".join(d.label for d in self.preventing))
 
 
-@dataclass(frozen=True, eq=False)
-class Parallelism:
+@dataclass(frozen=True, eq=False, repr=False)
+class Parallelism(TextDisplay):
     """One :class:`LoopParallelism` per statement and loop level of the original schedule."""
 
     graph: DependenceGraph
@@ -74,7 +75,14 @@ class Parallelism:
         return out
 
     def __str__(self) -> str:
-        return "\n".join(["parallel loops of the original schedule"] + ["  " + str(p) for p in self.loops])
+        """A table: one row per statement and loop level."""
+        if not self.loops:
+            return f"parallel loops of the original schedule of {self.graph.scop.name}: no loops"
+        rows = [(p.statement, p.level, p.iterator, "yes" if p.parallel else "no",
+                 "; ".join(d.label for d in p.preventing) or "-") for p in self.loops]
+        return "\n".join([f"parallel loops of the original schedule of {self.graph.scop.name}",
+                          text_table(("statement", "level", "loop", "parallel", "carried dependences"), rows,
+                                     width=100)])
 
     def _repr_html_(self) -> str:
         rows = "".join(

@@ -39,6 +39,7 @@ from fractions import Fraction
 import islpy as isl
 import sympy
 
+from polylab.analysis.display import TextDisplay, text_table
 from polylab.analysis.loops import LoopStructure
 from polylab.errors import AnalysisError
 from polylab.model.scop import Access, Scop
@@ -131,8 +132,8 @@ class DirectionVerdict:
     witness: tuple[tuple[int, ...], tuple[int, ...]] | None
 
 
-@dataclass(frozen=True, eq=False)
-class TextbookReport:
+@dataclass(frozen=True, eq=False, repr=False)
+class TextbookReport(TextDisplay):
     """The textbook view of two references; see the module documentation."""
 
     scop: Scop
@@ -267,12 +268,12 @@ class TextbookReport:
 
     def __str__(self) -> str:
         lines = [f"textbook tests: {self.first[0]} {self.text1}  vs  {self.second[0]} {self.text2}"]
-        lines += [f"  {k:15} {v}" for k, v in self.verdicts.items()]
+        lines.append(text_table(("test", "verdict"), self.verdicts.items(), width=100))
         if self.directions and self.loops:
-            lines.append(f"  direction ({', '.join(self.loops)})   banerjee      exact")
-            for d in self.directions:
-                lines.append(f"    {_dir(d.direction):14} {'independent' if d.banerjee_independent else 'maybe':13} "
-                             f"{'dependent' if d.exact_dependent else 'independent'}")
+            lines.append(text_table((f"direction ({', '.join(self.loops)})", "Banerjee", "exact"),
+                                    [(_dir(d.direction), "independent" if d.banerjee_independent else "maybe",
+                                      "dependent" if d.exact_dependent else "independent")
+                                     for d in self.directions]))
         lines += ["  " + s for s in self.explanation()]
         return "\n".join(lines)
 

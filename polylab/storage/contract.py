@@ -30,11 +30,12 @@ import islpy as isl
 from polylab.errors import IllegalTransformationError, ModelError, StorageError
 from polylab.model.expr import ArrayRef, Assignment, Binary, Const, Expr, assignment_to_c, to_c, transform
 from polylab.model.scop import Access, Array, Scop, Statement
-from polylab.storage.islutil import (check_legal, restrict_order, time_function, extend_schedule, last_writes,
-                                     maps, pad_schedule, param_text, read_flows, schedule_from_map,
+from polylab.analysis.dataflow import dataflow
+from polylab.storage.islutil import (check_legal, restrict_order, time_function, extend_schedule,
+                                     maps, pad_schedule, param_text, schedule_from_map,
                                      schedule_map, schedule_tree, set_example_text, sets, small_point,
                                      time_dims, wrap_schedule, writes_map)
-from polylab.storage.report import Displayable, esc
+from polylab.storage.report import Displayable, esc, text_table
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Attempt:
         return f"{m}: refuted: {self.conflict}"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ContractionReport(Displayable):
     """The modulo mapping chosen by :func:`contract`, the proof, and every mapping that was tried."""
 
@@ -78,9 +79,12 @@ class ContractionReport(Displayable):
         lines.append("  proof: the conflict set { (w, w', r) : w -> r a flow of the value of e, w' writes "
                      "e' != e into the same slot, T(w) <= T(w') < T(r) } is empty:")
         lines.append(f"    {self.conflict_set}")
-        lines += ["  tried " + a.text_line(self.array, self.dims) for a in self.attempts]
-        for name, dom in self.copy_outs:
-            lines.append(f"  copy-out {name}: {dom}")
+        lines.append(text_table(("tried", "verdict"), [
+            (", ".join(f"dim {d} mod {k}" for d, k in zip(self.dims, a.moduli)),
+             "safe (the conflict set is empty)" if a.safe else f"refuted: {a.conflict}") for a in self.attempts],
+            width=110))
+        if self.copy_outs:
+            lines.append(text_table(("copy-out", "domain"), self.copy_outs, width=110))
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -231,23 +235,24 @@ def contract(scop: Scop, schedule: Any = None, array: str = "", *, dims: Sequenc
     T = schedule_map(base, scop.domain).intersect_params(scop.context)
     T = pad_schedule(T, time_dims(T))
     W = writes_map(scop, array).intersect_params(scop.context)
-    F = isl.UnionMap.empty(scop.context.get_space())
-    for rf in read_flows(scop):
-        if rf.access.array != array:
-            continue
-        if not rf.live_in.is_empty():
-            raise StorageError(
-                f"{rf.access.text} at line {rf.access.location.line} reads values of {array} from before "
-                f"the region (e.g. {set_example_text(rf.live_in)}); {buffer or array + 'buf'} would not "
-                f"hold them", hint="fold them first (fold_live_ins) or declare their initial value")
-        F = F.union(rf.sources)
     # copy-outs of the live-out elements, right after their last write
     live = scop.live_out if scop.live_out is not None else W.range()
     live_x = isl.UnionSet.empty(scop.context.get_space())
     for s_ in sets(live):
         if s_.get_tuple_name() == array:
             live_x = live_x.union(isl.UnionSet.from_set(s_))
-    last = last_writes(scop, T, live_x, array)
+    # the exact value-based dataflow (under the SCoP's own order: T is legal, so the flow is the same)
+    flow = dataflow(scop, live=live_x)
+    for rf in flow.reads:
+        if rf.array != array or not rf.is_live_in:
+            continue
+        acc = scop.statement(rf.statement).accesses[rf.access]
+        raise StorageError(
+            f"{acc.text} at line {acc.location.line} reads values of {array} from before "
+            f"the region (e.g. {set_example_text(rf.live_in_instances)}); {buffer or array + 'buf'} would not "
+            f"hold them", hint="fold them first (fold_live_ins) or declare their initial value")
+    F = flow.flow_map(array).coalesce()
+    last = flow.last_write_instances(array)
     used = {s.name for s in scop.statements} | {a.name for a in scop.arrays}
     buf = buffer or f"{array}buf"
     while buf in used and buffer is None:

@@ -2,7 +2,8 @@
 
 An instance ``w`` of a statement is *useful* when the value it writes is
 
-* read by a kept instance of the region (exact value-based dataflow: ``w`` is the source of that read), or
+* read by a kept instance of the region (exact value-based dataflow, :func:`polylab.analysis.dataflow`:
+  ``w`` is the source of that read), or
 * live-out: ``w`` is the last write of an element that is read after the region (``Scop.live_out``; all
   elements when it is None).
 
@@ -27,8 +28,9 @@ from typing import Any, Iterable
 import islpy as isl
 
 from polylab.model.scop import Scop
-from polylab.storage.islutil import last_writes, read_flows, schedule_map, sets
-from polylab.storage.report import Displayable, condition_text, esc
+from polylab.analysis.dataflow import dataflow
+from polylab.storage.islutil import sets
+from polylab.storage.report import Displayable, condition_text, esc, text_table
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,7 +54,7 @@ class StatementChange:
                 f"\n      new domain {self.after}")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class DeadWriteReport(Displayable):
     """What :func:`remove_dead_writes` removed."""
 
@@ -64,7 +66,18 @@ class DeadWriteReport(Displayable):
 
     def text(self) -> str:
         lines = [f"remove_dead_writes (live-out: {self.live_out}; {self.rounds} round(s))"]
-        lines += ["  " + c.text_line() for c in self.changes]
+        rows = []
+        for c in self.changes:
+            if c.after is None:
+                rows.append((c.statement, c.line, "removed (no instance writes a value that is used)", "-"))
+            elif c.removed().is_empty():
+                rows.append((c.statement, c.line, "unchanged", str(c.after)))
+            else:
+                cond = condition_text(c.after, c.before)
+                rows.append((c.statement, c.line, "restricted" if cond.startswith("for the instances in")
+                             else f"kept only {cond}", str(c.after)))
+        if rows:
+            lines.append(text_table(("statement", "line", "change", "new domain"), rows, width=110))
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -93,12 +106,9 @@ def remove_dead_writes(scop: Scop, *, live_out: Any = None, rounds: int = 1,
         live = isl.UnionSet(live_out)
     else:
         live = live_out
-    T = schedule_map(scop.schedule, scop.domain)
-    flows = read_flows(scop)
-    F = isl.UnionMap.empty(scop.context.get_space())
-    for rf in flows:
-        F = F.union(rf.sources)
-    live_last = last_writes(scop, T, live)
+    flow = dataflow(scop, live=live)
+    F = flow.flow_map()
+    live_last = flow.last_write_instances()
     kept = scop.domain.intersect_params(scop.context)
     done, converged = 0, False
     while done < rounds:

@@ -1,6 +1,7 @@
 """Folding of live-in reads: a read that only ever sees one constant is replaced by that constant.
 
-For a read ``r`` of statement ``S`` (an access ``S[x] -> A[f(x)]``) the exact value-based dataflow gives,
+For a read ``r`` of statement ``S`` (an access ``S[x] -> A[f(x)]``) the exact value-based dataflow
+(:func:`polylab.analysis.dataflow`) gives,
 for every instance ``S[x]``, either the write instance ``W[y]`` whose value it reads (the last write of
 ``A[f(x)]`` before ``S[x]``) or no source (the value was in memory before the region). The read folds
 to the constant ``c`` when
@@ -23,16 +24,15 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-import islpy as isl
-
 from polylab.errors import ModelError
 from polylab.model.expr import ArrayRef, Assignment, Binary, Const, Expr, transform, walk
 from polylab.model.scop import Access, Scop, Statement
 from polylab.storage.cvalue import NotConstant, const_value, convert, evaluate, literal
 from polylab.storage.handmade import parse_expr
 from polylab.storage.interpret import bits
-from polylab.storage.islutil import example_text, maps, read_flows, set_example_text
-from polylab.storage.report import Displayable, condition_text, esc
+from polylab.analysis.dataflow import dataflow
+from polylab.storage.islutil import example_text, set_example_text
+from polylab.storage.report import Displayable, condition_text, esc, text_table
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class KeptRead:
         return f"kept    {self.statement} line {self.line}: {self.text}: {self.reason}{ex}"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class FoldReport(Displayable):
     """What :func:`fold_live_ins` folded and why the other reads were kept."""
 
@@ -76,8 +76,11 @@ class FoldReport(Displayable):
 
     def text(self) -> str:
         lines = [f"fold_live_ins: {len(self.folded)} read(s) folded to constants, {len(self.kept)} kept"]
-        lines += ["  " + f.text_line() for f in self.folded]
-        lines += ["  " + k.text_line() for k in self.kept]
+        rows = [("folded", f.statement, f.line, f.text, f.constant.text, f.sources) for f in self.folded]
+        rows += [("kept", k.statement, k.line, k.text, "-", k.reason + (f" (e.g. {k.example})" if k.example else ""))
+                 for k in self.kept]
+        if rows:
+            lines.append(text_table(("", "statement", "line", "read", "constant", "why"), rows, width=110))
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -172,17 +175,18 @@ def fold_live_ins(scop: Scop, *, initial_values: Mapping[str, Any] | None = None
     folded: list[FoldedRead] = []
     kept: list[KeptRead] = []
     to_fold: dict[str, dict[int, Const]] = {}
-    for rf in read_flows(scop):
-        s, a = rf.statement, rf.access
+    for rf in dataflow(scop).reads:
+        s = stmts[rf.statement]
+        a = s.accesses[rf.access]
         ctype = scop.array(a.array).ctype
         dom = s.domain.intersect_params(scop.context)
         base = dict(statement=s.name, access=a.index, text=a.text, line=a.location.line)
         values: dict[Any, list[str]] = {}
         refused = None
-        for m in maps(rf.sources):
-            if m.is_empty():
-                continue
-            src = m.get_tuple_name(isl.dim_type.in_)
+        live_in = rf.live_in_instances
+        for source in rf.sources:
+            m = source.relation
+            src = source.statement
             sinks = m.range()
             if src not in writers:
                 w = stmts[src]
@@ -191,11 +195,11 @@ def fold_live_ins(scop: Scop, *, initial_values: Mapping[str, Any] | None = None
                                    example=example_text(m))
                 break
             values.setdefault(bits(writers[src]), []).append(f"{literal(writers[src], ctype).text} stored by {src}")
-        if refused is None and not rf.live_in.is_empty():
+        if refused is None and not live_in.is_empty():
             if a.array not in init:
-                refused = KeptRead(**base, reason=f"{condition_text(rf.live_in, dom)} the value is "
+                refused = KeptRead(**base, reason=f"{condition_text(live_in, dom)} the value is "
                                    f"live-in (not written in the region) and no initial value of "
-                                   f"{a.array} is declared", example=set_example_text(rf.live_in))
+                                   f"{a.array} is declared", example=set_example_text(live_in))
             else:
                 values.setdefault(bits(init[a.array]), []).append(
                     f"{literal(init[a.array], ctype).text}, the declared initial value")
@@ -207,8 +211,7 @@ def fold_live_ins(scop: Scop, *, initial_values: Mapping[str, Any] | None = None
         if refused is not None:
             kept.append(refused)
             continue
-        value = writers.get(next((m.get_tuple_name(isl.dim_type.in_) for m in maps(rf.sources)
-                                  if not m.is_empty()), ""), init.get(a.array))
+        value = writers.get(rf.sources[0].statement if rf.sources else "", init.get(a.array))
         c = literal(value, ctype)
         to_fold.setdefault(s.name, {})[a.index] = c
         folded.append(FoldedRead(**base, constant=c,

@@ -26,12 +26,13 @@ import islpy as isl
 
 from polylab.errors import IllegalTransformationError, ScheduleError
 from polylab.model.scop import Scop
-from polylab.storage.islutil import (check_legal, maps, pad_schedule, read_flows, schedule_from_map, sets,
+from polylab.analysis.dataflow import dataflow
+from polylab.storage.islutil import (check_legal, maps, pad_schedule, schedule_from_map, sets,
                                      schedule_map, time_dims, wrap_schedule)
 from polylab.storage.report import Displayable, esc
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class InterleaveReport(Displayable):
     """Which statements were placed where, by which rule, and the legality verdict."""
 
@@ -110,9 +111,9 @@ def interleave(scop: Scop, schedule: Any = None, *, producers: Any = None) -> tu
     base = schedule if schedule is not None else scop.schedule
     T = schedule_map(base, scop.domain).intersect_params(scop.context)
     T = pad_schedule(T, time_dims(T))
-    flows = read_flows(scop)
+    flow = dataflow(scop)   # exact value-based dataflow of the reads
     if producers is None:
-        has_source = {rf.statement.name for rf in flows if not rf.sources.is_empty()}
+        has_source = {rf.statement for rf in flow.reads if rf.sources}
         prods = [s.name for s in scop.statements if s.name not in has_source]
     else:
         prods = list(producers)
@@ -135,9 +136,7 @@ def interleave(scop: Scop, schedule: Any = None, *, producers: Any = None) -> tu
     new_cons = {c: _prefix(_select(pieces[c], [outer] + rest), 1) for c in cons if c in pieces}
     width = len(rest) + 2
     tried: list[tuple[str, str]] = []
-    F = isl.UnionMap.empty(scop.context.get_space())
-    for rf in flows:
-        F = F.union(rf.sources)
+    F = flow.flow_map()
     result = None
     for rule in ("fused", "first consumer"):
         new_prod = {}

@@ -1,20 +1,19 @@
-"""isl helpers shared by the storage steps: schedules as maps, exact value-based dataflow, examples.
+"""isl helpers shared by the storage steps: schedules as maps, legality, examples.
 
-Everything here is exact Presburger arithmetic done by isl; nothing is approximated. The dataflow of a
-read ``r`` (an access ``S[x] -> A[f(x)]``) is isl's ``compute_flow`` with the writes as must-sources: for
-every instance of ``r`` the *last* write of the same element executed before it (under the given
-schedule), or no source at all (the value is live-in: it was in memory before the region).
+Everything here is exact Presburger arithmetic done by isl; nothing is approximated. Dependences and the
+value-based dataflow come from the analysis layer (:func:`polylab.analysis.compute_dependences`,
+:func:`polylab.analysis.dataflow`); this module has no dataflow of its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import islpy as isl
 
+from polylab.analysis.dependences import compute_dependences
 from polylab.errors import ScheduleError
-from polylab.model.scop import Access, Scop, Statement
+from polylab.model.scop import Scop
 
 
 def maps(um: isl.UnionMap) -> list[isl.Map]:
@@ -189,68 +188,15 @@ def identity(domain: isl.UnionSet) -> isl.UnionMap:
     return domain.identity()
 
 
-# -- dataflow ---------------------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class ReadFlow:
-    """The exact value-based dataflow of one read access.
-
-    ``sources``: ``{ W[y] -> S[x] }``, the write instance whose value instance ``S[x]`` reads;
-    ``live_in``: ``{ S[x] }``, the instances that read a value from before the region.
-    """
-
-    statement: Statement
-    access: Access
-    sources: isl.UnionMap
-    live_in: isl.Set
-
-
+# -- dependences ------------------------------------------------------------------------------------
 def writes_map(scop: Scop, array: str | None = None) -> isl.UnionMap:
+    """``{ S[x] -> A[e] }``: every write access of ``scop`` (of ``array`` when given)."""
     out = isl.UnionMap.empty(scop.context.get_space())
     for s in scop.statements:
         for a in s.writes:
             if array is None or a.array == array:
                 out = out.union(isl.UnionMap.from_map(a.relation))
     return out
-
-
-def read_flows(scop: Scop, schedule: Any = None) -> list[ReadFlow]:
-    """The value-based flow of every read of ``scop`` under ``schedule`` (default: the SCoP's own)."""
-    T = schedule_map(schedule if schedule is not None else scop.schedule, scop.domain)
-    writes = writes_map(scop)
-    out = []
-    for s in scop.statements:
-        for a in s.reads:
-            info = isl.UnionAccessInfo.from_sink(isl.UnionMap.from_map(a.relation))
-            info = info.set_must_source(writes).set_schedule_map(T)
-            flow = info.compute_flow()
-            deps = flow.get_may_dependence().intersect_params(scop.context)
-            no_src = flow.get_may_no_source().intersect_params(scop.context).domain()
-            live = isl.Set.empty(s.domain.get_space())
-            for piece in sets(no_src):
-                live = live.union(piece)
-            out.append(ReadFlow(s, a, deps, live))
-    return out
-
-
-def last_writes(scop: Scop, T: isl.UnionMap, elements: isl.UnionSet | None,
-                array: str | None = None) -> isl.UnionSet:
-    """The write instances that are the last to write their element under ``T`` (restricted to writes of
-    ``elements`` when given): ``{ w : no w' writes W(w) with T(w) <lex T(w') }``."""
-    W = writes_map(scop, array)
-    if elements is not None:
-        W = W.intersect_range(elements)
-    same = W.apply_range(writes_map(scop, array).reverse())
-    killed = restrict_order(same, T, "<").domain()
-    return W.domain().subtract(killed).intersect_params(scop.context)
-
-
-def memory_dependences(scop: Scop) -> isl.UnionMap:
-    """Memory-based flow, anti and output dependences ``{ u -> v }`` under the SCoP's own schedule."""
-    T = schedule_map(scop.schedule, scop.domain)
-    R, W = scop.reads, scop.writes
-    conflicts = W.apply_range(R.reverse()).union(R.apply_range(W.reverse())).union(
-        W.apply_range(W.reverse()))
-    return restrict_order(conflicts, T, "<").intersect_params(scop.context)
 
 
 def check_legal(scop: Scop, schedule: Any) -> tuple[bool, str]:
@@ -265,7 +211,7 @@ def check_legal(scop: Scop, schedule: Any) -> tuple[bool, str]:
     missing = scop.domain.intersect_params(scop.context).subtract(T.domain())
     if not missing.is_empty():
         return False, "the schedule gives no time to " + set_example_text(missing)
-    deps = memory_dependences(scop)
+    deps = compute_dependences(scop).union()   # memory-based flow, anti and output, exact
     bad = deps.subtract(restrict_order(deps, T, "<"))
     legal = bad.is_empty()
     why = ("every dependence u -> v has T(u) <lex T(v)" if legal

@@ -24,7 +24,7 @@ from polylab.storage.islutil import wrap_schedule, writes_map
 from polylab.storage.report import Displayable, esc
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class StoragePlan(Displayable):
     """The result of :func:`storage_pipeline`: the final SCoP and schedule and each step's report."""
 
@@ -52,16 +52,16 @@ class StoragePlan(Displayable):
         return f"<div class='polylab-storage'><b>storage pipeline</b><ol>{parts}</ol>{code}</div>"
 
 
-@dataclass(frozen=True)
-class Skipped:
+@dataclass(frozen=True, repr=False)
+class Skipped(Displayable):
     """A step that was tried and not kept, with the reason."""
 
     reason: str
 
-    def __str__(self) -> str:
+    def text(self) -> str:
         return self.reason
 
-    def _repr_html_(self) -> str:
+    def html(self) -> str:
         return f"<p>{esc(self.reason)}</p>"
 
 
