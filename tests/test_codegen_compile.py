@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import subprocess
 
-import islpy as isl
 import pytest
 
 import polylab
 from polylab import toolchain as tc
 from polylab.codegen import generate, original_program
-from polylab.experiment.schedules import tree_from_map
+from polylab.experiment.schedules import schedule_from_spec
 
 WARN_FLAGS = ("-O2", "-ffp-contract=off", "-Wall")
 
@@ -36,7 +35,7 @@ def variants():
 
 
 def _schedule(scop, text):
-    return None if text is None else tree_from_map(scop, isl.UnionMap(text))
+    return None if text is None else schedule_from_spec(scop, text).tree
 
 
 needs_c = pytest.mark.skipif(tc.c_compiler() is None, reason="no C compiler")

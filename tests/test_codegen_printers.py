@@ -12,12 +12,13 @@ from polylab.codegen import TARGETS, GeneratedCode, generate, original_program
 from polylab.codegen import ast as A
 from polylab.codegen.cexpr import c_expr
 from polylab.errors import CodegenError, PolylabError
-from polylab.experiment.schedules import tree_from_map
+from polylab.experiment.schedules import schedule_from_spec
 
 
 def spec_tree(scop, text: str) -> isl.Schedule:
-    """A union map as a tree with its exactly parallel dimensions marked coincident."""
-    return tree_from_map(scop, isl.UnionMap(text))
+    """A union map as a tree with its exactly parallel dimensions marked coincident (the schedule layer's
+    isl-text reading plus its ``parallel`` step)."""
+    return schedule_from_spec(scop, text).tree
 
 
 def scop_of(name: str):

@@ -12,7 +12,8 @@ import polylab
 from polylab import toolchain as tc
 from polylab.errors import IllegalTransformationError, PolylabError
 from polylab.experiment import verify
-from polylab.experiment.schedules import _pad, tree_from_map
+from polylab.experiment.schedules import as_schedule
+from polylab.schedule import is_legal, original
 
 from strategies import affine_nests, parameter_values
 
@@ -58,16 +59,22 @@ def test_random_nests_under_the_original_schedule(src, params):
 @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 @given(src=affine_nests(max_statements=2, negative_steps=False), params=parameter_values(1, 5),
        data=st.data())
-def test_random_nests_under_random_legal_schedules(src, params, data):
+def test_random_nests_under_random_schedules_legal_ones_verify_illegal_ones_are_refused(src, params, data):
     scop = parse_or_reject(src)
-    padded, n = _pad(scop.schedule_map)
+    source_order = original(scop)
+    n = source_order.n_dims
     assume(n > 0)
     transform = isl.Map(data.draw(time_transform(n)))
-    candidate = padded.apply_range(isl.UnionMap.from_map(transform))
+    candidate = source_order.union_map.apply_range(isl.UnionMap.from_map(transform))
     try:
-        tree = tree_from_map(scop, candidate)
-    except IllegalTransformationError:
-        assume(False)
+        sched = as_schedule(scop, candidate)
+    except PolylabError:
+        assume(False)  # not a function on some domain (never happens for these transforms)
     target = data.draw(st.sampled_from(["c", "openmp"]))
-    v = verify(scop, tree, target, params=params, threads=2, timeout=20)
+    if not is_legal(sched):
+        # the one legality gate: an illegal schedule is never compiled, whatever form it comes in
+        with pytest.raises(IllegalTransformationError, match="dependence"):
+            verify(scop, candidate, target, params=params, threads=2, timeout=20)
+        return
+    v = verify(scop, candidate, target, params=params, threads=2, timeout=20)
     assert v.verified is True, f"{v}\nschedule {candidate}\n{src}"

@@ -1,8 +1,11 @@
 """``polylab codegen FILE --schedule SPEC --target c|openmp|cuda|mlir``: print the generated code.
 
-``SPEC`` is ``original`` (default), a schedule recipe of :mod:`polylab.schedule` when it provides
-``parse_schedule``, or an isl union map (``"{ S0[i, j] -> [i + j, i] }"``), whose exactly parallel
-dimensions are found from the dependences (see :mod:`polylab.experiment.schedules`). ``--param N=64``
+``SPEC`` is ``original`` (default), a schedule recipe of :mod:`polylab.schedule` (storage steps such as
+``fold_live_ins; remove_dead_writes; interleave; contract(x)`` included), or an isl union map
+(``"{ S0[i, j] -> [i + j, i] }"``), whose exactly parallel dimensions are marked by the schedule layer's
+``parallel`` step (see :mod:`polylab.experiment.schedules`). An illegal schedule is refused (exit 2, with
+the violated dependence and a violating pair); the code printed is that of the schedule's own SCoP (the
+transformed one after a storage step). ``--param N=64``
 fixes parameters in the context, so isl can simplify the loop bounds. ``--kernel-only`` prints the
 kernel without the harness.
 """
@@ -51,14 +54,14 @@ def load_scop(name: str):
 
 def run(args: argparse.Namespace) -> int:
     from polylab.codegen import generate
-    from polylab.experiment.schedules import schedule_from_spec
+    from polylab.experiment.schedules import schedule_from_spec, variant_scop
 
     scop, _ = load_scop(args.file)
     params = parse_params(args.param)
     if params:
         scop = scop.with_parameters(params)
     schedule = schedule_from_spec(scop, args.schedule)
-    code = generate(scop, schedule, args.target)
+    code = generate(variant_scop(scop, schedule), schedule, args.target)
     text = code.kernel if args.kernel_only or code.program is None else code.program
     if args.kernel_only and code.program is not None:
         text = code.header + "\n" + text

@@ -9,7 +9,10 @@ the output is one object: ``verified`` (true, false, or null when the variant co
 Exit status: 0 when the variant was verified and timed, or when it could not run on this machine (CUDA
 without nvcc or a GPU: the reason is printed and ``verified`` is null; the code can still be shown with
 ``polylab codegen``); 1 when the variant's output differs from the original's; 2 for a user error
-(a bad schedule, a compile error, a run that timed out).
+(a bad schedule, an illegal schedule -- the message names the violated dependence and a violating pair
+--, a compile error, a run that timed out). Schedules may use the storage steps (``fold_live_ins;
+remove_dead_writes; interleave; contract(x)``): the variant is the transformed SCoP's code, verified
+against the original program.
 """
 
 from __future__ import annotations

@@ -1,132 +1,127 @@
-"""Schedules given as text (the command line's ``--schedule SPEC``).
+"""Schedules given as text (the command line's ``--schedule SPEC``), and the one legality gate.
 
-``SPEC`` is ``original`` (the program's own order), a recipe understood by the schedule layer's
-``polylab.schedule.parse_schedule`` when that exists, or an isl union map such as
-``{ S0[i, j] -> [i + j, i] }`` (a file holding one is read). A union map carries no parallelism, so
-:func:`tree_from_map` adds it exactly: with ``theta`` the schedule and ``D`` the (memory-based)
-dependences, the time pairs are ``P = theta^-1 . D . theta`` restricted to ``theta``'s domain. The
-schedule is legal when every pair in ``P`` is lexicographically positive (``t_u <_lex t_v``); dimension
-``d`` is parallel (coincident) when every pair of ``P`` that agrees on dimensions ``0..d-1`` also agrees
-on ``d``.
+``SPEC`` is ``original`` (the program's own order), a recipe of the schedule layer
+(``wavefront; tile(32, 32); parallel``), including the storage layer's steps (``fold_live_ins;
+remove_dead_writes; interleave; contract(x)``: importing this module imports :mod:`polylab.storage`, which
+registers them), or isl text such as ``{ S0[i, j] -> [i + j, i] }`` (a file holding one is read). Both are
+read by :func:`polylab.schedule.parse_schedule`. isl text carries no parallelism, so the schedule layer's
+``parallel`` step is applied to it: it marks coincident exactly the dimensions ``d`` on which every
+dependent pair whose times agree on ``0..d-1`` also agrees.
+
+Every schedule that becomes a compiled variant passes :func:`require_legal`, which asks
+:func:`polylab.schedule.legality.check` whether ``theta(u) <lex theta(v)`` for every dependent pair
+``u -> v`` (exact, isl) and refuses with :class:`~polylab.errors.IllegalTransformationError` naming the
+violated dependence and its smallest violating pair. A raw ``isl.Schedule``/``isl.UnionMap`` is read into
+the schedule layer's :class:`~polylab.schedule.Schedule` first (its per-statement maps), so there is one
+legality path and one rule for parallel loops.
 """
 
 from __future__ import annotations
 
 import os
+import weakref
+from typing import Any
 
 import islpy as isl
 
+import polylab.storage  # noqa: F401  - registers the storage recipe steps with the schedule layer
 from polylab.errors import IllegalTransformationError, ScheduleError
 from polylab.model.scop import Scop
+from polylab.schedule import Schedule, check, parallel, parse_schedule
+
+#: schedules already found legal (a Schedule is an immutable value, compared by identity)
+_LEGAL: "weakref.WeakSet[Schedule]" = weakref.WeakSet()
 
 
-def _pad(umap: isl.UnionMap) -> tuple[isl.UnionMap, int]:
-    """Every statement's time vector padded with zeros to the longest one."""
-    maps: list[isl.Map] = []
-    umap.foreach_map(maps.append)
-    n = max((m.dim(isl.dim_type.out) for m in maps), default=0)
-    out = None
-    for m in maps:
-        k = m.dim(isl.dim_type.out)
-        if k < n:
-            m = m.add_dims(isl.dim_type.out, n - k)
-            for d in range(k, n):
-                m = m.fix_val(isl.dim_type.out, d, isl.Val.int_from_si(m.get_ctx(), 0))
-        m = m.set_tuple_name(isl.dim_type.out, None) if m.has_tuple_name(isl.dim_type.out) else m
-        u = isl.UnionMap.from_map(m)
-        out = u if out is None else out.union(u)
-    return (out if out is not None else umap), n
+def _is_isl_text(text: str) -> bool:
+    head = text.lstrip()
+    return head.startswith("{") or head.startswith("[")
 
 
-def time_pairs(scop: Scop, umap: isl.UnionMap) -> isl.Map | None:
-    """``{ t_u -> t_v }`` for every dependence ``u -> v`` (None when there are no dependences)."""
-    from polylab.analysis import compute_dependences
+def schedule_from_spec(scop: Scop, spec: str | None, *, check_legal: bool = True) -> Schedule | None:
+    """The schedule a ``--schedule`` argument names (None for ``original``).
 
-    deps = compute_dependences(scop).union()
-    if deps.is_empty():
-        return None
-    pairs = deps.apply_domain(umap).apply_range(umap)
-    if pairs.is_empty():
-        return None
-    return isl.Map.from_union_map(pairs)
-
-
-def tree_from_map(scop: Scop, umap: isl.UnionMap, *, check: bool = True) -> isl.Schedule:
-    """An isl schedule tree for ``umap`` with the exactly parallel dimensions marked coincident.
-
-    Raises :class:`~polylab.errors.IllegalTransformationError` (with a violated pair) when ``check`` and
-    some dependence would run backwards."""
-    umap = umap.intersect_domain(scop.domain)
-    missing = scop.domain.subtract(umap.domain())
-    if not missing.is_empty():
-        raise ScheduleError(f"the schedule does not cover {missing}", hint="give every statement a time vector")
-    padded, n = _pad(umap)
-    pairs = time_pairs(scop, padded)
-    coincident = [True] * n
-    if pairs is not None:
-        if check:
-            ge = isl.Map.lex_ge(pairs.get_space().domain())
-            bad = pairs.intersect(ge)
-            if not bad.is_empty():
-                from polylab.analysis import compute_dependences
-
-                deps = compute_dependences(scop).union()
-                wrong = deps.intersect(padded.apply_range(isl.UnionMap.from_map(ge)).apply_range(
-                    padded.reverse()))
-                found: list[isl.Map] = []
-                wrong.foreach_map(found.append)
-                example = str(found[0].sample()) if found else str(bad.sample())
-                raise IllegalTransformationError(
-                    f"the schedule runs a dependence backwards: {example}",
-                    hint="the source instance must be scheduled strictly before the sink")
-        for d in range(n):
-            eq = pairs
-            for k in range(d):
-                eq = eq.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
-            deltas = eq.deltas()
-            if deltas.is_empty():
-                continue
-            fixed = deltas.fix_val(isl.dim_type.set, d, isl.Val.int_from_si(deltas.get_ctx(), 0))
-            if not deltas.is_subset(fixed):
-                coincident[d] = False
-    sched = isl.Schedule.from_domain(scop.domain)
-    if n == 0:
-        return sched
-    node = sched.get_root().child(0).insert_partial_schedule(isl.MultiUnionPwAff.from_union_map(padded))
-    for d in range(n):
-        node = node.band_member_set_coincident(d, 1 if coincident[d] else 0)
-    return node.get_schedule()
-
-
-def schedule_from_spec(scop: Scop, spec: str | None):
-    """The schedule a ``--schedule`` argument names (None for ``original``)."""
+    isl text gets its exactly parallel dimensions marked (the schedule layer's ``parallel`` step). With
+    ``check_legal`` (the default) an illegal schedule raises
+    :class:`~polylab.errors.IllegalTransformationError` (see :func:`require_legal`)."""
     if spec is None or spec.strip() in ("", "original"):
         return None
     text = spec
     if os.path.isfile(spec):
         with open(spec) as fh:
             text = fh.read()
-    try:
-        from polylab.schedule import parse_schedule  # the schedule layer's recipes, when present
-    except ImportError:
-        parse_schedule = None
-    if parse_schedule is not None:
-        return parse_schedule(scop, text)
-    stripped = text.strip()
-    if not (stripped.startswith("{") or stripped.startswith("[")):
-        raise ScheduleError(f"cannot read the schedule {spec!r}",
-                            hint="write 'original' or an isl union map such as { S0[i, j] -> [i + j, i] }")
-    try:
-        umap = isl.UnionMap(stripped)
-    except isl.Error:
-        raise ScheduleError(f"not a valid isl union map: {stripped}",
-                            hint="example: { S0[i, j] -> [i + j, i] }") from None
-    names = {s.name for s in scop.statements}
-    maps: list[isl.Map] = []
-    umap.foreach_map(maps.append)
-    for m in maps:
-        name = m.get_tuple_name(isl.dim_type.in_)
-        if name not in names:
-            raise ScheduleError(f"the schedule names {name!r}, which is not a statement",
-                                hint=f"the statements are {', '.join(sorted(names))}")
-    return tree_from_map(scop, umap)
+    sched = parse_schedule(scop, text)
+    if _is_isl_text(text):
+        sched = parallel(sched)
+    if check_legal:
+        require_legal(sched)
+    return sched
+
+
+def require_legal(schedule: Schedule) -> Schedule:
+    """``schedule`` itself when it respects every dependence of its own SCoP (``schedule.scop``: after a
+    storage step, the transformed one); else :class:`~polylab.errors.IllegalTransformationError` whose
+    message names the violated dependence and a violating pair of instances (attributes ``violations``,
+    ``dependence``, ``source_instance``, ``sink_instance``, ``report``)."""
+    if schedule in _LEGAL:
+        return schedule
+    report = check(schedule)
+    if not report.legal:
+        first = report.violations[0]
+        more = len(report.violations) - 1
+        err = IllegalTransformationError(
+            f"the schedule is illegal, so it is not compiled or run: {first.message}"
+            + (f" (and {more} more violated dependence{'s' if more > 1 else ''})" if more > 0 else ""),
+            hint="the source instance must run strictly before the sink; change the schedule "
+                 "(polylab schedule FILE --schedule SPEC shows every violation)")
+        err.report = report
+        err.violations = report.violations
+        err.dependence = first.dependence
+        err.source_instance = first.source
+        err.sink_instance = first.sink
+        raise err
+    _LEGAL.add(schedule)
+    return schedule
+
+
+def as_schedule(scop: Scop, schedule: Any) -> Schedule | None:
+    """The schedule layer's value for what a caller passed: None (the original order) stays None; a
+    :class:`~polylab.schedule.Schedule` stays itself; an ``isl.Schedule`` tree or an ``isl.UnionMap``/
+    ``isl.Map`` ``{ S[x] -> [t] }`` becomes a Schedule of ``scop`` (its per-statement time vectors, read by
+    :func:`polylab.schedule.parse_schedule` from isl text) with its exactly parallel dimensions marked
+    (the ``parallel`` step; a tree's own coincident flags are not trusted); text is read by
+    :func:`schedule_from_spec` (without checking)."""
+    if schedule is None or isinstance(schedule, Schedule):
+        return schedule
+    if isinstance(schedule, str):
+        return schedule_from_spec(scop, schedule, check_legal=False)
+    if isinstance(schedule, isl.Schedule):
+        umap = schedule.get_map()
+    elif isinstance(schedule, isl.UnionMap):
+        umap = schedule
+    elif isinstance(schedule, isl.Map):
+        umap = isl.UnionMap.from_map(schedule)
+    else:
+        raise ScheduleError(f"not a schedule: {type(schedule).__name__}",
+                            hint="pass a polylab.schedule.Schedule, an isl.Schedule or an isl.UnionMap")
+    # through the schedule layer's isl-text reader: the same checks (every statement, functions defined
+    # on the whole domain, known parameters) as --schedule "{ ... }"
+    return parallel(parse_schedule(scop, str(umap.intersect_domain(scop.domain).coalesce())))
+
+
+def legal_schedule(scop: Scop, schedule: Any) -> Schedule | None:
+    """:func:`as_schedule` then :func:`require_legal`: what the experiment layer compiles."""
+    sched = as_schedule(scop, schedule)
+    return None if sched is None else require_legal(sched)
+
+
+def variant_scop(scop: Scop, schedule: Any) -> Scop:
+    """The SCoP a schedule's code is generated from: the schedule's own (``schedule.scop``, which a storage
+    step replaces with the transformed SCoP) when it carries one, else ``scop``."""
+    own = getattr(schedule, "scop", None)
+    if not isinstance(own, Scop):
+        return scop
+    if own is not scop and own.source != scop.source:
+        raise ScheduleError(f"the schedule belongs to another program ({own.name}), not to {scop.name}",
+                            hint="pass the SCoP the schedule was made for (or the one it was derived from)")
+    return own

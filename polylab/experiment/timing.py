@@ -15,6 +15,7 @@ from typing import Mapping
 from polylab import toolchain as tc
 from polylab.codegen import GeneratedCode, generate, original_program
 from polylab.errors import ToolchainError
+from polylab.experiment.schedules import legal_schedule, variant_scop
 from polylab.experiment.verify import (Progress, Verification, _quiet, build_variant, check_params, param_args,
                                        verify)
 from polylab.model.scop import Scop
@@ -100,8 +101,14 @@ def time_program(binary: tc.Binary, args: list[int], *, repeat: int, warmup: int
 def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str, int] | None = None,
             threads: int | None = None, repeat: int = 5, warmup: int = 1, baseline: bool = True,
             check: bool = True, verify_params: Mapping[str, int] | None = None, timeout: float = 300.0,
-            progress: Progress | None = None) -> RunReport:
+            progress: Progress | None = None, force: bool = False) -> RunReport:
     """Verify (unless ``check=False``), then time the variant and the original (``baseline=True``).
+
+    ``scop`` is the original SCoP (the reference program and the baseline); the variant is generated from
+    the schedule's own SCoP (``schedule.scop``, the transformed one after a storage step). An illegal
+    schedule is refused before any code is generated (:class:`~polylab.errors.IllegalTransformationError`
+    with the violated dependence and a violating pair), even with ``check=False``. ``force=True`` rebuilds
+    every binary instead of reusing the toolchain's cached builds.
 
     ``verify_params``: parameter values for the verification run (default: ``params``); verifying at
     small sizes and timing at large ones keeps the check fast. Where CUDA cannot run, the report holds
@@ -109,11 +116,12 @@ def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str
     """
     progress = progress or _quiet
     values = check_params(scop, params)
-    code = generate(scop, schedule, target)
+    schedule = legal_schedule(scop, schedule)
+    code = generate(variant_scop(scop, schedule), schedule, target)
     verification = None
     if check:
         verification = verify(scop, schedule, target, params=verify_params or values, threads=threads,
-                              timeout=timeout, progress=progress, code=code)
+                              timeout=timeout, progress=progress, code=code, force=force)
         if verification.verified is None:
             return RunReport(target, values, threads, None, None, verification, code, verification.reason)
         if not verification.verified:
@@ -121,13 +129,13 @@ def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str
     elif target == "cuda" and not tc.has_gpu():
         return RunReport(target, values, threads, None, None, None, code, tc.gpu_status().reason)
     args = param_args(scop, values)
-    variant = build_variant(code, TIMING_FLAGS, progress)
+    variant = build_variant(code, TIMING_FLAGS, progress, force=force)
     progress(f"timing the {target} variant ({warmup} warm-up, {repeat} runs)")
     seconds = time_program(variant, args, repeat=repeat, warmup=warmup, threads=threads, timeout=timeout)
     base = None
     if baseline:
         progress("compiling the original program (gcc -O3)")
-        ref = tc.compile(original_program(scop), flags=TIMING_FLAGS)
+        ref = tc.compile(original_program(scop), flags=TIMING_FLAGS, force=force)
         progress(f"timing the original program ({warmup} warm-up, {repeat} runs)")
         base = time_program(ref, args, repeat=repeat, warmup=warmup, threads=None, timeout=timeout)
     return RunReport(target, values, threads, seconds, base, verification, code)

@@ -19,6 +19,7 @@ import islpy as isl
 from polylab.codegen import GeneratedCode, generate, original_program
 from polylab.codegen.harness import live_out_points
 from polylab.errors import ModelError, ToolchainError
+from polylab.experiment.schedules import legal_schedule, variant_scop
 from polylab.model.scop import Scop
 from polylab import toolchain as tc
 
@@ -116,23 +117,29 @@ def cuda_unavailable() -> str | None:
     return None
 
 
-def build_variant(code: GeneratedCode, flags, progress: Progress = _quiet) -> tc.Binary:
-    """Compile generated code (C, OpenMP or CUDA)."""
+def build_variant(code: GeneratedCode, flags, progress: Progress = _quiet, *, force: bool = False) -> tc.Binary:
+    """Compile generated code (C, OpenMP or CUDA); ``force=True`` rebuilds instead of reusing the
+    toolchain's cached build."""
     if code.program is None:
         raise ToolchainError(f"{code.target} code is not a program and cannot be compiled here")
     if code.target == "cuda":
         progress("compiling the CUDA variant (nvcc)")
-        return tc.compile(code.program, language="cuda", flags=[f for f in flags if f != "-Wall"])
+        return tc.compile(code.program, language="cuda", flags=[f for f in flags if f != "-Wall"], force=force)
     progress(f"compiling the {code.target} variant")
-    return tc.compile(code.program, flags=flags, openmp=code.target == "openmp")
+    return tc.compile(code.program, flags=flags, openmp=code.target == "openmp", force=force)
 
 
 def verify(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str, int] | None = None,
            threads: int | None = None, timeout: float = 60.0, progress: Progress | None = None,
-           code: GeneratedCode | None = None) -> Verification:
+           code: GeneratedCode | None = None, force: bool = False) -> Verification:
     """Build and run the original program and the variant on the same inputs; compare every live-out array.
 
-    ``schedule``: anything :func:`polylab.codegen.generate` accepts (None: the original schedule).
+    ``scop``: the original SCoP (its program is the reference). ``schedule``: a
+    :class:`polylab.schedule.Schedule` (or an ``isl.Schedule``/``isl.UnionMap``, read into one; None: the
+    original schedule). The variant is generated from the schedule's own SCoP (``schedule.scop``: after a
+    storage step, the transformed one), never from ``scop``. An illegal schedule is refused before any code
+    is generated: :class:`~polylab.errors.IllegalTransformationError` names the violated dependence and a
+    violating pair. ``force=True`` rebuilds both programs instead of reusing cached builds.
     ``target``: ``'c'``, ``'openmp'`` or ``'cuda'`` (``verified`` is None, with the reason, where CUDA
     cannot run). A compile error raises :class:`~polylab.errors.CompileError` with the compiler's
     message; a variant that runs past ``timeout`` seconds raises :class:`~polylab.errors.RunTimeout`.
@@ -140,12 +147,14 @@ def verify(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str,
     progress = progress or _quiet
     values = check_params(scop, params)
     args = param_args(scop, values)
-    code = code or generate(scop, schedule, target)
+    schedule = legal_schedule(scop, schedule)  # also when ``code`` is given: never run an illegal one
+    if code is None:
+        code = generate(variant_scop(scop, schedule), schedule, target)
     if target == "cuda" and not tc.cuda_compiler_status():
         return Verification(None, target, values, threads, reason=tc.cuda_compiler_status().reason, code=code)
     progress("compiling the original program")
-    ref = tc.compile(original_program(scop), flags=VERIFY_FLAGS)
-    variant = build_variant(code, VERIFY_FLAGS, progress)
+    ref = tc.compile(original_program(scop), flags=VERIFY_FLAGS, force=force)
+    variant = build_variant(code, VERIFY_FLAGS, progress, force=force)
     warnings = tuple(str(w) for w in variant.warnings)
     if target == "cuda" and not tc.has_gpu():
         return Verification(None, target, values, threads, code=code, warnings=warnings,

@@ -23,9 +23,9 @@ runs is captured and shown in the cell.
 ``%polyrun [VARIANT ...] [--target c|openmp|cuda] [--param N=...] [--threads T] [--repeat R] [-o] [--force]``
     Compile, verify and time each stored schedule VARIANT (default ``schedule``) against the original
     program; prints a ``%timeit``-style line and a chart of every variant timed so far in the session.
-    Results are cached per (code, options); ``--force`` verifies and times again (and rebuilds the binaries
-    too once ``polylab.experiment.measure`` accepts ``force``; until then the toolchain's content-hash
-    build cache, which is exact, supplies them). ``-o`` returns the result.
+    Results are cached per (code, options); ``--force`` verifies and times again and rebuilds every binary
+    (``polylab.experiment.measure(..., force=True)`` passes it to the toolchain's ``compile``). An illegal
+    schedule is never run. ``-o`` returns the result.
 """
 
 from __future__ import annotations
@@ -242,7 +242,7 @@ class PolylabMagics(Magics):
     @argument("-n", "--threads", type=int, default=None, help="OpenMP threads")
     @argument("-r", "--repeat", type=int, default=3, help="timed runs (median reported)")
     @argument("-o", "--output", action="store_true", help="return the result object")
-    @argument("--force", action="store_true", help="verify and time again even when a result is cached")
+    @argument("--force", action="store_true", help="verify, rebuild and time again even when a result is cached")
     @line_magic
     def polyrun(self, line: str) -> Any:
         """Compile, verify and time stored schedules against the original program."""
