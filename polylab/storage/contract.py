@@ -33,9 +33,13 @@ from polylab.model.scop import Access, Array, Scop, Statement
 from polylab.analysis.dataflow import dataflow
 from polylab.storage.islutil import (check_legal, restrict_order, time_function, extend_schedule,
                                      maps, pad_schedule, param_text, schedule_from_map,
-                                     schedule_map, schedule_tree, set_example_text, sets, small_point,
+                                     schedule_map, schedule_tree, set_example_text, sets, small_point, example_text,
                                      time_dims, wrap_schedule, writes_map)
 from polylab.storage.report import Displayable, esc, text_table
+
+EXPLAINED = 3          # refuted moduli explained with a full (w, w', r) conflict; later ones by a pair
+EXEMPLIFIED = 8        # refuted moduli with an example pair of live elements; later ones by their difference
+UNBOUNDED_SCAN = 16    # moduli scanned against an unbounded Delta when no max_modulus is given
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,9 @@ class ContractionReport(Displayable):
     conflict_set: str
     copy_outs: tuple[tuple[str, str], ...]
     seconds: float = 0.0
+    live_distances: str = ""                         # Delta (see LiveDistances); "" when m was given
+    parallel_kept: tuple[int, ...] = ()              # schedule dimensions still marked parallel
+    parallel_dropped: tuple[tuple[int, str], ...] = ()   # (dimension, the dependence that now forbids it)
 
     @property
     def modulus(self) -> int:
@@ -83,13 +90,27 @@ class ContractionReport(Displayable):
             (", ".join(f"dim {d} mod {k}" for d, k in zip(self.dims, a.moduli)),
              "safe (the conflict set is empty)" if a.safe else f"refuted: {a.conflict}") for a in self.attempts],
             width=110))
+        if self.live_distances:
+            lines.append(f"  live distances Delta (dimension(s) {', '.join(map(str, self.dims))}): "
+                         f"{self.live_distances}")
         if self.copy_outs:
             lines.append(text_table(("copy-out", "domain"), self.copy_outs, width=110))
+        lines += self._parallel_lines()
         return "\n".join(lines)
+
+    def _parallel_lines(self) -> list[str]:
+        out = []
+        if self.parallel_kept:
+            out.append(f"  parallel dimension(s) kept (still coincident for the contracted SCoP): "
+                       f"{', '.join(map(str, self.parallel_kept))}")
+        for d, why in self.parallel_dropped:
+            out.append(f"  parallel mark of dimension {d} dropped: {why}")
+        return out
 
     def html(self) -> str:
         tried = "".join(f"<li>{esc(a.text_line(self.array, self.dims))}</li>" for a in self.attempts)
         cps = "".join(f"<li>copy-out <b>{esc(n)}</b>: <code>{esc(d)}</code></li>" for n, d in self.copy_outs)
+        cps += "".join(f"<li>{esc(ln.strip())}</li>" for ln in self._parallel_lines())
         return (f"<div class='polylab-contract'><b>contract {esc(self.array)}</b>: "
                 f"<code>{esc(self.mapping)}</code> ({esc(self.buffer)}"
                 f"{''.join('[' + esc(e) + ']' for e in self.extents)})<br>proof: the conflict set "
@@ -128,6 +149,18 @@ def _same_slot(space_params: isl.Space, array: str, rank: int, dims: Sequence[in
     same = s.apply_range(s.reverse())
     ident = isl.Map.identity(isl.Space.map_from_set(same.domain().get_space()))
     return same.subtract(ident)
+
+
+def _same_other_dims(space_params: isl.Space, array: str, rank: int, dims: Sequence[int]) -> isl.Map:
+    """``{ x[a] -> x[b] : a != b, a_o = b_o for every dimension o not contracted }``: the pairs of
+    elements that *some* modulo mapping of ``dims`` could put into one slot."""
+    a = [f"a{k}" for k in range(rank)]
+    b = [f"b{k}" if k in dims else a[k] for k in range(rank)]
+    params = [space_params.get_dim_name(isl.dim_type.param, k)
+              for k in range(space_params.dim(isl.dim_type.param))]
+    rel = isl.Map(f"[{', '.join(params)}] -> {{ {array}[{', '.join(a)}] -> {array}[{', '.join(b)}] }}")
+    ident = isl.Map.identity(isl.Space.map_from_set(rel.domain().get_space()))
+    return rel.subtract(ident)
 
 
 def _conflicts(W: isl.UnionMap, F: isl.UnionMap, T: isl.UnionMap, same: isl.Map,
@@ -189,6 +222,143 @@ def _explain(conf: isl.UnionMap, W: isl.UnionMap, array: str) -> tuple[str, tupl
     return "(no example)", ()
 
 
+@dataclass(frozen=True)
+class LiveDistances:
+    """``Delta``: the differences ``e'_d - e_d`` (over the contracted dimensions ``d``) between distinct
+    elements ``e``, ``e'`` that agree on every other dimension and are *simultaneously live*: ``e'`` is
+    written (by ``w'``) while the value of ``e`` written by ``w`` is still to be read by ``r``, i.e.
+    ``(w, w', r)`` is in the conflict set of the module text without the condition ``s(e) = s(e')``.
+
+    A modulo mapping ``m`` is safe iff no vector of ``Delta`` has every component ``delta_k`` a multiple
+    of ``m_k`` (``Delta`` never holds 0). ``pairs`` is ``{ x[e] -> x[e'] }`` itself (for examples);
+    ``vectors`` the set of differences over all parameter values of the context (parameters projected
+    out, which is exact: a mapping must be safe for every parameter value); ``points`` its elements when
+    it is bounded, else None.
+    """
+
+    pairs: isl.UnionMap
+    vectors: isl.Set
+    points: frozenset[tuple[int, ...]] | None
+
+    @property
+    def bounded(self) -> bool:
+        return self.points is not None
+
+    def bound(self) -> tuple[int, ...]:
+        """``max |delta_k|`` per contracted dimension (0 when Delta is empty)."""
+        n = self.vectors.dim(isl.dim_type.set)
+        pts = self.points or frozenset()
+        return tuple(max((abs(p[k]) for p in pts), default=0) for k in range(n))
+
+    def witness(self, moduli: Sequence[int]) -> tuple[int, ...] | None:
+        """A difference of Delta that is a multiple of ``moduli`` (then the mapping is refuted), or None."""
+        if self.points is not None:
+            hits = [p for p in self.points if all(v % m == 0 for v, m in zip(p, moduli))]
+            return min(hits, key=lambda p: (sum(abs(v) for v in p), tuple(-v for v in p))) if hits else None
+        n = self.vectors.dim(isl.dim_type.set)
+        ds = ", ".join(f"d{k}" for k in range(n))
+        qs = ", ".join(f"q{k}" for k in range(n))
+        cond = " and ".join(f"d{k} = {m} * q{k}" for k, m in enumerate(moduli))
+        mult = isl.Set(f"{{ [{ds}] : exists ({qs} : {cond}) }}")
+        hit = self.vectors.intersect(mult)
+        if hit.is_empty():
+            return None
+        p = small_point(hit)
+        return tuple(_coords(p, 0, n))
+
+    def text(self) -> str:
+        if self.points is not None:
+            pts = sorted(self.points)
+            bound = f"|delta| <= {', '.join(map(str, self.bound()))}"
+            if len(pts) <= 12:
+                return "{ " + ", ".join("(" + ", ".join(map(str, p)) + ")" if len(p) > 1 else str(p[0])
+                                        for p in pts) + f" }} ({bound})"
+            return f"{len(pts)} differences, {bound}"
+        return str(self.vectors.coalesce())
+
+
+def _live_distances(W: isl.UnionMap, F: isl.UnionMap, T: isl.UnionMap, array: str, rank: int,
+                    dims: Sequence[int], context: isl.Set) -> LiveDistances:
+    """:class:`LiveDistances` of ``array`` under ``T`` (exact; one conflict computation)."""
+    rel = _same_other_dims(context.get_space(), array, rank, dims)
+    conf = _conflicts(W, F, T, rel, context)               # { w -> [w' -> r] }
+    ww = conf.uncurry().domain().unwrap()                    # { w -> w' }
+    pairs = ww.apply_domain(W).apply_range(W).intersect(isl.UnionMap.from_map(rel)).coalesce()
+    n = len(dims)
+    space = isl.Space.set_alloc(context.get_ctx(), 0, n)
+    vec = isl.Set.empty(space)
+    for m in maps(pairs):
+        d = m.deltas()
+        keep = set(dims)
+        for k in reversed(range(rank)):        # keep the contracted dimensions only (others are 0)
+            if k not in keep:
+                d = d.project_out(isl.dim_type.set, k, 1)
+        npar = d.dim(isl.dim_type.param)
+        d = d.project_out(isl.dim_type.param, 0, npar).reset_tuple_id()
+        vec = vec.union(d)
+    vec = vec.coalesce()
+    points: frozenset[tuple[int, ...]] | None = None
+    if vec.is_bounded():
+        acc: list[tuple[int, ...]] = []
+        vec.foreach_point(lambda p: acc.append(tuple(_coords(p, 0, n))))
+        points = frozenset(acc)
+    return LiveDistances(pairs, vec, points)
+
+
+def _spans(scop: Scop, W: isl.UnionMap, array: str, dims: Sequence[int]) -> list[int | None]:
+    """Per contracted dimension, how many consecutive indices the region uses at most (over every
+    parameter value of the context), or None when that is unbounded."""
+    used = W.range().union(scop.reads.range()).intersect_params(scop.context)
+    elems = [q for q in sets(used) if q.get_tuple_name() == array]
+    out: list[int | None] = []
+    for d in dims:
+        if not elems:
+            out.append(None)
+            continue
+        e = elems[0]
+        n = e.dim(isl.dim_type.set)
+        # { [w] : w = b_d - a_d for a, b used } with the parameters projected out
+        pair = isl.Map.from_domain_and_range(e, e).deltas()
+        pair = pair.project_out(isl.dim_type.set, d + 1, n - d - 1).project_out(isl.dim_type.set, 0, d)
+        pair = pair.project_out(isl.dim_type.param, 0, pair.dim(isl.dim_type.param))
+        if pair.is_empty() or not pair.is_bounded():
+            out.append(None)
+            continue
+        top = pair.lexmax().sample_point()
+        out.append(int(top.get_coordinate_val(isl.dim_type.set, 0).to_python()) + 1)
+    return out
+
+
+def _pair_example(live: LiveDistances, dims: Sequence[int], delta: Sequence[int] | None,
+                  ) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """Two simultaneously live elements (whose difference is ``delta`` when given), at small parameters."""
+    for m in maps(live.pairs):
+        rel = m
+        if delta is not None:
+            for d, v in zip(dims, delta):
+                # e'_d - e_d = v
+                c = isl.Constraint.equality_alloc(isl.LocalSpace.from_space(rel.get_space()))
+                c = c.set_coefficient_val(isl.dim_type.out, d, isl.Val.int_from_si(rel.get_ctx(), 1))
+                c = c.set_coefficient_val(isl.dim_type.in_, d, isl.Val.int_from_si(rel.get_ctx(), -1))
+                c = c.set_constant_val(isl.Val.int_from_si(rel.get_ctx(), -int(v)))
+                rel = rel.add_constraint(c)
+        if rel.is_empty():
+            continue
+        p = small_point(rel.wrap())
+        name = rel.get_tuple_name(isl.dim_type.in_)
+        n_in = rel.dim(isl.dim_type.in_)
+        e, e2 = _coords(p, 0, n_in), _coords(p, n_in, n_in)
+        sp = p.get_space()
+        params = tuple((sp.get_dim_name(isl.dim_type.param, k),
+                        p.get_coordinate_val(isl.dim_type.param, k).to_python())
+                       for k in range(sp.dim(isl.dim_type.param)))
+        pt = param_text(p)
+        text = (f"{name}[{']['.join(map(str, e))}] and {name}[{']['.join(map(str, e2))}] are live at the "
+                f"same time" + (f" ({pt})" if pt else ""))
+        return text, params
+    return "(no example)", ()
+
+
 def _extent(scop: Scop, elements: isl.Set, d: int, declared: str) -> str:
     """A C expression for the extent of dimension ``d`` of the accessed elements (max index + 1)."""
     try:
@@ -209,12 +379,22 @@ def _extent(scop: Scop, elements: isl.Set, d: int, declared: str) -> str:
 
 
 def contract(scop: Scop, schedule: Any = None, array: str = "", *, dims: Sequence[int] | None = None,
-             modulus: int | Sequence[int] | None = None, max_modulus: int = 8,
+             modulus: int | Sequence[int] | None = None, max_modulus: int | None = None,
              buffer: str | None = None) -> tuple[Scop, Any, ContractionReport]:
     """The smallest modulo mapping of ``array`` under ``schedule`` that loses no value (module text).
 
     ``dims``: the dimensions taken modulo (default ``(0,)``, the outermost); ``modulus``: try only this
-    ``m`` (an int, or one per dimension); otherwise ``m = 1, 2, ..., max_modulus`` are tried in order.
+    ``m`` (an int, or one per dimension). Otherwise the smallest safe ``m`` is computed exactly: the
+    set ``Delta`` of differences between simultaneously live elements (:class:`LiveDistances`, one isl
+    computation) refutes every ``m`` that divides one of its vectors; when ``Delta`` is bounded the
+    smallest ``m`` it does not refute is at most ``max |delta| + 1`` and is found by scanning the
+    candidates against ``Delta``, then proven with the conflict set of the module text. When ``Delta``
+    is unbounded (all planes live at once) the moduli up to ``max_modulus`` (default
+    ``UNBOUNDED_SCAN``) are scanned and, as a rule, all refused with the reason. ``max_modulus`` also
+    caps the bounded search. The first refuted moduli are explained by a full conflict
+    ``(w, w', r)``, the next ones by a pair of simultaneously live elements.
+    The parallel (coincident) marks of ``schedule`` are kept where they are still exactly coincident
+    for the contracted SCoP (its buffer adds false dependences); the report lists the dropped ones.
     Returns the new SCoP (``array`` replaced by ``buffer``, default ``<array>buf``, in every statement,
     copy-out statements appended, its schedule the new one), the new schedule and the report. Raises
     :class:`StorageError` (with an example element and instances) when no tried mapping is safe, and
@@ -279,36 +459,83 @@ def contract(scop: Scop, schedule: Any = None, array: str = "", *, dims: Sequenc
                                                        isl.Val.one(Tc.get_ctx()))
         T_new = T_new.union(isl.UnionMap.from_map(Tc))
         F_all = F_all.union(isl.UnionMap.from_map(ren))
-    # the search
+    # the search: exact live distances first, candidates scanned against them, the choice proven
+    attempts: list[Attempt] = []
+    chosen = None
+    conflict_text = ""
+    live: LiveDistances | None = None
+    unbounded_reason = ""
     if modulus is None:
-        if len(dims) == 1:
-            candidates = [(m,) for m in range(1, max_modulus + 1)]
+        live = _live_distances(W, F_all, T_new, array, arr.rank, dims, scop.context)
+        if live.bounded:
+            # m_k = max|delta_k| + 1 is always safe (then delta_k = 0 mod m_k forces delta_k = 0)
+            limits = [b + 1 for b in live.bound()]
         else:
-            candidates = sorted(itertools.product(range(1, max_modulus + 1), repeat=len(dims)),
-                                key=lambda t: (_prod(t), t))
+            cap = max_modulus if max_modulus is not None else UNBOUNDED_SCAN
+            limits = [cap] * len(dims)
+            unbounded_reason = (f"the differences in dimension(s) {', '.join(map(str, dims))} between elements "
+                                f"live at the same time are unbounded ({live.text()})")
+        if max_modulus is not None:
+            limits = [min(b, max_modulus) for b in limits]
+        # a modulus >= the number of indices in a dimension keeps every plane of it: no saving at all
+        spans = _spans(scop, W, array, dims)
+        limits = [min(b, sp) if sp is not None else b for b, sp in zip(limits, spans)]
+        candidates = sorted((t for t in itertools.product(*[range(1, b + 1) for b in limits])
+                             if not (all(sp is not None and m >= sp for m, sp in zip(t, spans))
+                                     and any(sp is not None and sp > 1 for sp in spans))),
+                            key=lambda t: (_prod(t), t))
+        if live.bounded and all(sp is not None and b + 1 >= sp for b, sp in zip(live.bound(), spans)):
+            unbounded_reason = (f"elements up to {', '.join(map(str, live.bound()))} apart in dimension(s) "
+                                f"{', '.join(map(str, dims))} are live at the same time, while the indices "
+                                f"used span only {', '.join(map(str, spans))}: every safe mapping keeps all "
+                                f"the planes")
     else:
         mods = (modulus,) if isinstance(modulus, int) else tuple(modulus)
         if len(mods) != len(dims) or any(m < 1 for m in mods):
             raise ModelError(f"give one modulus >= 1 per contracted dimension {dims}: {modulus}")
         candidates = [mods]
-    attempts: list[Attempt] = []
-    chosen = None
     for mods in candidates:
+        mods = tuple(mods)
+        if live is not None:
+            delta = live.witness(mods)
+            if delta is not None:      # refuted by Delta
+                refuted = sum(1 for a in attempts if not a.safe)
+                last = mods == candidates[-1]
+                if refuted < EXPLAINED:
+                    same = _same_slot(scop.context.get_space(), array, arr.rank, dims, mods)
+                    text, params = _explain(_conflicts(W, F_all, T_new, same, scop.context), W, array)
+                elif refuted < EXEMPLIFIED or last:
+                    ex, params = _pair_example(live, dims, delta)
+                    text = (f"{ex}, {', '.join(map(str, delta))} apart in dimension(s) "
+                            f"{', '.join(map(str, dims))}: the same slot")
+                else:
+                    params = ()
+                    text = (f"elements {', '.join(map(str, delta))} apart in dimension(s) "
+                            f"{', '.join(map(str, dims))} are live at the same time (a difference in Delta)")
+                attempts.append(Attempt(mods, False, text, params))
+                continue
         same = _same_slot(scop.context.get_space(), array, arr.rank, dims, mods)
-        conf = _conflicts(W, F_all, T_new, same, scop.context)
+        conf = _conflicts(W, F_all, T_new, same, scop.context)     # the proof (or the refutation)
         if conf.is_empty():
-            attempts.append(Attempt(tuple(mods), True))
-            chosen = tuple(mods)
+            attempts.append(Attempt(mods, True))
+            chosen = mods
             conflict_text = str(conf)
             break
         text, params = _explain(conf, W, array)
-        attempts.append(Attempt(tuple(mods), False, text, params))
+        attempts.append(Attempt(mods, False, text, params))
+    if chosen is None and live is not None and live.bounded and not unbounded_reason:
+        unbounded_reason = (f"elements up to {', '.join(map(str, live.bound()))} apart are live at the same "
+                            f"time: the smallest safe modulus is above max_modulus={max_modulus}")
     if chosen is None:
-        last_try = attempts[-1]
+        shown = attempts[:2] + (attempts[-1:] if len(attempts) > 2 else [])
         raise ContractionRefused(
             f"contracting {array} along dimension(s) {', '.join(map(str, dims))} would lose a value that "
-            f"is still read: " + "; ".join(f"modulo {', '.join(map(str, a.moduli))}: {a.conflict}"
-                                          for a in attempts[:2] + ([last_try] if len(attempts) > 2 else [])),
+            f"is still read: " + (unbounded_reason + ("" if not unbounded_reason.startswith("the differences") else
+                                                     ", so no number of planes fixed in advance suffices")
+                                  + (f" (moduli up to {attempts[-1].moduli[0]} tried; e.g. "
+                                     f"{attempts[-1].conflict})" if attempts else "")
+                                  + "; " if unbounded_reason else "")
+            + "; ".join(f"modulo {', '.join(map(str, a.moduli))}: {a.conflict}" for a in shown),
             attempts=tuple(attempts),
             hint="choose a schedule that consumes each value sooner (e.g. interleave the initialisation "
                  "with the sweep), or keep more planes")
@@ -384,10 +611,98 @@ def contract(scop: Scop, schedule: Any = None, array: str = "", *, dims: Sequenc
     rank_vars = [f"i{k}" for k in range(arr.rank)]
     mapping = (f"{array}[{']['.join(rank_vars)}] -> {buf}[" + "][".join(
         (f"{v} % {chosen[dims.index(k)]}" if k in dims else v) for k, v in enumerate(rank_vars)) + "]")
+    out = wrap_schedule(schedule, tree, new_scop, steps=(f"contract({array})",))
+    out, kept, dropped = _keep_parallel(base, out, buf)
     report = ContractionReport(array, buf, dims, chosen, mapping, tuple(extents), tuple(attempts),
                                conflict_text, tuple((n, str(d)) for _, n, d in copy_specs),
-                               time.perf_counter() - t0)
-    return new_scop, wrap_schedule(schedule, tree, new_scop, steps=(f"contract({array})",)), report
+                               time.perf_counter() - t0, live.text() if live is not None else "",
+                               kept, dropped)
+    return new_scop, out, report
+
+
+def _keep_parallel(template: Any, out: Any, buf: str) -> tuple[Any, tuple[int, ...], tuple[tuple[int, str], ...]]:
+    """Carry the parallel marks of ``template`` over to ``out`` (the schedule of the contracted SCoP).
+
+    Contraction changes no time vector (dimension ``d`` of ``out`` is dimension ``d`` of ``template``; the
+    copy-outs only add an innermost dimension), but the buffer adds dependences: instances that now share
+    a cell of the buffer. A marked dimension stays marked iff it is still exactly coincident w.r.t. the
+    dependences of the contracted SCoP (the schedule layer's :meth:`Schedule.is_coincident`); otherwise
+    the mark is dropped, with the dependence that is now carried by it.
+    """
+    if not hasattr(out, "is_coincident"):
+        return out, (), ()
+    out = _same_functions(template, out)
+    marked = getattr(template, "marked", None)
+    if not marked:
+        return out, (), ()
+    kept: list[int] = []
+    dropped: list[tuple[int, str]] = []
+    for d in sorted(marked):
+        if d < out.n_dims and d in out.loop_dims and out.is_coincident(d):
+            kept.append(d)
+        else:
+            dropped.append((d, _carried_by(out, d, buf)))
+    return replace(out, marked=frozenset(kept)), tuple(kept), tuple(dropped)
+
+
+def _same_functions(template: Any, out: Any) -> Any:
+    """``out`` with the time functions the user gave (``template``'s, followed by 0) for the statements
+    that kept their instances, where they agree with ``out`` on the domain (they do by construction; the
+    round trip through one isl band would otherwise print them one piece per face of the domain)."""
+    tmaps = getattr(template, "maps", None)
+    if not tmaps:
+        return out
+    new = dict(out.maps)
+    changed = False
+    for s in out.scop.statements:
+        if s.name not in tmaps or s.name not in new:
+            continue
+        m = tmaps[s.name]
+        k = m.dim(isl.dim_type.out)
+        if k + 1 != new[s.name].dim(isl.dim_type.out):
+            continue
+        m = m.add_dims(isl.dim_type.out, 1).fix_val(isl.dim_type.out, k, isl.Val.zero(m.get_ctx()))
+        dom = s.domain.intersect_params(out.scop.context)
+        try:
+            m = m.align_params(new[s.name].get_space())
+            same = m.intersect_domain(dom.align_params(m.get_space().domain())).is_equal(
+                new[s.name].intersect_domain(dom.align_params(m.get_space().domain())))
+        except isl.Error:
+            continue
+        if same:
+            new[s.name] = m
+            changed = True
+    if not changed:
+        return out
+    return type(out).from_maps(out.scop, new, steps=out.steps, marked=out.marked, notes=out.notes,
+                               details=out.details)
+
+
+def _carried_by(sched: Any, d: int, buf: str) -> str:
+    """A dependence of ``sched.scop`` whose instances agree in time before ``d`` and differ at ``d``."""
+    n = sched.n_dims
+    a = [f"a{k}" for k in range(n)]
+    b = [f"b{k}" for k in range(n)]
+    cond = " and ".join([f"b{k} = a{k}" for k in range(d)] + [f"b{d} != a{d}"])
+    pspace = sched.scop.context.get_space()
+    for dep in sched.dependences:
+        try:
+            rel = dep.relation.align_params(pspace)
+            ts = sched.maps[dep.source].align_params(rel.get_space())
+            tt = sched.maps[dep.sink].align_params(rel.get_space())
+            times = rel.domain_map().apply_range(ts).range_product(rel.range_map().apply_range(tt))
+            want = isl.Map(f"{{ [{', '.join(a)}] -> [{', '.join(b)}] : {cond} }}").wrap()
+            bad = times.intersect_range(want.align_params(times.get_space().range())).domain().unwrap()
+            bad = bad.intersect_params(sched.scop.context)
+        except isl.Error:
+            continue
+        if bad.is_empty():
+            continue
+        what = (f"a false dependence through the buffer {buf}" if dep.array == buf
+                else f"a {dep.kind} dependence on {dep.array}")
+        return (f"{what} ({dep.kind} {dep.source} -> {dep.sink}) is carried by it, e.g. "
+                f"{example_text(bad)}")
+    return "it is not coincident for the contracted SCoP"
 
 
 def _prod(t: Sequence[int]) -> int:

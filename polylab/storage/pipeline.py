@@ -66,7 +66,7 @@ class Skipped(Displayable):
 
 
 def storage_pipeline(scop: Scop, schedule: Any = None, *, initial_values: Mapping[str, Any] | None = None,
-                     arrays: Iterable[str] | None = None, max_modulus: int = 8) -> StoragePlan:
+                     arrays: Iterable[str] | None = None, max_modulus: int | None = None) -> StoragePlan:
     """Find a chain of storage steps for ``scop`` (see the module text); every step is exact and legal.
 
     ``arrays``: the arrays to contract (default: every array of rank >= 1 written in the region).
