@@ -1,0 +1,381 @@
+"""The :class:`Schedule` value: one affine time vector per statement instance.
+
+A schedule gives every instance ``S[x]`` of every statement a time vector ``theta_S(x)`` in ``Z^n`` (the
+same ``n`` for all statements; shorter vectors are padded with zeros); instances run in lexicographic order
+of their time vectors. The simple view is one isl map per statement, ``{ S[x] -> [theta_S(x)] }``; the
+tree view (:attr:`Schedule.tree`) is the isl schedule tree that code generation consumes: nested *bands*
+(consecutive dimensions), each marked *permutable* when it can be tiled, whose members are marked
+*coincident* when they may run in parallel (isl's conventions).
+
+Everything about order is decided exactly on the set of *time distances*
+
+    Delta = { theta_T(y) - theta_S(x) : (S[x] -> T[y]) a dependence }      (an isl set in Z^n)
+
+* legal          iff every delta is lexicographically positive;
+* dimension d is parallel (coincident) iff no delta has ``delta_0 = ... = delta_{d-1} = 0, delta_d != 0``;
+* dimensions [s, e) form a permutable band iff every delta with ``delta_0 = ... = delta_{s-1} = 0`` has
+  ``delta_k >= 0`` for ``s <= k < e`` (then any order of those loops, and rectangular tiling, is legal).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from types import MappingProxyType
+from typing import Mapping, Sequence
+
+import islpy as isl
+
+from polylab.errors import ScheduleError
+from polylab.model import Scop, Statement
+from polylab.schedule.deps import Dep, dependences, maps_of, union
+
+
+@dataclass(frozen=True)
+class Band:
+    """Dimensions ``start .. start + size - 1`` of the schedule, one band node of the tree."""
+
+    start: int
+    size: int
+    permutable: bool
+
+    @property
+    def dims(self) -> range:
+        return range(self.start, self.start + self.size)
+
+
+# --------------------------------------------------------------------------------------------------------
+# isl helpers on per-statement affine functions
+def stmt_affs(m: isl.Map) -> list[isl.PwAff]:
+    """The time dimensions of a single-valued map ``{ S[x] -> [t0, ..] }`` as piecewise affine functions."""
+    pma = isl.PwMultiAff.from_map(m)
+    return [pma.get_pw_aff(k) for k in range(m.dim(isl.dim_type.out))]
+
+
+def zero_aff(stmt: Statement, params_space: isl.Space) -> isl.PwAff:
+    space = stmt.domain.get_space().align_params(params_space)
+    return isl.PwAff.from_aff(isl.Aff.zero_on_domain_space(space))
+
+
+def const_aff(stmt: Statement, params_space: isl.Space, value: int) -> isl.PwAff:
+    return zero_aff(stmt, params_space).add_constant_val(isl.Val.int_from_si(params_space.get_ctx(), value))
+
+
+def iter_aff(stmt: Statement, params_space: isl.Space, k: int) -> isl.PwAff:
+    space = stmt.domain.get_space().align_params(params_space)
+    ls = isl.LocalSpace.from_space(space)
+    return isl.PwAff.from_aff(isl.Aff.var_on_domain(ls, isl.dim_type.set, k))
+
+
+def map_from_affs(stmt: Statement, params_space: isl.Space, affs: Sequence[isl.PwAff]) -> isl.Map:
+    """``{ S[x] -> [affs(x)] }`` (an anonymous range tuple)."""
+    if not affs:
+        dom = stmt.domain.align_params(params_space)
+        return isl.Map.from_domain_and_range(isl.Set.universe(dom.get_space()),
+                                             isl.Set.universe(isl.Space.set_alloc(
+                                                 params_space.get_ctx(), 0, 0).align_params(params_space)))
+    m = isl.Map.from_pw_aff(affs[0])
+    for a in affs[1:]:
+        m = m.flat_range_product(isl.Map.from_pw_aff(a))
+    return m.reset_tuple_id(isl.dim_type.out)
+
+
+def lexmin_point(s: isl.Set) -> isl.Point:
+    """The lexicographically smallest point of ``s`` (isl ``lexmin``); if isl gives up on an unusual set
+    (local variables it cannot eliminate), after simplification, and as a last resort any point."""
+    for attempt in (lambda x: x, lambda x: x.detect_equalities().remove_redundancies().coalesce()):
+        try:
+            return attempt(s).lexmin().sample_point()
+        except isl.Error:
+            continue
+    return s.sample_point()
+
+
+def farkas_coefficients(s: isl.Set) -> isl.Set:
+    """The affine form of the Farkas lemma, by isl: the set of ``(c0, c_params, c)`` such that
+    ``c0 + c_params . p + c . x >= 0`` for every ``(p, x)`` in ``s`` (rationally), as a flat set.
+
+    isl's ``coefficients`` needs sets without local (existential) variables; a basic set that has some
+    is *lifted* (its local variables become ordinary ones) and their coefficients are fixed to 0, which
+    gives exactly the affine forms valid on the projection. For a union, the valid forms are those valid
+    on every piece."""
+    n = s.dim(isl.dim_type.set)
+    np_ = s.dim(isl.dim_type.param)
+    width = 1 + np_ + n
+    out = None
+    for b in s.get_basic_sets():
+        if b.dim(isl.dim_type.div):
+            lifted = isl.Set.from_basic_set(b.lift()).flatten()
+        else:
+            lifted = isl.Set.from_basic_set(b)
+        c = lifted.coefficients()
+        c = (isl.Set.from_basic_set(c) if isinstance(c, isl.BasicSet) else c).flatten()
+        extra = lifted.dim(isl.dim_type.set) - n
+        for k in range(extra):
+            c = c.fix_val(isl.dim_type.set, width + k, isl.Val.int_from_si(c.get_ctx(), 0))
+        if extra:
+            c = c.project_out(isl.dim_type.set, width, extra)
+        out = c if out is None else out.intersect(c)
+    if out is None:
+        names = ", ".join(f"x{k}" for k in range(width))
+        out = isl.Set(f"{{ [{names}] }}")
+    return out
+
+
+def is_constant(aff: isl.PwAff) -> bool:
+    return aff.is_cst()
+
+
+def const_value(aff: isl.PwAff) -> int | None:
+    """The value of a constant time dimension (None when it is not one constant)."""
+    if not aff.is_cst():
+        return None
+    vals = {int(a.get_constant_val().to_python()) for _, a in aff.get_pieces()}
+    return vals.pop() if len(vals) == 1 else None
+
+
+def aff_text(aff: isl.PwAff, stmt: Statement) -> str:
+    """``i + j`` for ``{ S[i, j] -> [(i + j)] }`` (isl's own notation for anything piecewise)."""
+    s = str(aff)
+    body = s[s.index("{") + 1: s.rindex("}")].strip()
+    if ";" in body:
+        return body
+    rng = body.split("->", 1)[1].strip() if "->" in body else body
+    if ":" in rng:
+        return rng
+    rng = rng.strip()
+    if rng.startswith("[") and rng.endswith("]"):
+        rng = rng[1:-1].strip()
+    if rng.startswith("(") and rng.endswith(")") and rng.count("(") == 1:
+        rng = rng[1:-1]
+    return rng
+
+
+# --------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """A schedule of a SCoP (an immutable value; every transformation returns a new one).
+
+    ``maps``: statement name -> ``{ S[x] -> [t_0, ..., t_{n-1}] }`` (all with the same ``n``).
+    ``steps``: the recipe steps that produced it (``("wavefront", "tile(32, 32)")``).
+    ``marked``: the dimensions marked parallel (coincident in :attr:`tree`); only dimensions that are
+    exactly parallel are ever marked (see :func:`polylab.schedule.parallel`).
+    ``notes``: explanations attached by the steps (the search's choices, the wavefront's constraints).
+    """
+
+    scop: Scop
+    maps: Mapping[str, isl.Map]
+    steps: tuple[str, ...] = ()
+    marked: frozenset[int] = frozenset()
+    notes: tuple[str, ...] = ()
+    deps: tuple[Dep, ...] | None = field(default=None, repr=False)
+    details: Mapping[str, object] = field(default_factory=dict, repr=False)
+
+    # -- construction ---------------------------------------------------------------------------------
+    @classmethod
+    def from_maps(cls, scop: Scop, maps: Mapping[str, isl.Map], *, steps: Sequence[str] = (),
+                  marked: frozenset[int] = frozenset(), notes: Sequence[str] = (), deps=None,
+                  details: Mapping[str, object] | None = None) -> "Schedule":
+        """Normalise per-statement maps (align parameters, pad with zeros) into a Schedule."""
+        pspace = scop.context.get_space()
+        pspace = scop.context.get_space()
+        maps = dict(maps)
+        for st in scop.statements:  # a statement that never runs needs no time
+            if st.name not in maps and st.domain.intersect_params(scop.context).is_empty():
+                maps[st.name] = map_from_affs(st, pspace, [])
+        missing = [s.name for s in scop.statements if s.name not in maps]
+        if missing:
+            raise ScheduleError(f"the schedule does not mention {', '.join(missing)}",
+                                hint="give a time vector for every statement: "
+                                     + "; ".join(f"{s.name}[{', '.join(s.iterators)}] -> [...]"
+                                                 for s in scop.statements))
+        n = max((maps[s.name].dim(isl.dim_type.out) for s in scop.statements), default=0)
+        norm: dict[str, isl.Map] = {}
+        for s in scop.statements:
+            m = maps[s.name].align_params(pspace)
+            affs = stmt_affs(m)
+            affs += [zero_aff(s, pspace)] * (n - len(affs))
+            norm[s.name] = map_from_affs(s, pspace, affs)
+        dep_tuple = dependences(scop, deps) if deps is not None else None
+        return cls(scop, MappingProxyType(norm), tuple(steps), frozenset(marked), tuple(notes), dep_tuple,
+                   MappingProxyType(dict(details or {})))
+
+    def with_maps(self, maps: Mapping[str, isl.Map], step: str | None, *, marked: frozenset[int] = frozenset(),
+                  notes: Sequence[str] = (), details: Mapping[str, object] | None = None) -> "Schedule":
+        """A new schedule of the same SCoP (same dependences) after one more step."""
+        out = Schedule.from_maps(self.scop, maps, steps=self.steps + ((step,) if step else ()),
+                                 marked=marked, notes=tuple(notes), details=details)
+        return replace(out, deps=self.deps)
+
+    def with_affs(self, affs: Mapping[str, Sequence[isl.PwAff]], step: str | None, **kw) -> "Schedule":
+        pspace = self.scop.context.get_space()
+        maps = {s.name: map_from_affs(s, pspace, list(affs[s.name])) for s in self.scop.statements}
+        return self.with_maps(maps, step, **kw)
+
+    # -- simple views ---------------------------------------------------------------------------------
+    @property
+    def n_dims(self) -> int:
+        return next(iter(self.maps.values())).dim(isl.dim_type.out) if self.maps else 0
+
+    @cached_property
+    def affs(self) -> Mapping[str, tuple[isl.PwAff, ...]]:
+        """Statement name -> the time dimensions as piecewise affine functions of its iterators."""
+        return MappingProxyType({name: tuple(stmt_affs(m)) for name, m in self.maps.items()})
+
+    @cached_property
+    def union_map(self) -> isl.UnionMap:
+        """``{ S[x] -> [theta_S(x)] }`` for every statement, restricted to the iteration domains."""
+        out = isl.UnionMap.empty(self.scop.context.get_space())
+        for s in self.scop.statements:
+            out = out.union(isl.UnionMap.from_map(
+                self.maps[s.name].intersect_domain(s.domain.align_params(self.scop.context.get_space()))))
+        return out
+
+    def expressions(self, name: str) -> list[str]:
+        """The time dimensions of statement ``name`` as text (``['i + j', 'j']``)."""
+        stmt = self.scop.statement(name)
+        return [aff_text(a, stmt) for a in self.affs[name]]
+
+    def is_scalar(self, d: int) -> bool:
+        """True when dimension ``d`` is a constant for every statement (it only orders statements)."""
+        return all(is_constant(a[d]) for a in self.affs.values())
+
+    @property
+    def loop_dims(self) -> tuple[int, ...]:
+        """The dimensions that become loops (not constant for at least one statement)."""
+        return tuple(d for d in range(self.n_dims) if not self.is_scalar(d))
+
+    def text(self) -> str:
+        """The schedule as isl text, one piece per statement."""
+        parts = []
+        for s in self.scop.statements:
+            parts.append(f"{s.name}[{', '.join(s.iterators)}] -> [{', '.join(self.expressions(s.name))}]")
+        params = f"[{', '.join(self.scop.parameters)}] -> " if self.scop.parameters else ""
+        return params + "{ " + "; ".join(parts) + " }"
+
+    # -- dependences and time distances ---------------------------------------------------------------
+    @property
+    def dependences(self) -> tuple[Dep, ...]:
+        if self.deps is None:
+            object.__setattr__(self, "deps", dependences(self.scop))
+        return self.deps  # type: ignore[return-value]
+
+    @cached_property
+    def deltas(self) -> isl.Set:
+        """``Delta``: the time distances ``theta(v) - theta(u)`` of all dependent pairs ``u -> v``."""
+        theta = self.union_map
+        pairs = union(self.dependences, self.scop).apply_domain(theta).apply_range(theta)
+        space = isl.Space.set_alloc(self.scop.context.get_ctx(), 0, self.n_dims).align_params(
+            self.scop.context.get_space())
+        out = isl.Set.empty(space)
+        for m in maps_of(pairs):
+            out = out.union(m.deltas().align_params(space))
+        return out.intersect_params(self.scop.context).coalesce()
+
+    def _dset(self, text: str) -> isl.Set:
+        names = ", ".join(f"d{k}" for k in range(self.n_dims))
+        return isl.Set(f"{{ [{names}] : {text} }}").align_params(self.deltas.get_space())
+
+    def _prefix_zero(self, d: int) -> str:
+        return " and ".join([f"d{k} = 0" for k in range(d)] or ["0 = 0"])
+
+    def is_coincident(self, d: int) -> bool:
+        """Exactly: no dependence whose time distance is zero on dimensions ``< d`` is carried by ``d``."""
+        bad = self._dset(f"{self._prefix_zero(d)} and (d{d} < 0 or d{d} > 0)")
+        return self.deltas.intersect(bad).is_empty()
+
+    def carries(self, d: int) -> bool:
+        """True when dimension ``d`` carries a dependence (distance 0 before ``d``, positive at ``d``)."""
+        return not self.deltas.intersect(self._dset(f"{self._prefix_zero(d)} and d{d} > 0")).is_empty()
+
+    def is_permutable(self, start: int, stop: int) -> bool:
+        """Exactly: dimensions ``start .. stop-1`` have non-negative distances for every dependence not
+        already carried before ``start`` (then they may be interchanged and tiled)."""
+        neg = " or ".join(f"d{k} < 0" for k in range(start, stop))
+        return self.deltas.intersect(self._dset(f"{self._prefix_zero(start)} and ({neg})")).is_empty()
+
+    @cached_property
+    def parallel_dims(self) -> tuple[int, ...]:
+        """The loop dimensions that may run in parallel (exactly coincident), whether marked or not."""
+        return tuple(d for d in self.loop_dims if self.is_coincident(d))
+
+    @cached_property
+    def bands(self) -> tuple[Band, ...]:
+        """Maximal permutable bands of consecutive dimensions, outermost first (exact)."""
+        out, s, n = [], 0, self.n_dims
+        while s < n:
+            e = s + 1
+            while e < n and self.is_permutable(s, e + 1):
+                e += 1
+            out.append(Band(s, e - s, self.is_permutable(s, e)))
+            s = e
+        return tuple(out)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """``'space'`` for dimensions marked parallel, ``'time'`` for loops that run in sequence,
+        ``'scalar'`` for dimensions that only order statements."""
+        return tuple("scalar" if self.is_scalar(d) else ("space" if d in self.marked else "time")
+                     for d in range(self.n_dims))
+
+    # -- tree -----------------------------------------------------------------------------------------
+    @cached_property
+    def tree(self) -> isl.Schedule:
+        """The isl schedule tree: one band node per :attr:`bands` entry, permutable and coincident flags
+        set (coincident = marked parallel)."""
+        pspace = self.scop.context.get_space()
+        sched = isl.Schedule.from_domain(self.scop.domain)
+        if self.n_dims == 0:
+            return sched
+        for band in reversed(self.bands):
+            part = isl.UnionMap.empty(pspace)
+            for s in self.scop.statements:
+                m = map_from_affs(s, pspace, list(self.affs[s.name][band.start: band.start + band.size]))
+                part = part.union(isl.UnionMap.from_map(m.intersect_domain(s.domain.align_params(pspace))))
+            sched = sched.insert_partial_schedule(isl.MultiUnionPwAff.from_union_map(part))
+        node = sched.get_root().child(0)
+        for band in self.bands:
+            node = node.band_set_permutable(1 if band.permutable else 0)
+            for k in range(band.size):
+                node = node.band_member_set_coincident(k, 1 if band.start + k in self.marked else 0)
+            node = node.child(0)
+        return node.get_schedule()
+
+    # -- displays -------------------------------------------------------------------------------------
+    def __str__(self) -> str:
+        from polylab.schedule.display import schedule_text
+
+        return schedule_text(self)
+
+    def __repr__(self) -> str:
+        return f"<Schedule {self.text()}>"
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        from polylab.schedule.display import schedule_html
+
+        return schedule_html(self)
+
+    def _repr_latex_(self) -> str:
+        from polylab.schedule.display import schedule_latex
+
+        return schedule_latex(self)
+
+
+def identity_like(scop: Scop) -> dict[str, list[isl.PwAff]]:
+    """Per statement, its iterators as affine functions (``[i, j]``)."""
+    pspace = scop.context.get_space()
+    return {s.name: [iter_aff(s, pspace, k) for k in range(s.depth)] for s in scop.statements}
+
+
+def original(scop: Scop, deps=None) -> Schedule:
+    """The source order as a Schedule: the SCoP's original schedule tree, flattened (sequence positions
+    become scalar dimensions), one time vector per statement."""
+    maps: dict[str, isl.Map] = {}
+    smap = scop.schedule.get_map()
+    for m in maps_of(smap):
+        name = m.get_tuple_name(isl.dim_type.in_)
+        maps[name] = m.reset_tuple_id(isl.dim_type.out)
+    return Schedule.from_maps(scop, maps, steps=(), deps=deps)

@@ -1,0 +1,245 @@
+"""Legality of a schedule, with a concrete counterexample for every violated dependence.
+
+A schedule ``theta`` is legal when every dependent pair of instances ``u -> v`` (``v`` must see what ``u``
+did) keeps its order: ``theta(u) <lex theta(v)``. For a dependence ``D = { S[x] -> T[y] }`` the violating
+pairs are, exactly,
+
+    V = { (S[x], T[y]) in D : theta_T(y) <=lex theta_S(x) }
+
+(computed by isl). When ``V`` is not empty, polylab picks small parameter values for which it is not empty
+(the smallest sum of parameters, then lexicographically smallest) and reports the lexicographically
+smallest pair of ``V`` at those values: a pair of iterations a student can check by hand.
+
+Parallelism is checked exactly too: dimension ``d`` is coincident (may run in parallel) when every
+dependent pair whose times agree on dimensions ``0..d-1`` also agrees on ``d``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import islpy as isl
+
+from polylab.model import Scop
+from polylab.schedule.core import Schedule, lexmin_point
+from polylab.schedule.deps import Dep, dependences
+
+
+def _coords(point: isl.Point, dt, start: int, count: int) -> tuple[int, ...]:
+    return tuple(int(point.get_coordinate_val(dt, start + k).to_python()) for k in range(count))
+
+
+def small_parameters(params_set: isl.Set, names: tuple[str, ...]) -> dict[str, int] | None:
+    """Small parameter values inside ``params_set`` (a parameter-only set): non-negative ones with the
+    smallest sum, then lexicographically smallest; None when the set is empty."""
+    if params_set.is_empty():
+        return None
+    np = params_set.dim(isl.dim_type.param)
+    if np == 0:
+        return {}
+    as_set = isl.Set.from_params(params_set).move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, np)
+    pnames = [params_set.get_dim_name(isl.dim_type.param, k) for k in range(np)]
+    xs = ", ".join(f"p{k}" for k in range(np))
+    summ = isl.Map(f"{{ [{xs}] -> [s, {xs}] : s = {' + '.join(f'p{k}' for k in range(np))} }}")
+    nonneg = as_set.intersect(isl.Set(f"{{ [{xs}] : {' and '.join(f'p{k} >= 0' for k in range(np))} }}"))
+    for candidate in (nonneg, as_set):
+        if candidate.is_empty():
+            continue
+        try:
+            pt = lexmin_point(candidate.apply(summ))
+        except isl.Error:
+            continue
+        if pt.is_void():
+            continue
+        vals = _coords(pt, isl.dim_type.set, 1, np)
+        return dict(zip(pnames, vals))
+    return None
+
+
+def fix_parameters(s, values: dict[str, int]):
+    for name, v in values.items():
+        k = s.find_dim_by_name(isl.dim_type.param, name)
+        if k >= 0:
+            s = s.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(s.get_ctx(), int(v)))
+    return s
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A violated dependence with its lexicographically smallest violating pair at small parameters."""
+
+    dependence: Dep
+    source_instance: tuple[int, ...]
+    sink_instance: tuple[int, ...]
+    params: dict[str, int]
+    source_time: tuple[int, ...]
+    sink_time: tuple[int, ...]
+    element: str
+    pairs: isl.Map = field(repr=False)
+
+    @property
+    def source(self) -> str:
+        return f"{self.dependence.source}[{', '.join(map(str, self.source_instance))}]"
+
+    @property
+    def sink(self) -> str:
+        return f"{self.dependence.sink}[{', '.join(map(str, self.sink_instance))}]"
+
+    @property
+    def message(self) -> str:
+        d = self.dependence
+        verbs = {"flow": ("writes", "reads"), "anti": ("reads", "overwrites"),
+                 "output": ("writes", "overwrites")}.get(d.kind, ("accesses", "accesses"))
+        at = f" (with {', '.join(f'{k}={v}' for k, v in self.params.items())})" if self.params else ""
+        order = "at the same time as" if self.source_time == self.sink_time else "before"
+        return (f"{d.kind} dependence {d.source} -> {d.sink} on {d.array}{at}: {self.source} {verbs[0]} "
+                f"{self.element or d.array}, which {self.sink} later {verbs[1]}; the schedule runs {self.sink} "
+                f"at time ({', '.join(map(str, self.sink_time))}), {order} {self.source} at time "
+                f"({', '.join(map(str, self.source_time))})")
+
+    def to_json(self) -> dict:
+        d = self.dependence
+        return {"dependence": {"kind": d.kind, "source": d.source, "sink": d.sink, "array": d.array},
+                "source_instance": list(self.source_instance), "sink_instance": list(self.sink_instance),
+                "params": dict(self.params), "source_time": list(self.source_time),
+                "sink_time": list(self.sink_time), "message": self.message}
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, eq=False)
+class LegalityReport:
+    """The verdict on a schedule: ``legal``, the violations, and the parallel (coincident) dimensions."""
+
+    schedule: Schedule
+    legal: bool
+    violations: tuple[Violation, ...]
+    parallel: tuple[int, ...]
+
+    def __bool__(self) -> bool:
+        return self.legal
+
+    def to_json(self) -> dict:
+        s = self.schedule
+        return {"legal": self.legal, "violations": [v.to_json() for v in self.violations],
+                "schedule": s.text(), "parallel": list(self.parallel),
+                "marked_parallel": sorted(s.marked), "kinds": list(s.kinds),
+                "bands": [{"dims": list(b.dims), "permutable": b.permutable} for b in s.bands],
+                "steps": list(s.steps)}
+
+    def __str__(self) -> str:
+        from polylab.schedule.display import report_text
+
+        return report_text(self)
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        from polylab.schedule.display import report_html
+
+        return report_html(self)
+
+    def _repr_latex_(self) -> str:
+        from polylab.schedule.display import report_latex
+
+        return report_latex(self)
+
+
+def _element(scop: Scop, dep: Dep, src: tuple[int, ...], snk: tuple[int, ...], params: dict) -> str:
+    try:
+        s, t = scop.statement(dep.source), scop.statement(dep.sink)
+
+        def elems(stmt, inst):
+            pt = ", ".join(map(str, inst))
+            out = None
+            for a in stmt.accesses:
+                if a.array != dep.array:
+                    continue
+                img = fix_parameters(a.relation, params).intersect_domain(
+                    isl.Set(f"{{ {stmt.name}[{pt}] }}").align_params(a.relation.get_space().domain())
+                ).range()
+                out = img if out is None else out.union(img)
+            return out
+
+        common = elems(s, src).intersect(elems(t, snk))
+        pt = common.sample_point()
+        if pt.is_void():
+            return ""
+        n = common.dim(isl.dim_type.set)
+        return dep.array + "".join(f"[{v}]" for v in _coords(pt, isl.dim_type.set, 0, n))
+    except Exception:  # the element is only decoration for the message
+        return ""
+
+
+def violating_pairs(schedule: Schedule, dep: Dep) -> isl.Map:
+    """``{ S[x] -> T[y] in dep : theta_T(y) <=lex theta_S(x) }`` (exact)."""
+    scop = schedule.scop
+    pspace = scop.context.get_space()
+    ts = schedule.maps[dep.source].intersect_domain(scop.statement(dep.source).domain.align_params(pspace))
+    tt = schedule.maps[dep.sink].intersect_domain(scop.statement(dep.sink).domain.align_params(pspace))
+    return dep.relation.align_params(pspace).intersect(ts.lex_ge_map(tt)).intersect_params(scop.context)
+
+
+def counterexample(schedule: Schedule, dep: Dep, pairs: isl.Map) -> Violation:
+    """The lexicographically smallest violating pair at the smallest parameter values that have one."""
+    scop = schedule.scop
+    params = small_parameters(pairs.params(), scop.parameters) or {}
+    fixed = fix_parameters(pairs, params)
+    if fixed.is_empty():  # fall back to any parameter values that have a violation
+        pp = pairs.params().sample_point()
+        params = {pairs.get_dim_name(isl.dim_type.param, k):
+                  int(pp.get_coordinate_val(isl.dim_type.param, k).to_python())
+                  for k in range(pairs.dim(isl.dim_type.param))}
+        fixed = fix_parameters(pairs, params)
+    pt = lexmin_point(fixed.wrap())
+    if pt.is_void():
+        pt = fixed.wrap().sample_point()
+    n_in = pairs.dim(isl.dim_type.in_)
+    n_out = pairs.dim(isl.dim_type.out)
+    src = _coords(pt, isl.dim_type.set, 0, n_in)
+    snk = _coords(pt, isl.dim_type.set, n_in, n_out)
+
+    def time_of(name: str, inst: tuple[int, ...]) -> tuple[int, ...]:
+        m = fix_parameters(schedule.maps[name], params)
+        dom = isl.Set(f"{{ {name}[{', '.join(map(str, inst))}] }}").align_params(m.get_space().domain())
+        p = m.intersect_domain(dom).range().sample_point()
+        return _coords(p, isl.dim_type.set, 0, schedule.n_dims)
+
+    return Violation(dep, src, snk, params, time_of(dep.source, src), time_of(dep.sink, snk),
+                     _element(scop, dep, src, snk, params), pairs)
+
+
+def check(schedule: Schedule, deps: Any = None) -> LegalityReport:
+    """Check ``schedule`` against the exact memory-based dependences (or ``deps`` when given).
+
+    Returns a :class:`LegalityReport`: ``legal`` is True when ``theta(u) <lex theta(v)`` for every
+    dependent pair ``u -> v``; otherwise ``violations`` holds, per violated dependence, its smallest
+    violating pair of instances at small parameter values.
+    """
+    if deps is not None:
+        from dataclasses import replace
+
+        schedule = replace(schedule, deps=dependences(schedule.scop, deps))
+    violations = []
+    for dep in schedule.dependences:
+        pairs = violating_pairs(schedule, dep)
+        if not pairs.is_empty():
+            violations.append(counterexample(schedule, dep, pairs))
+    violations.sort(key=lambda v: (sum(v.params.values()), v.source_instance, v.sink_instance))
+    return LegalityReport(schedule, not violations, tuple(violations), schedule.parallel_dims)
+
+
+def is_legal(schedule: Schedule) -> bool:
+    """True when ``schedule`` respects every dependence (exact, no counterexample computed)."""
+    for dep in schedule.dependences:
+        if not violating_pairs(schedule, dep).is_empty():
+            return False
+    return True
+
+
+def coincident_members(schedule: Schedule) -> list[tuple[bool, ...]]:
+    """Per band of the schedule, which members are coincident (may run in parallel), exactly."""
+    return [tuple(schedule.is_coincident(d) for d in b.dims) for b in schedule.bands]
