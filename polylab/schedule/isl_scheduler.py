@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import islpy as isl
 
+from polylab.errors import ScheduleError
 from polylab.model import Scop
 from polylab.schedule.core import Schedule, const_value
 from polylab.schedule.deps import dependences, maps_of, union
@@ -27,9 +28,20 @@ def isl_schedule(scop: Scop, deps=None) -> Schedule:
     ``details['isl_tree']``."""
     dl = dependences(scop, deps)
     d = union(dl, scop)
-    sc = isl.ScheduleConstraints.on_domain(scop.domain).set_context(scop.context)
-    sc = sc.set_validity(d).set_proximity(d).set_coincidence(d)
-    tree = sc.compute_schedule()
+    tree = None
+    for coincidence in (True, False):  # isl may fail to carry dependences when asked for coincidence
+        sc = isl.ScheduleConstraints.on_domain(scop.domain).set_context(scop.context)
+        sc = sc.set_validity(d).set_proximity(d)
+        if coincidence:
+            sc = sc.set_coincidence(d)
+        try:
+            tree = sc.compute_schedule()
+            break
+        except isl.Error:
+            continue
+    if tree is None:
+        raise ScheduleError("isl's scheduler found no schedule for this SCoP",
+                            hint="use auto (the Pluto-style search) or write the schedule by hand")
     maps = {}
     for m in maps_of(tree.get_map()):
         maps[m.get_tuple_name(isl.dim_type.in_)] = m.reset_tuple_id(isl.dim_type.out)

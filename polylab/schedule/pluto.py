@@ -313,10 +313,16 @@ def pluto_schedule(scop: Scop, deps=None, *, max_rows: int | None = None, fallba
     if not fallback:
         raise ScheduleError("the Pluto-style search produced no legal schedule: " + why,
                             hint="use the isl step")
+    from polylab.schedule.core import original
     from polylab.schedule.isl_scheduler import isl_schedule
 
-    s = isl_schedule(scop, dlist)
-    expl = (f"the Pluto-style search failed ({why}); using isl's scheduler instead",
+    try:
+        s = isl_schedule(scop, dlist)
+        instead = "isl's scheduler"
+    except ScheduleError:
+        s = mark_parallel(original(scop, dlist))
+        instead = "the source order"
+    expl = (f"the Pluto-style search failed ({why}); using {instead} instead",
             f"result: {s.text()}")
     s = replace(s, steps=("auto",), notes=expl, details={"fallback": "isl"})
     return PlutoResult(s, (), expl)
