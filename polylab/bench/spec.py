@@ -138,20 +138,16 @@ def _require_legal(schedule: Any, spec: str, scop: Scop) -> None:
     is meaningful while the statements are those of ``scop`` (folding and dead-write removal keep them);
     a contraction adds copy-out statements that have no source order, and proves its own schedule legal
     (it refuses an illegal one), so a contracted SCoP is not checked again here: verification runs anyway.
-    Raises :class:`~polylab.errors.IllegalTransformationError` with the first violated dependence."""
-    from polylab.errors import IllegalTransformationError
-    from polylab.schedule import Schedule, check
+    Raises :class:`~polylab.errors.IllegalTransformationError` with the first violated dependence (the
+    schedule layer's one gate, :func:`polylab.schedule.require_legal`)."""
+    from polylab.schedule import Schedule, require_legal
 
     if not isinstance(schedule, Schedule):
         return
     if {st.name for st in schedule.scop.statements} - {st.name for st in scop.statements}:
         return
-    report = check(schedule)
-    if not report.legal:
-        v = report.violations[0]
-        message = getattr(v, "message", None) or str(v)
-        raise IllegalTransformationError(f"the schedule {short_label(spec)!r} is illegal: {message}",
-                                         hint="every dependence u -> v needs theta(u) <lex theta(v)")
+    require_legal(schedule, f"the schedule {short_label(spec)!r}", consequence="",
+                  hint="every dependence u -> v needs theta(u) <lex theta(v)")
 
 
 _NAME_RE = re.compile(r"\s+")

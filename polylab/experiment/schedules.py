@@ -4,12 +4,12 @@
 (``wavefront; tile(32, 32); parallel``), including the storage layer's steps (``fold_live_ins;
 remove_dead_writes; interleave; contract(x)``: importing this module imports :mod:`polylab.storage`, which
 registers them), or isl text such as ``{ S0[i, j] -> [i + j, i] }`` (a file holding one is read). Both are
-read by :func:`polylab.schedule.parse_schedule`. isl text carries no parallelism, so the schedule layer's
-``parallel`` step is applied to it: it marks coincident exactly the dimensions ``d`` on which every
-dependent pair whose times agree on ``0..d-1`` also agrees.
+read by :func:`polylab.schedule.parse_schedule`, which marks coincident in isl text exactly the dimensions
+``d`` on which every dependent pair whose times agree on ``0..d-1`` also agrees (isl text cannot say
+``parallel`` itself).
 
-Every schedule that becomes a compiled variant passes :func:`require_legal`, which asks
-:func:`polylab.schedule.legality.check` whether ``theta(u) <lex theta(v)`` for every dependent pair
+Every schedule that becomes a compiled variant passes :func:`polylab.schedule.require_legal` (the schedule
+layer's one legality gate, re-exported here), which asks :func:`polylab.schedule.legality.check` whether ``theta(u) <lex theta(v)`` for every dependent pair
 ``u -> v`` (exact, isl) and refuses with :class:`~polylab.errors.IllegalTransformationError` naming the
 violated dependence and its smallest violating pair. A raw ``isl.Schedule``/``isl.UnionMap`` is read into
 the schedule layer's :class:`~polylab.schedule.Schedule` first (its per-statement maps), so there is one
@@ -19,29 +19,22 @@ legality path and one rule for parallel loops.
 from __future__ import annotations
 
 import os
-import weakref
 from typing import Any
 
 import islpy as isl
 
 import polylab.storage  # noqa: F401  - registers the storage recipe steps with the schedule layer
-from polylab.errors import IllegalTransformationError, ScheduleError
+from polylab.errors import ScheduleError
 from polylab.model.scop import Scop
-from polylab.schedule import Schedule, check, parallel, parse_schedule
+from polylab.schedule import Schedule, parse_schedule, require_legal
 
-#: schedules already found legal (a Schedule is an immutable value, compared by identity)
-_LEGAL: "weakref.WeakSet[Schedule]" = weakref.WeakSet()
-
-
-def _is_isl_text(text: str) -> bool:
-    head = text.lstrip()
-    return head.startswith("{") or head.startswith("[")
+__all__ = ["as_schedule", "legal_schedule", "require_legal", "schedule_from_spec", "variant_scop"]
 
 
 def schedule_from_spec(scop: Scop, spec: str | None, *, check_legal: bool = True) -> Schedule | None:
     """The schedule a ``--schedule`` argument names (None for ``original``).
 
-    isl text gets its exactly parallel dimensions marked (the schedule layer's ``parallel`` step). With
+    isl text gets its exactly parallel dimensions marked (by :func:`polylab.schedule.parse_schedule`). With
     ``check_legal`` (the default) an illegal schedule raises
     :class:`~polylab.errors.IllegalTransformationError` (see :func:`require_legal`)."""
     if spec is None or spec.strip() in ("", "original"):
@@ -51,45 +44,17 @@ def schedule_from_spec(scop: Scop, spec: str | None, *, check_legal: bool = True
         with open(spec) as fh:
             text = fh.read()
     sched = parse_schedule(scop, text)
-    if _is_isl_text(text):
-        sched = parallel(sched)
     if check_legal:
         require_legal(sched)
     return sched
-
-
-def require_legal(schedule: Schedule) -> Schedule:
-    """``schedule`` itself when it respects every dependence of its own SCoP (``schedule.scop``: after a
-    storage step, the transformed one); else :class:`~polylab.errors.IllegalTransformationError` whose
-    message names the violated dependence and a violating pair of instances (attributes ``violations``,
-    ``dependence``, ``source_instance``, ``sink_instance``, ``report``)."""
-    if schedule in _LEGAL:
-        return schedule
-    report = check(schedule)
-    if not report.legal:
-        first = report.violations[0]
-        more = len(report.violations) - 1
-        err = IllegalTransformationError(
-            f"the schedule is illegal, so it is not compiled or run: {first.message}"
-            + (f" (and {more} more violated dependence{'s' if more > 1 else ''})" if more > 0 else ""),
-            hint="the source instance must run strictly before the sink; change the schedule "
-                 "(polylab schedule FILE --schedule SPEC shows every violation)")
-        err.report = report
-        err.violations = report.violations
-        err.dependence = first.dependence
-        err.source_instance = first.source
-        err.sink_instance = first.sink
-        raise err
-    _LEGAL.add(schedule)
-    return schedule
 
 
 def as_schedule(scop: Scop, schedule: Any) -> Schedule | None:
     """The schedule layer's value for what a caller passed: None (the original order) stays None; a
     :class:`~polylab.schedule.Schedule` stays itself; an ``isl.Schedule`` tree or an ``isl.UnionMap``/
     ``isl.Map`` ``{ S[x] -> [t] }`` becomes a Schedule of ``scop`` (its per-statement time vectors, read by
-    :func:`polylab.schedule.parse_schedule` from isl text) with its exactly parallel dimensions marked
-    (the ``parallel`` step; a tree's own coincident flags are not trusted); text is read by
+    :func:`polylab.schedule.parse_schedule` from isl text, which marks its exactly parallel dimensions;
+    a tree's own coincident flags are not trusted); text is read by
     :func:`schedule_from_spec` (without checking)."""
     if schedule is None or isinstance(schedule, Schedule):
         return schedule
@@ -106,7 +71,7 @@ def as_schedule(scop: Scop, schedule: Any) -> Schedule | None:
                             hint="pass a polylab.schedule.Schedule, an isl.Schedule or an isl.UnionMap")
     # through the schedule layer's isl-text reader: the same checks (every statement, functions defined
     # on the whole domain, known parameters) as --schedule "{ ... }"
-    return parallel(parse_schedule(scop, str(umap.intersect_domain(scop.domain).coalesce())))
+    return parse_schedule(scop, str(umap.intersect_domain(scop.domain).coalesce()))
 
 
 def legal_schedule(scop: Scop, schedule: Any) -> Schedule | None:

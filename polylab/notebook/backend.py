@@ -74,6 +74,15 @@ def legality(schedule) -> Any:
     return mod.check(schedule)
 
 
+def require_legal(schedule, what: str = "the schedule", *, consequence: str = "so it is not run",
+                  hint: str | None = None) -> Any:
+    """``schedule`` when it is legal, else the schedule layer's
+    :class:`~polylab.errors.IllegalTransformationError` (the one gate,
+    :func:`polylab.schedule.require_legal`: the violated dependence and a violating pair)."""
+    mod = _module("polylab.schedule.legality")
+    return mod.require_legal(schedule, what, consequence=consequence, hint=hint)
+
+
 def report_legal(report: Any) -> bool:
     for name in ("legal", "is_legal", "ok"):
         if hasattr(report, name):

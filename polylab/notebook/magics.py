@@ -38,7 +38,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from polylab.errors import IllegalTransformationError, PolylabError
+from polylab.errors import PolylabError
 from polylab.notebook import backend, views
 from polylab.notebook.capture import c_stderr
 from polylab.notebook.display import ErrorBox, InternalErrorBox, StderrBox, locate_schedule_error
@@ -263,11 +263,9 @@ class PolylabMagics(Magics):
                 if key in self._cache and not args.force:
                     result = self._cache[key]
                 else:
-                    report = backend.legality(sched) if hasattr(sched, "tree") else None
-                    if report is not None and not backend.report_legal(report):
-                        first = backend.report_violations(report)[0]
-                        raise IllegalTransformationError(
-                            f"{name} is illegal, so it is not run: {getattr(first, 'message', first)}",
+                    if hasattr(sched, "tree"):
+                        backend.require_legal(
+                            sched, name, consequence="so it is not run",
                             hint="fix the schedule (see %%schedule's picture of the violating pair)")
                     result = backend.experiment(scop, sched, target=args.target, params=params,
                                                 threads=args.threads, repeat=args.repeat, force=args.force)

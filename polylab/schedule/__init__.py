@@ -9,7 +9,8 @@
 
 from polylab.schedule.core import Band, Schedule, original
 from polylab.schedule.isl_scheduler import SchedulerComparison, compare_schedulers, isl_schedule, isl_step
-from polylab.schedule.legality import LegalityReport, Violation, check, coincident_members, is_legal
+from polylab.schedule.legality import (LegalityReport, Violation, check, coincident_members, is_legal,
+                                       require_legal)
 from polylab.schedule.pluto import PlutoResult, auto, pluto_schedule
 from polylab.schedule.recipe import parse_schedule, register_step, steps
 from polylab.schedule.spacetime import SpaceTimeMapping, processor_allocation, space_time
@@ -22,5 +23,5 @@ __all__ = ["Band", "LegalityReport", "PlutoResult", "Schedule", "SchedulerCompar
            "Violation", "WavefrontSolution", "auto", "band_is_tilable", "check", "coincident_members",
            "compare_schedulers", "distribute", "find_wavefront", "fuse", "interchange", "is_legal",
            "isl_schedule", "isl_step", "original", "parallel", "parse_schedule", "permute",
-           "pluto_schedule", "processor_allocation", "register_step", "reverse", "scale", "shift", "skew",
+           "pluto_schedule", "processor_allocation", "register_step", "require_legal", "reverse", "scale", "shift", "skew",
            "space_time", "steps", "tile", "tile_wavefront", "wavefront"]

@@ -178,7 +178,6 @@ class Schedule:
                   details: Mapping[str, object] | None = None) -> "Schedule":
         """Normalise per-statement maps (align parameters, pad with zeros) into a Schedule."""
         pspace = scop.context.get_space()
-        pspace = scop.context.get_space()
         maps = dict(maps)
         for st in scop.statements:  # a statement that never runs needs no time
             if st.name not in maps and st.domain.intersect_params(scop.context).is_empty():

@@ -16,11 +16,13 @@ dependent pair whose times agree on dimensions ``0..d-1`` also agrees on ``d``.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import islpy as isl
 
+from polylab.errors import IllegalTransformationError
 from polylab.model import Scop
 from polylab.schedule.core import Schedule, lexmin_point
 from polylab.schedule.deps import Dep, dependences
@@ -230,6 +232,44 @@ def check(schedule: Schedule, deps: Any = None) -> LegalityReport:
             violations.append(counterexample(schedule, dep, pairs))
     violations.sort(key=lambda v: (sum(v.params.values()), v.source_instance, v.sink_instance))
     return LegalityReport(schedule, not violations, tuple(violations), schedule.parallel_dims)
+
+
+#: the verdict on each Schedule value already checked by :func:`require_legal` (a Schedule is immutable and
+#: hashed by identity, so its report never goes stale; the entry goes when the schedule does)
+_VERDICTS: "weakref.WeakKeyDictionary[Schedule, LegalityReport]" = weakref.WeakKeyDictionary()
+
+
+def require_legal(schedule: Schedule, what: str = "the schedule", *,
+                  consequence: str = "so it is not compiled or run",
+                  hint: str | None = None) -> Schedule:
+    """The one legality gate: ``schedule`` itself when it respects every dependence of its own SCoP
+    (``schedule.scop``; after a storage step, the transformed one), i.e. ``theta(u) <lex theta(v)`` for
+    every dependent pair ``u -> v`` (exact, :func:`check`).
+
+    Otherwise raises :class:`~polylab.errors.IllegalTransformationError` whose message is
+    ``"<what> is illegal, <consequence>: <first violation>"``: the violated dependence and its smallest
+    violating pair of instances (and how many more dependences are violated). The error carries the
+    :class:`LegalityReport` as ``report``, and ``violations``, ``dependence``, ``source_instance``,
+    ``sink_instance`` (those of the first violation). The verdict is cached per Schedule value."""
+    report = _VERDICTS.get(schedule)
+    if report is None:
+        report = check(schedule)
+        _VERDICTS[schedule] = report
+    if report.legal:
+        return schedule
+    first = report.violations[0]
+    more = len(report.violations) - 1
+    err = IllegalTransformationError(
+        f"{what} is illegal{', ' + consequence if consequence else ''}: {first.message}"
+        + (f" (and {more} more violated dependence{'s' if more > 1 else ''})" if more > 0 else ""),
+        hint=hint or ("the source instance must run strictly before the sink; change the schedule "
+                      "(polylab schedule FILE --schedule SPEC shows every violation)"))
+    err.report = report
+    err.violations = report.violations
+    err.dependence = first.dependence
+    err.source_instance = first.source
+    err.sink_instance = first.sink
+    raise err
 
 
 def is_legal(schedule: Schedule) -> bool:

@@ -37,7 +37,8 @@ class Step:
 _REGISTRY: dict[str, Step] = {}
 
 #: steps that another layer registers when it is imported (name -> module that registers it)
-KNOWN_ELSEWHERE = {"fold_live_ins": "polylab.storage", "contract": "polylab.storage"}
+KNOWN_ELSEWHERE = {name: "polylab.storage" for name in
+                   ("fold_live_ins", "remove_dead_writes", "interleave", "fuse_producers", "contract", "storage")}
 
 
 def register_step(name: str, fn: StepFn, *, usage: str | None = None) -> None:
@@ -209,7 +210,11 @@ def _split_args(text: str) -> list[str]:
 
 
 def parse_isl(scop: Scop, spec: str, *, deps=None) -> Schedule:
-    """Read an isl union map ``{ S0[i, j] -> [..]; S1[..] -> [..] }`` as a schedule of ``scop``."""
+    """Read an isl union map ``{ S0[i, j] -> [..]; S1[..] -> [..] }`` as a schedule of ``scop``.
+
+    The dimensions that are exactly parallel are marked coincident (``space``), as the ``parallel`` step
+    would: dimension ``d`` when every dependent pair whose times agree on ``0..d-1`` also agrees on ``d``.
+    Legality is not checked here (see :func:`polylab.schedule.require_legal`)."""
     text = spec.strip()
     loc = _location(spec, 0, spec)
     try:
@@ -255,12 +260,18 @@ def parse_isl(scop: Scop, spec: str, *, deps=None) -> Schedule:
         raise ScheduleError(f"the schedule does not mention {', '.join(s.name for s in missing)}",
                             location=loc, hint="add " + "; ".join(
                                 f"{s.name}[{', '.join(s.iterators)}] -> [...]" for s in missing))
-    return Schedule.from_maps(scop, maps, steps=(text,), deps=deps)
+    # isl text has no syntax for parallelism: mark exactly the coincident dimensions, as the searches
+    # (wavefront, auto, tile_wavefront) do; marking is always legal and changes no order
+    from polylab.schedule.transform import mark_parallel
+
+    return mark_parallel(Schedule.from_maps(scop, maps, steps=(text,), deps=deps))
 
 
 def parse_schedule(scop: Scop, spec: str, *, deps=None) -> Schedule:
     """A :class:`Schedule` from isl text (``{ S0[i, j] -> [i + j, j] }``) or from a recipe of steps
-    (``wavefront; tile(32, 32); parallel``). Mistakes raise :class:`ScheduleError` with the column of the
+    (``wavefront; tile(32, 32); parallel``). isl text gets its exactly parallel dimensions marked coincident
+    (it cannot say ``parallel`` itself); a recipe marks what its steps mark (``parallel``, and the searches
+    ``wavefront``, ``auto``, ``tile_wavefront``). Mistakes raise :class:`ScheduleError` with the column of the
     bad step and a hint listing the valid steps."""
     if not isinstance(spec, str) or not spec.strip():
         raise ScheduleError("empty schedule", hint="write isl text { S0[i, j] -> [j, i] } or a recipe; "

@@ -1,0 +1,49 @@
+"""The schedule layer's one legality gate (require_legal), isl text marking its parallel dimensions, and
+the storage steps the recipe reader knows about."""
+
+import pytest
+
+import polylab
+from polylab.errors import IllegalTransformationError
+from polylab.schedule import legality, parse_schedule, require_legal
+from polylab.schedule.recipe import KNOWN_ELSEWHERE
+
+
+@pytest.fixture(scope="module")
+def scop():
+    return polylab.parse_file(polylab.example_path("sweep2d.c")).scop
+
+
+def test_legal_schedule_passes_and_verdict_is_cached(scop, monkeypatch):
+    s = parse_schedule(scop, "wavefront")
+    assert require_legal(s) is s
+    calls = []
+    monkeypatch.setattr(legality, "check", lambda *a, **k: calls.append(a) or pytest.fail("rechecked"))
+    assert require_legal(s) is s and not calls
+
+
+def test_illegal_schedule_names_dependence_and_pair(scop):
+    s = parse_schedule(scop, "reverse(0)")
+    with pytest.raises(IllegalTransformationError) as info:
+        require_legal(s, "bad", consequence="so it is not run")
+    err = info.value
+    assert not err.report.legal and err.violations == err.report.violations
+    first = err.report.violations[0]
+    assert str(err.message if hasattr(err, "message") else err).startswith("bad is illegal, so it is not run: ")
+    assert "dependence" in str(err) and first.source in str(err) and first.sink in str(err)
+    assert err.dependence is first.dependence and err.source_instance == first.source
+    with pytest.raises(IllegalTransformationError):  # the cached verdict refuses again
+        require_legal(s)
+
+
+def test_isl_text_marks_exactly_the_parallel_dimensions(scop):
+    s = parse_schedule(scop, "{ S0[i, j] -> [i + j, i] }")
+    assert s.marked == frozenset(s.parallel_dims) == {1}
+    assert s.kinds == ("time", "space")
+    assert parse_schedule(scop, "{ S0[i, j] -> [i, j] }").marked == frozenset()
+
+
+def test_known_elsewhere_lists_every_storage_step():
+    from polylab.storage.steps import STEPS
+
+    assert set(KNOWN_ELSEWHERE) == set(STEPS)
