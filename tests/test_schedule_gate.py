@@ -47,3 +47,17 @@ def test_known_elsewhere_lists_every_storage_step():
     from polylab.storage.steps import STEPS
 
     assert set(KNOWN_ELSEWHERE) == set(STEPS)
+
+
+def test_steps_after_isl_text_are_applied_not_ignored():
+    import polylab
+    from polylab.errors import ScheduleError
+    from polylab.schedule import parse_schedule
+
+    scop = polylab.parse_file(polylab.example_path("sweep2d.c")).scop
+    plain = parse_schedule(scop, "{ S0[i, j] -> [i + j, i] }")
+    tiled = parse_schedule(scop, "{ S0[i, j] -> [i + j, i] }; tile(4, 4)")
+    assert str(tiled.union_map) != str(plain.union_map)
+    with pytest.raises(ScheduleError) as info:
+        parse_schedule(scop, "{ S0[i, j] -> [i + j, i] }; junk")
+    assert "junk" in info.value.message and info.value.location.column == 29

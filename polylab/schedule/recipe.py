@@ -278,5 +278,24 @@ def parse_schedule(scop: Scop, spec: str, *, deps=None) -> Schedule:
                             + _valid_steps_hint())
     head = spec.lstrip()
     if head.startswith("{") or head.startswith("["):
-        return parse_isl(scop, spec, deps=deps)
+        end = _isl_text_end(spec)
+        sched = parse_isl(scop, spec[:end], deps=deps)
+        if not spec[end:].strip(" \t\n;"):
+            return sched
+        # steps after the isl text start from it; blank the isl text so columns stay the user's
+        blanked = "".join(ch if ch == "\n" else " " for ch in spec[:end]) + spec[end:]
+        return parse_recipe(scop, blanked, start=sched, deps=deps)
     return parse_recipe(scop, spec, deps=deps)
+
+
+def _isl_text_end(spec: str) -> int:
+    """The offset just past the ``}`` that closes the first ``{`` of ``spec`` (its length if none does)."""
+    depth = 0
+    for k, ch in enumerate(spec):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return k + 1
+    return len(spec)
