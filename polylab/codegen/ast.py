@@ -8,12 +8,15 @@ and guards become ``if`` statements. This module turns that AST into the values 
 
 Parallel loops. A loop is parallel exactly when it comes from a band member marked *coincident* in the
 schedule tree (isl's convention: the member carries no dependence inside the enclosing band's outer
-members). Before generating the AST every band is split into one-member bands and a mark
-``polylab_parallel_<d>`` is inserted above each coincident member, ``d`` being its schedule depth. The AST
-names the loop of schedule dimension ``d`` with the ``d``-th iterator name, so a ``for`` directly below that
-mark is parallel only when its iterator is the ``d``-th name: a coincident member that isl removes (it
-takes a single value) marks nothing. A schedule given as a union map carries no coincidence: all its loops
-are sequential.
+members). Before generating the AST a mark ``polylab_parallel_<d1>_<d2>..`` is inserted above each band
+with coincident members, ``d1, d2, ..`` being their schedule depths. The bands are kept whole: with every
+band split into one-member bands, isl's AST generator spent minutes in its stride detection on tiled
+wavefronts such as jacobi2d ``auto; tile_wavefront(16, 64, 64)``; with whole bands it takes a fraction of
+a second. The AST names the loop of schedule dimension ``d`` with the ``d``-th iterator name, and along one
+root-to-leaf path of the tree every schedule depth belongs to exactly one band, so a ``for`` below such a
+mark is parallel exactly when its iterator is the ``d``-th name for a marked ``d``: a coincident member that
+isl removes (it takes a single value) marks nothing. A schedule given as a union map carries no
+coincidence: all its loops are sequential.
 """
 
 from __future__ import annotations
@@ -175,16 +178,16 @@ def schedule_tree(scop: Scop, schedule) -> isl.Schedule | isl.UnionMap:
 
 
 def _mark_coincident(node: isl.ScheduleNode) -> isl.ScheduleNode:
-    """Split bands into single members; put a parallel mark above each coincident one.
+    """Put a mark naming the schedule depths of its coincident members above every band that has some.
 
-    Returns the node at the same tree position (the inserted mark when there is one)."""
+    Bands are not split (see the module docstring). Returns the node at the same tree position (the
+    inserted mark when there is one)."""
     marked = False
     if node.get_type() == isl.schedule_node_type.band:
-        if node.band_n_member() > 1:
-            node = node.band_split(1)
-        if node.band_member_get_coincident(0):
-            depth = node.get_schedule_depth()
-            node = node.insert_mark(isl.Id(f"{_MARK}{depth}")).child(0)
+        depth = node.get_schedule_depth()
+        par = [depth + k for k in range(node.band_n_member()) if node.band_member_get_coincident(k)]
+        if par:
+            node = node.insert_mark(isl.Id(_MARK + "_".join(map(str, par)))).child(0)
             marked = True
     for k in range(node.n_children()):
         node = _mark_coincident(node.child(k)).parent()
@@ -233,7 +236,7 @@ def build(scop: Scop, schedule) -> LoopProgram:
             raise CodegenError(f"isl could not generate code for the schedule: {exc}") from None
         text = str(tree.get_map().intersect_domain(scop.domain))
     known = {s.name for s in scop.statements}
-    root_node = _convert(ast, names, None, known)
+    root_node = _convert(ast, names, frozenset(), known)
     depths = tuple(sorted({n.depth for n in nodes(root_node) if isinstance(n, For) and n.parallel}))
     return LoopProgram(root_node, tuple(names), text, depths)
 
@@ -271,7 +274,10 @@ def _expr(e: isl.AstExpr) -> AExpr:
     return Op(op, tuple(_expr(e.get_op_arg(k)) for k in range(e.get_op_n_arg())))
 
 
-def _convert(n: isl.AstNode, names: list[str], parallel_depth: int | None, known: set[str]) -> Node:
+def _convert(n: isl.AstNode, names: list[str], parallel: frozenset[int] | None, known: set[str]) -> Node:
+    """The node ``n`` as a value; ``parallel``: the coincident schedule depths of the marks above it
+    (``None``: none)."""
+    parallel = parallel or frozenset()
     t = n.get_type()
     if t == isl.ast_node_type.for_:
         it = n.for_get_iterator().get_id().get_name()
@@ -281,19 +287,21 @@ def _convert(n: isl.AstNode, names: list[str], parallel_depth: int | None, known
             raise CodegenError("a loop stride that is not a constant")
         degenerate = bool(n.for_is_degenerate())
         return For(it, _expr(n.for_get_init()), _expr(n.for_get_cond()) if not degenerate else Int(1),
-                   inc.value, _convert(n.for_get_body(), names, None, known),
-                   parallel=parallel_depth is not None and parallel_depth == depth and not degenerate,
+                   inc.value, _convert(n.for_get_body(), names, parallel, known),
+                   parallel=depth >= 0 and depth in parallel and not degenerate,
                    degenerate=degenerate, depth=depth)
     if t == isl.ast_node_type.if_:
-        other = _convert(n.if_get_else_node(), names, None, known) if n.if_has_else_node() else None
-        return If(_expr(n.if_get_cond()), _convert(n.if_get_then_node(), names, None, known), other)
+        other = _convert(n.if_get_else_node(), names, parallel, known) if n.if_has_else_node() else None
+        return If(_expr(n.if_get_cond()), _convert(n.if_get_then_node(), names, parallel, known), other)
     if t == isl.ast_node_type.block:
         kids = n.block_get_children()
-        return Block(tuple(_convert(kids.get_at(k), names, None, known) for k in range(kids.n_ast_node())))
+        return Block(tuple(_convert(kids.get_at(k), names, parallel, known)
+                           for k in range(kids.n_ast_node())))
     if t == isl.ast_node_type.mark:
         mid = n.mark_get_id().get_name()
-        depth = int(mid[len(_MARK):]) if mid.startswith(_MARK) else None
-        return _convert(n.mark_get_node(), names, depth, known)
+        if mid.startswith(_MARK):
+            parallel = parallel | {int(d) for d in mid[len(_MARK):].split("_")}
+        return _convert(n.mark_get_node(), names, parallel, known)
     if t == isl.ast_node_type.user:
         e = _expr(n.user_get_expr())
         if not (isinstance(e, Op) and e.op == "call" and isinstance(e.args[0], Id)

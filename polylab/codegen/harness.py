@@ -206,7 +206,7 @@ def _element_loops(scop: Scop, lo: LiveOut, action: str, flat: bool, depth: int)
     for nm in names:
         lst = lst.add(isl.Id(nm))
     ast = isl.AstBuild.from_context(scop.context).set_iterators(lst).node_from_schedule_map(umap)
-    root = A._convert(ast, names, None, {space_name})
+    root = A._convert(ast, names, frozenset(), {space_name})
     lines: list[str] = []
 
     def emit(node: A.Node, depth: int) -> None:
