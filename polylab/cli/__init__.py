@@ -48,6 +48,29 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def load_program(name: str):
+    """``(Program, path)`` for a file or the name of a shipped example (``sl3.sy``); user errors for a
+    missing, unreadable or directory path."""
+    from pathlib import Path
+
+    import polylab
+
+    path = Path(name)
+    if not path.exists():
+        try:
+            path = polylab.example_path(name)
+        except PolylabError:
+            raise PolylabError(f"no such file: {name}",
+                               hint="give a path, or an example name: " + ", ".join(polylab.examples())) from None
+    if path.is_dir():
+        raise PolylabError(f"{name} is a directory", hint="give a C (.c) or SysY (.sy) file")
+    try:
+        path.read_bytes()
+    except OSError as exc:
+        raise PolylabError(f"cannot read {name}: {exc.strerror}") from None
+    return polylab.parse_file(path), str(path)
+
+
 def parse_params(items: list[str] | None) -> dict[str, int]:
     """``["N=64", "T=10"]`` -> ``{"N": 64, "T": 10}``; a malformed item is a user error."""
     out: dict[str, int] = {}

@@ -13,10 +13,8 @@ kernel without the harness.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from polylab.cli import parse_params
-from polylab.errors import PolylabError
+from polylab.cli import load_program, parse_params
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -34,22 +32,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def load_scop(name: str):
     """The (first) SCoP of a file or a shipped example, and the path read."""
-    import polylab
-
-    path = Path(name)
-    if not path.exists():
-        try:
-            path = polylab.example_path(name)
-        except PolylabError:
-            raise PolylabError(f"no such file: {name}",
-                               hint="give a path, or an example name: " + ", ".join(polylab.examples())) from None
-    if path.is_dir():
-        raise PolylabError(f"{name} is a directory", hint="give a C (.c) or SysY (.sy) file")
-    try:
-        path.read_bytes()
-    except OSError as exc:
-        raise PolylabError(f"cannot read {name}: {exc.strerror}") from None
-    return polylab.parse_file(path).scop, str(path)
+    program, path = load_program(name)
+    return program.scop, path
 
 
 def run(args: argparse.Namespace) -> int:

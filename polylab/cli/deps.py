@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from polylab.errors import PolylabError
 
@@ -35,25 +34,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--kinds", default="flow,anti,output",
                    help="comma-separated kinds among flow, anti, output, input (default flow,anti,output)")
     return p
-
-
-def _load(name: str):
-    import polylab
-
-    path = Path(name)
-    if not path.exists():
-        try:
-            path = polylab.example_path(name)
-        except PolylabError:
-            raise PolylabError(f"no such file: {name}",
-                               hint="give a path, or an example name: " + ", ".join(polylab.examples()))
-    if path.is_dir():
-        raise PolylabError(f"{name} is a directory", hint="give a C (.c) or SysY (.sy) file")
-    try:
-        path.read_bytes()
-    except OSError as exc:
-        raise PolylabError(f"cannot read {name}: {exc.strerror}")
-    return polylab.parse_file(path), str(path)
 
 
 def describe(scop, *, value_based: bool, kinds: tuple[str, ...], params: dict[str, int]) -> dict:
@@ -81,11 +61,11 @@ def describe(scop, *, value_based: bool, kinds: tuple[str, ...], params: dict[st
 def run(args: argparse.Namespace) -> int:
     from polylab.analysis import compute_dependences
     from polylab.analysis.parallelism import parallelism
-    from polylab.cli import parse_params
+    from polylab.cli import load_program, parse_params
 
     params = parse_params(args.param)
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
-    program, path = _load(args.file)
+    program, path = load_program(args.file)
     scops = tuple(s for s in program.scops if s.statements)
     if not scops:
         reasons = "; ".join(str(r) for r in program.rejected) or "no loop nest found"

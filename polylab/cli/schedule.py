@@ -35,8 +35,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from polylab.cli import parse_params
-    from polylab.cli.deps import _load
+    from polylab.cli import load_program, parse_params
     from polylab.schedule import check, parse_schedule
 
     try:  # storage steps (fold_live_ins, contract) register themselves when their layer is imported
@@ -44,7 +43,7 @@ def run(args) -> int:
     except ImportError:
         pass
     params = parse_params(args.param)
-    program, path = _load(args.file)
+    program, path = load_program(args.file)
     if not program.scops:
         raise PolylabError(f"{args.file} has no static control part")
     if not 0 <= args.scop < len(program.scops):
