@@ -20,7 +20,7 @@ from polylab.codegen import ast as A
 from polylab.codegen.c import CPrinter, for_header
 from polylab.codegen.cexpr import CUDA_HELPERS, c_expr
 from polylab.codegen.harness import (_dump_function, _init_function, _size_expr, flat_index,
-                                     kernel_arrays, prelude)
+                                     kernel_arrays, main_prologue, prelude)
 from polylab.errors import CodegenError
 from polylab.model.expr import ArrayRef
 from polylab.model.scop import Scop
@@ -182,16 +182,8 @@ def cuda_program(scop: Scop, program: A.LoopProgram, header: str) -> tuple[str, 
 
 
 def _cuda_main(scop: Scop) -> str:
-    np_ = len(scop.parameters)
     arrays = kernel_arrays(scop)
-    lines = ["int main(int argc, char **argv)", "{",
-             f"  if (argc < {np_ + 1}) {{",
-             f"    fprintf(stderr, \"usage: %s {' '.join(scop.parameters)} [REPEAT]\\n\", argv[0]);",
-             "    return 2;", "  }"]
-    for k, p in enumerate(scop.parameters):
-        lines.append(f"  int {p} = atoi(argv[{k + 1}]);")
-    lines.append(f"  int polylab_repeat = argc > {np_ + 1} ? atoi(argv[{np_ + 1}]) : 1;")
-    lines.append("  if (polylab_repeat < 1) polylab_repeat = 1;")
+    lines = main_prologue(scop)
     for a in arrays:
         size = f"sizeof({a.ctype}) * {_size_expr(a)}"
         lines += [f"  size_t polylab_bytes_{a.name} = {size} + 1;",

@@ -259,17 +259,22 @@ def live_out_points(scop: Scop, array: str, params: dict[str, int]) -> list[tupl
     return None
 
 
-def _main(scop: Scop, call: str) -> str:
+def main_prologue(scop: Scop) -> list[str]:
+    """The opening lines of a harness ``main``: usage check, the parameters from ``argv`` (in
+    ``scop.parameters`` order) and the optional repeat count that follows them."""
     np_ = len(scop.parameters)
-    usage = " ".join(scop.parameters)
     lines = ["int main(int argc, char **argv)", "{",
              f"  if (argc < {np_ + 1}) {{",
-             f"    fprintf(stderr, \"usage: %s {usage} [REPEAT]\\n\", argv[0]);",
+             f"    fprintf(stderr, \"usage: %s {' '.join(scop.parameters)} [REPEAT]\\n\", argv[0]);",
              "    return 2;", "  }"]
-    for k, p in enumerate(scop.parameters):
-        lines.append(f"  int {p} = atoi(argv[{k + 1}]);")
+    lines += [f"  int {p} = atoi(argv[{k + 1}]);" for k, p in enumerate(scop.parameters)]
     lines.append(f"  int polylab_repeat = argc > {np_ + 1} ? atoi(argv[{np_ + 1}]) : 1;")
     lines.append("  if (polylab_repeat < 1) polylab_repeat = 1;")
+    return lines
+
+
+def _main(scop: Scop, call: str) -> str:
+    lines = main_prologue(scop)
     for a in kernel_arrays(scop):
         lines.append(f"  {array_param(a, False)} = polylab_alloc(sizeof({a.ctype}) * {_size_expr(a)}, "
                      f"\"{a.name}\");")

@@ -324,17 +324,7 @@ class _Printer:
 
     def truth(self, e: Expr, binding: dict[str, A.AExpr], env: _Env, depth: int) -> str:
         v, t = self.value(e, binding, env, depth)
-        if t == "i1":
-            return v
-        z = self.fresh()
-        out = self.fresh()
-        if _is_float(t):
-            self.emit(depth, f"{z} = arith.constant 0.0 : {t}")
-            self.emit(depth, f"{out} = arith.cmpf une, {v}, {z} : {t}")
-        else:
-            self.emit(depth, f"{z} = arith.constant 0 : {t}")
-            self.emit(depth, f"{out} = arith.cmpi ne, {v}, {z} : {t}")
-        return out
+        return self.truth_of(v, t, depth)
 
     def binary(self, op: str, lv: str, lt: str, rv: str, rt: str, depth: int) -> tuple[str, str]:
         if lt == "index":
