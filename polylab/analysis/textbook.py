@@ -39,7 +39,7 @@ from fractions import Fraction
 import islpy as isl
 import sympy
 
-from polylab.analysis.display import TextDisplay, text_table
+from polylab.render import TextDisplay, text_table
 from polylab.analysis.loops import LoopStructure
 from polylab.errors import AnalysisError
 from polylab.model.scop import Access, Scop

@@ -35,7 +35,7 @@ from polylab.storage.islutil import (check_legal, restrict_order, time_function,
                                      maps, pad_schedule, param_text, schedule_from_map,
                                      schedule_map, schedule_tree, set_example_text, sets, small_point, example_text,
                                      time_dims, wrap_schedule, writes_map)
-from polylab.storage.report import Displayable, esc, text_table
+from polylab.render import Displayable, esc, text_table
 
 EXPLAINED = 3          # refuted moduli explained with a full (w, w', r) conflict; later ones by a pair
 EXEMPLIFIED = 8        # refuted moduli with an example pair of live elements; later ones by their difference

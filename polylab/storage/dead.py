@@ -30,7 +30,8 @@ import islpy as isl
 from polylab.model.scop import Scop
 from polylab.analysis.dataflow import dataflow
 from polylab.storage.islutil import sets
-from polylab.storage.report import Displayable, condition_text, esc, text_table
+from polylab.render import Displayable, esc, text_table
+from polylab.storage.report import condition_text
 
 
 @dataclass(frozen=True, eq=False)

@@ -32,7 +32,8 @@ from polylab.storage.handmade import parse_expr
 from polylab.storage.interpret import bits
 from polylab.analysis.dataflow import dataflow
 from polylab.storage.islutil import example_text, set_example_text
-from polylab.storage.report import Displayable, condition_text, esc, text_table
+from polylab.render import Displayable, esc, text_table
+from polylab.storage.report import condition_text
 
 
 @dataclass(frozen=True)

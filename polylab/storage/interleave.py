@@ -29,7 +29,7 @@ from polylab.model.scop import Scop
 from polylab.analysis.dataflow import dataflow
 from polylab.storage.islutil import (check_legal, maps, pad_schedule, schedule_from_map, sets,
                                      schedule_map, time_dims, wrap_schedule)
-from polylab.storage.report import Displayable, esc
+from polylab.render import Displayable, esc
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -21,7 +21,7 @@ from polylab.storage.dead import remove_dead_writes
 from polylab.storage.fold import constant_writers, fold_live_ins
 from polylab.storage.interleave import interleave
 from polylab.storage.islutil import wrap_schedule, writes_map
-from polylab.storage.report import Displayable, esc
+from polylab.render import Displayable, esc
 
 
 @dataclass(frozen=True, eq=False, repr=False)
