@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from polylab.bench.spec import build_variant
+from polylab import render
+from polylab.bench.spec import prepare_variant
 from polylab.bench.sweep import Case, Kernel
 from polylab.errors import IllegalTransformationError, PolylabError
 from polylab import toolchain as tc
@@ -111,9 +112,9 @@ class BenchReport:
         }
 
     def table(self) -> str:
-        from polylab.bench.report import format_table
-
-        return format_table(self)
+        """The aligned text table (:func:`polylab.bench.report.format_table`, registered with
+        :mod:`polylab.render`)."""
+        return render.text(self)
 
     def __str__(self) -> str:
         return self.table()
@@ -158,7 +159,7 @@ def run_case(kernel: Kernel, case: Case, baseline: tc.Timing | None, *, repeat: 
     t0 = time.perf_counter()
     try:
         progress("building the schedule")
-        built = build_variant(kernel.scop, case.spec)
+        built = prepare_variant(kernel.scop, case.spec)
     except IllegalTransformationError as err:
         return CaseResult(case, ILLEGAL, reason=err.message, build_seconds=time.perf_counter() - t0)
     except PolylabError as err:
