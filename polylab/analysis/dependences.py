@@ -33,6 +33,7 @@ first ``l - 1`` common loops and differs at the ``l``-th, *loop-independent* whe
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Iterator
@@ -42,7 +43,7 @@ import islpy as isl
 from polylab import render
 from polylab.analysis.loops import LoopStructure
 from polylab.errors import AnalysisError
-from polylab.model.islutil import readable
+from polylab.model.islutil import point_coordinates, readable
 from polylab.model.scop import Access, Scop
 
 KINDS = ("flow", "anti", "output", "input")
@@ -51,6 +52,8 @@ _PAIR = {"flow": ("write", "read"), "anti": ("read", "write"), "output": ("write
          "input": ("read", "read")}
 #: distance sets with at most this many points are listed as vectors
 MAX_LISTED_DISTANCES = 32
+#: a distance set is enumerated only when its bounding box holds at most this many points
+MAX_ENUMERATED_BOX = 100_000
 
 
 def _order_map(n: int, level: int | None) -> isl.Map:
@@ -81,16 +84,13 @@ def _points(s: isl.Set, limit: int) -> list[tuple[int, ...]] | None:
         lo_v = _cst(lo)
         hi_v = _cst(hi)
         box.append((lo_v, hi_v))
-    size = 1
-    for lo_v, hi_v in box:
-        size *= hi_v - lo_v + 1
-    if size > 100000:
+    if math.prod(hi_v - lo_v + 1 for lo_v, hi_v in box) > MAX_ENUMERATED_BOX:
         return None
     pts: list = []
     s.foreach_point(pts.append)
     if len(pts) > limit:
         return None
-    return sorted(tuple(p.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n)) for p in pts)
+    return sorted(point_coordinates(p) for p in pts)
 
 
 def _cst(pa: isl.PwAff) -> int:

@@ -39,10 +39,11 @@ from fractions import Fraction
 import islpy as isl
 import sympy
 
-from polylab.render import TextDisplay, text_table
 from polylab.analysis.loops import LoopStructure
 from polylab.errors import AnalysisError
+from polylab.model.islutil import point_coordinates
 from polylab.model.scop import Access, Scop
+from polylab.render import TextDisplay, text_table
 
 DEFAULT_PARAMETER = 10
 
@@ -552,14 +553,13 @@ def _direction_map(conflict: isl.Map, pairs, pattern) -> isl.Map:
     return isl.Map(f"{{ {s_in}[{', '.join(xs)}] -> {s_out}[{', '.join(ys)}] : {' and '.join(cons) or '1 = 1'} }}")
 
 
-def _witness(m: isl.Map):
+def _witness(m: isl.Map) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """A pair of instances of ``m`` (any one isl gives), or None when ``m`` is empty."""
     if m.is_empty():
         return None
     p = m.wrap().sample_point()
     n_in = m.dim(isl.dim_type.in_)
-    vals = [p.get_coordinate_val(isl.dim_type.set, k).to_python()
-            for k in range(n_in + m.dim(isl.dim_type.out))]
-    return tuple(vals[:n_in]), tuple(vals[n_in:])
+    return point_coordinates(p, 0, n_in), point_coordinates(p, n_in, m.dim(isl.dim_type.out))
 
 
 def textbook_all(scop: Scop, *, params: dict[str, int] | None = None) -> tuple[TextbookReport, ...]:

@@ -22,6 +22,7 @@ from polylab import render
 from polylab.bench.spec import prepare_variant
 from polylab.bench.sweep import Case, Kernel
 from polylab.errors import IllegalTransformationError, PolylabError
+from polylab.version import __version__
 from polylab import toolchain as tc
 
 #: statuses of a case
@@ -104,7 +105,7 @@ class BenchReport:
             best[k] = None if b is None else {"variant": b.case.label, "threads": b.case.threads, "parallel": b.parallel,
                                               "speedup": b.speedup, "median_s": b.seconds.median}
         return {
-            "polylab": __import__("polylab").__version__,
+            "polylab": __version__,
             "machine": dict(self.machine), "settings": dict(self.settings),
             "baselines": {k: (v.to_json() if v is not None else None) for k, v in self.baselines.items()},
             "results": [r.to_json() for r in self.results], "best": best,

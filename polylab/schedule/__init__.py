@@ -16,9 +16,10 @@ from polylab.schedule.compare import SchedulerComparison, compare_schedulers
 from polylab.schedule.core import Band, Schedule, original
 from polylab.schedule.isl_scheduler import isl_schedule, isl_step
 from polylab.schedule.legality import (IllegalScheduleError, LegalityReport, Violation, check, coincident_members,
-                                       is_legal, require_legal, small_parameters, smallest_example)
+                                       is_legal, require_legal, small_parameters, smallest_example, violations)
 from polylab.schedule.pluto import PlutoResult, auto, pluto_schedule
-from polylab.schedule.recipe import SCHEDULE_STEPS, Step, StepTable, make_step, register_step, steps
+from polylab.schedule.recipe import (SCHEDULE_STEPS, Step, StepTable, make_step, register_step, register_steps,
+                                     steps)
 from polylab.schedule.spacetime import SpaceTimeMapping, processor_allocation, space_time
 from polylab.schedule.spec import as_schedule, from_union_map, parse_isl, parse_schedule, split_spec
 from polylab.schedule.tiling import band_is_tilable, tile, tile_wavefront
@@ -31,6 +32,6 @@ __all__ = ["Band", "IllegalScheduleError", "LegalityReport", "PlutoResult", "SCH
            "as_schedule", "auto", "band_is_tilable", "check", "coincident_members", "compare_schedulers",
            "display", "distribute", "find_wavefront", "from_union_map", "fuse", "interchange", "is_legal",
            "isl_schedule", "isl_step", "make_step", "original", "parallel", "parse_isl", "parse_schedule",
-           "permute", "pluto_schedule", "processor_allocation", "register_step", "require_legal", "reverse",
+           "permute", "pluto_schedule", "processor_allocation", "register_step", "register_steps", "require_legal", "reverse",
            "scale", "shift", "skew", "small_parameters", "smallest_example", "space_time", "split_spec",
-           "steps", "tile", "tile_wavefront", "wavefront"]
+           "steps", "tile", "tile_wavefront", "violations", "wavefront"]

@@ -198,23 +198,34 @@ def counterexample(schedule: Schedule, dep: Dep, pairs: isl.Map) -> Violation:
                      _element(schedule.scop, dep, src, snk, params), pairs)
 
 
+def violations(schedule: Schedule, deps: DependenceGraph | Iterable[Dep] | isl.UnionMap | None = None
+               ) -> tuple[Violation, ...]:
+    """Every dependence ``u -> v`` (of ``schedule.scop``, or ``deps`` when given) that ``schedule`` breaks,
+    ``theta(v) <=lex theta(u)`` for some pair (exact), each with its :func:`counterexample`; the smallest
+    parameter values first. Empty when the schedule is legal."""
+    if deps is not None:
+        schedule = replace(schedule, deps=dependences(schedule.scop, deps))
+    found = []
+    for dep in schedule.dependences:
+        pairs = violating_pairs(schedule, dep)
+        if not pairs.is_empty():
+            found.append(counterexample(schedule, dep, pairs))
+    found.sort(key=lambda v: (sum(v.params.values()), v.source_instance, v.sink_instance))
+    return tuple(found)
+
+
 def check(schedule: Schedule, deps: DependenceGraph | Iterable[Dep] | isl.UnionMap | None = None
           ) -> LegalityReport:
     """Check ``schedule`` against the exact memory-based dependences (or ``deps`` when given).
 
     Returns a :class:`LegalityReport`: ``legal`` is True when ``theta(u) <lex theta(v)`` for every
     dependent pair ``u -> v``; otherwise ``violations`` holds, per violated dependence, its smallest
-    violating pair of instances at small parameter values.
+    violating pair of instances at small parameter values (:func:`violations`).
     """
     if deps is not None:
         schedule = replace(schedule, deps=dependences(schedule.scop, deps))
-    violations = []
-    for dep in schedule.dependences:
-        pairs = violating_pairs(schedule, dep)
-        if not pairs.is_empty():
-            violations.append(counterexample(schedule, dep, pairs))
-    violations.sort(key=lambda v: (sum(v.params.values()), v.source_instance, v.sink_instance))
-    return LegalityReport(schedule, not violations, tuple(violations), schedule.parallel_dims)
+    found = violations(schedule)
+    return LegalityReport(schedule, not found, found, schedule.parallel_dims)
 
 
 class IllegalScheduleError(IllegalTransformationError):
@@ -279,10 +290,7 @@ def require_legal(schedule: Schedule, what: str = "the schedule", *,
 
 def is_legal(schedule: Schedule) -> bool:
     """True when ``schedule`` respects every dependence (exact, no counterexample computed)."""
-    for dep in schedule.dependences:
-        if not violating_pairs(schedule, dep).is_empty():
-            return False
-    return True
+    return all(violating_pairs(schedule, dep).is_empty() for dep in schedule.dependences)
 
 
 def coincident_members(schedule: Schedule) -> list[tuple[bool, ...]]:

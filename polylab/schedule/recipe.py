@@ -6,7 +6,8 @@ is given one. This layer's own steps are :data:`SCHEDULE_STEPS` (``original``, `
 storage layer builds the full table, :func:`polylab.storage.recipe_steps` (this layer's steps and the
 storage steps), and the readers of the layers above pass it explicitly, so the schedule layer never
 imports the storage layer and nothing depends on what happened to be imported. :func:`register_step`
-adds a step of the user's own (a notebook exercise) to the table :func:`steps` returns.
+adds a step of the user's own (a notebook exercise) to the table :func:`steps` returns, and
+:func:`register_steps` a whole table (``%load_ext polylab`` adds the storage steps that way, explicitly).
 """
 
 from __future__ import annotations
@@ -92,6 +93,12 @@ def register_step(name: str, fn: StepFn, *, usage: str | None = None) -> None:
     """Make ``fn(schedule, *args) -> Schedule`` available as step ``name`` in :func:`steps` (and so in
     every table built from it, :func:`polylab.storage.recipe_steps` included)."""
     _USER_STEPS[name] = make_step(name, fn, usage=usage)
+
+
+def register_steps(step_table: StepTable) -> None:
+    """Add every step of ``step_table`` to the table :func:`steps` returns (a layer above calls this
+    explicitly: the notebook extension adds the storage steps; nothing registers on import)."""
+    _USER_STEPS.update(step_table)
 
 
 def steps() -> dict[str, Step]:
