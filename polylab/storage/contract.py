@@ -123,9 +123,9 @@ class ContractionReport(Displayable):
 class ContractionRefused(StorageError):
     """A contraction that would lose a value still read in the region (``.attempts`` lists the tries)."""
 
-    def __init__(self, message: str, *, attempts: tuple[Attempt, ...] = (), hint: str | None = None):
+    def __init__(self, message: str, *, attempts: tuple[Attempt, ...] = (), hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
-        self.attempts = attempts
+        self.attempts: tuple[Attempt, ...] = attempts
 
 
 def _slot_map(space_params: isl.Space, array: str, rank: int, dims: Sequence[int], moduli: Sequence[int],

@@ -26,10 +26,11 @@ from polylab.storage.interleave import interleave
 from polylab.storage.pipeline import storage_pipeline
 
 
-def _with_report(value: Schedule, name: str, report: Any) -> Schedule:
-    """``value`` with ``(name, report)`` appended to ``details['storage']``."""
+def _with_report(value: Schedule, name: str, report: Any, before: Schedule) -> Schedule:
+    """``value`` with the storage reports of ``before`` (the step's input) and ``(name, report)`` in
+    ``details['storage']``."""
     new = dict(value.details)
-    new["storage"] = tuple(new.get("storage", ())) + ((name, report),)
+    new["storage"] = tuple(before.details.get("storage", ())) + ((name, report),)
     return replace(value, details=MappingProxyType(new))
 
 
@@ -45,7 +46,7 @@ def _same_times(schedule: Schedule, scop, step: str) -> Schedule:
 def step_fold_live_ins(schedule: Schedule, **initial_values: Any) -> Schedule:
     """Recipe step ``fold_live_ins``: the schedule of the folded SCoP (same time vectors)."""
     scop, rep = fold_live_ins(schedule.scop, initial_values=initial_values or None)
-    return _with_report(_same_times(schedule, scop, "fold_live_ins"), "fold_live_ins", rep)
+    return _with_report(_same_times(schedule, scop, "fold_live_ins"), "fold_live_ins", rep, schedule)
 
 
 def step_remove_dead_writes(schedule: Schedule, *statements: str) -> Schedule:
@@ -54,26 +55,26 @@ def step_remove_dead_writes(schedule: Schedule, *statements: str) -> Schedule:
     initialisations), as the automatic chain does; name statements to restrict others too."""
     names = list(statements) if statements else list(constant_writers(schedule.scop))
     scop, rep = remove_dead_writes(schedule.scop, statements=names)
-    return _with_report(_same_times(schedule, scop, "remove_dead_writes"), "remove_dead_writes", rep)
+    return _with_report(_same_times(schedule, scop, "remove_dead_writes"), "remove_dead_writes", rep, schedule)
 
 
 def step_interleave(schedule: Schedule) -> Schedule:
     """Recipe step ``interleave``: producers next to the consumer iteration that first reads them."""
     out, rep = interleave(schedule.scop, schedule)
-    return _with_report(out, "interleave", rep)
+    return _with_report(out, "interleave", rep, schedule)
 
 
 def step_contract(schedule: Schedule, array: str, modulus: int | None = None) -> Schedule:
     """Recipe step ``contract(x)``: the schedule of the contracted SCoP (with its copy-outs)."""
     _, out, rep = contract(schedule.scop, schedule, str(array),
                            modulus=int(modulus) if modulus is not None else None)
-    return _with_report(out, f"contract({array})", rep)
+    return _with_report(out, f"contract({array})", rep, schedule)
 
 
 def step_storage(schedule: Schedule) -> Schedule:
     """Recipe step ``storage``: the automatic chain of :func:`polylab.storage.storage_pipeline`."""
     plan = storage_pipeline(schedule.scop, schedule)
-    return _with_report(plan.schedule, "storage", plan)
+    return _with_report(plan.schedule, "storage", plan, schedule)
 
 
 #: the recipe steps of the storage layer
