@@ -52,10 +52,13 @@ def schedule_from_spec(scop: Scop, spec: str | None, *, check_legal: bool = True
     return sched
 
 
-def legal_schedule(scop: Scop, schedule: Schedule | isl.Schedule | isl.UnionMap | isl.Map | None
+def legal_schedule(scop: Scop, schedule: Schedule | isl.Schedule | isl.UnionMap | isl.Map | str | None
                    ) -> Schedule | None:
-    """What the experiment layer compiles: None (the original order) stays None, anything else is read
-    by :func:`polylab.schedule.as_schedule` and must pass :func:`require_legal`."""
+    """What the experiment layer compiles: None (the original order) stays None, a spec is read by
+    :func:`schedule_from_spec`, an isl schedule by :func:`polylab.schedule.as_schedule`; the result must
+    pass :func:`require_legal`."""
+    if isinstance(schedule, str):
+        return schedule_from_spec(scop, schedule)
     return None if schedule is None else require_legal(as_schedule(scop, schedule))
 
 

@@ -26,6 +26,7 @@ from matplotlib import colormaps
 
 from polylab.analysis import Dependence, DependenceGraph
 from polylab.errors import ModelError
+from polylab.experiment import RunReport
 from polylab.model import Program, Scop
 from polylab.model.islutil import maps_of, sets_of
 from polylab.notebook import geometry
@@ -68,8 +69,8 @@ Dependences = (DependenceGraph | Iterable[Dependence | DepView | tuple[str, isl.
                | isl.Map | isl.UnionMap)
 #: what the pictures draw points of: a SCoP (or a program's first one) or isl sets
 Model = Scop | Program | isl.Set | isl.UnionSet
-#: a schedule to colour points by: the schedule layer's value or an isl map ``{ S[x] -> [t] }``
-TimeMap = Schedule | isl.Map | isl.UnionMap
+#: a schedule to colour points by: the schedule layer's value or an isl map ``{ S[x] -> [t] }`` (or its text)
+TimeMap = Schedule | isl.Map | isl.UnionMap | str
 
 
 def dependence_label(dep: Dependence) -> str:
@@ -140,6 +141,8 @@ def time_map(schedule: TimeMap) -> isl.UnionMap:
         return schedule.union_map
     if isinstance(schedule, isl.Map):
         return isl.UnionMap.from_map(schedule)
+    if isinstance(schedule, str):
+        return isl.UnionMap(schedule)
     return schedule
 
 
@@ -669,8 +672,9 @@ def _circle(xy):
     return Circle(xy, 0.32, facecolor="#eef3fb", edgecolor="#4c72b0", lw=1.5, zorder=4)
 
 
-#: run times: one number, several runs, or the toolchain's :class:`~polylab.toolchain.Timing`
-Seconds = float | Sequence[float] | Timing
+#: run times: one number, several runs, the toolchain's :class:`~polylab.toolchain.Timing`, or an
+#: experiment's :class:`~polylab.experiment.RunReport` (its variant's times)
+Seconds = float | Sequence[float] | Timing | RunReport
 
 
 def timing_chart(results: Mapping[str, Seconds], baseline: str | None = None, *, title: str | None = None,
@@ -678,7 +682,7 @@ def timing_chart(results: Mapping[str, Seconds], baseline: str | None = None, *,
     """Horizontal bars of median run times with min..max whiskers and speedups over ``baseline``.
 
     ``results`` maps a variant name to its run times (:data:`Seconds`: a float, a sequence of run times or
-    a :class:`~polylab.toolchain.Timing`).
+    a :class:`~polylab.toolchain.Timing` or a :class:`~polylab.experiment.RunReport`).
     """
     names = list(results)
     med, lo, hi = [], [], []
@@ -713,6 +717,10 @@ def timing_chart(results: Mapping[str, Seconds], baseline: str | None = None, *,
 
 def _timing_stats(r: Seconds) -> tuple[float, float, float]:
     """(median, min, max) of a timing."""
+    if isinstance(r, RunReport):
+        if r.seconds is None:
+            raise ModelError(f"the {r.target} variant was not timed: {r.reason}")
+        r = r.seconds
     if isinstance(r, Timing):
         return float(r.median), float(r.min), float(r.max)
     if isinstance(r, (int, float)):

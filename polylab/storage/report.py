@@ -1,10 +1,10 @@
-"""Small shared pieces of the storage reports: readable isl sets and the text/HTML display protocol."""
+"""Readable isl sets for the storage reports: the condition that singles out a subset of a domain."""
 
 from __future__ import annotations
 
 import islpy as isl
 
-__all__ = ["condition_text", "set_text"]
+__all__ = ["condition_text"]
 
 
 def condition_text(subset: isl.Set, domain: isl.Set) -> str:
@@ -20,8 +20,3 @@ def condition_text(subset: isl.Set, domain: isl.Set) -> str:
         return "for every instance"
     inner = text.split(":", 1)[1].rsplit("}", 1)[0].strip()
     return f"for {inner}" if inner else "for every instance"
-
-
-def set_text(s: isl.Set | isl.UnionSet) -> str:
-    """An isl set as text, coalesced."""
-    return str(s.coalesce())
