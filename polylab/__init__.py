@@ -8,27 +8,12 @@
 
 from __future__ import annotations
 
-from importlib import resources
-from pathlib import Path
-
+from polylab.corpus import example_path, examples
 from polylab.errors import PolylabError
+from polylab.version import __version__
 
-__version__ = "0.1.0"
-
-
-def example_path(name: str) -> Path:
-    """The path of an example shipped with polylab (``"sl3.sy"``, ``"jacobi2d.c"``, ``"reject/call.c"``)."""
-    path = Path(str(resources.files("polylab") / "examples" / name))
-    if not path.exists():
-        names = sorted(p.name for p in path.parent.iterdir() if p.is_file()) if path.parent.exists() else []
-        raise PolylabError(f"no example named {name!r}", hint="examples: " + ", ".join(names))
-    return path
-
-
-def examples() -> list[str]:
-    """Names of the example kernels that ship with polylab."""
-    root = Path(str(resources.files("polylab") / "examples"))
-    return sorted(p.name for p in root.iterdir() if p.suffix in (".c", ".sy"))
+# This module is the package's facade: nothing inside polylab imports it (they import the modules that
+# define what it re-exports), so its function-local imports below load a layer only when it is used.
 
 
 def parse(source: str, **kwargs):
@@ -58,4 +43,5 @@ def unload_ipython_extension(ipython) -> None:
     _unload(ipython)
 
 
-__all__ = ["PolylabError", "example_path", "examples", "parse", "parse_file", "__version__"]
+__all__ = ["PolylabError", "__version__", "example_path", "examples", "load_ipython_extension", "parse", "parse_file",
+           "unload_ipython_extension"]

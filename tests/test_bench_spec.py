@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from polylab.bench import build_variant, expand_tile, load_kernel, plan, split_parts
+from polylab.bench import expand_tile, load_kernel, plan, prepare_variant
 from polylab.bench.runner import run_case
 from polylab.bench.sweep import Case
 from polylab.errors import IllegalTransformationError, PolylabError, ScheduleError
+from polylab.schedule import split_spec as split_parts
 
 
 def test_split_keeps_isl_text_and_arguments_whole():
@@ -29,7 +30,7 @@ def test_tile_placeholder():
     assert expand_tile("auto; tile_wavefront($T, $T)", 16) == "auto; tile_wavefront(16, 16)"
     k = load_kernel("sweep2d")
     with pytest.raises(ScheduleError):
-        build_variant(k.scop, "tile($T, $T)")
+        prepare_variant(k.scop, "tile($T, $T)")
 
 
 def test_plan_expands_tiles_and_threads_and_runs_the_original_once():
@@ -54,7 +55,7 @@ def test_missing_parameter_value_is_a_user_error(tmp_path):
 def test_illegal_isl_text_is_refused_before_code_generation():
     k = load_kernel("sweep2d.c")
     with pytest.raises(IllegalTransformationError, match="flow"):
-        build_variant(k.scop, "{ S0[i, j] -> [-i, j] }")
+        prepare_variant(k.scop, "{ S0[i, j] -> [-i, j] }")
 
 
 def test_storage_steps_then_isl_text_then_contraction_builds_and_verifies():
@@ -62,7 +63,7 @@ def test_storage_steps_then_isl_text_then_contraction_builds_and_verifies():
     k = load_kernel("sl3.sy")
     spec = ("fold_live_ins; remove_dead_writes; "
             "{ S0[i,j,k] -> [i,0,j,k,0]; S1[i,j,k] -> [i,1,floor(j/4),j+k,j] }; contract(x)")
-    built = build_variant(k.scop, spec)
+    built = prepare_variant(k.scop, spec)
     assert any(a.name == "xbuf" and a.extents[0] == "2" for a in built.scop.arrays)
     assert "contract(x)" in built.steps
     case = Case(k.name, spec, "strips", 1, None, {"n": 14}, {"n": 11}, "openmp")
@@ -91,6 +92,6 @@ def test_named_specs(text, name, spec):
 
 def test_isl_text_followed_by_recipe_steps():
     k = load_kernel("sweep2d.c")
-    built = build_variant(k.scop, "{ S0[i, j] -> [i + j, j] }; parallel")
+    built = prepare_variant(k.scop, "{ S0[i, j] -> [i + j, j] }; parallel")
     assert built.schedule.marked == frozenset({1})
     assert "parallel" in built.steps

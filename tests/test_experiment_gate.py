@@ -84,9 +84,11 @@ def test_illegal_schedules_are_refused_with_the_dependence_and_a_pair(spec):
         schedule_from_spec(scop, spec)
     err = info.value
     assert err.dependence.kind == "flow" and err.dependence.source == "S0" and err.dependence.array == "a"
-    assert err.source_instance.startswith("S0[") and err.sink_instance.startswith("S0[")
+    v = err.violation   # the first violation; the error's instances are its (tuples, as documented)
+    assert v.source.startswith("S0[") and v.sink.startswith("S0[")
+    assert (err.source_instance, err.sink_instance) == (v.source_instance, v.sink_instance)
     assert "flow dependence S0 -> S0 on a" in err.message
-    assert err.source_instance in err.message and err.sink_instance in err.message
+    assert v.source in err.message and v.sink in err.message
 
 
 @pytest.mark.parametrize("spec", ILLEGAL)

@@ -58,12 +58,25 @@ def test_picture_params_respect_the_context():
                                         ([[1, -1]], False), ([[-1, 0]], False), ([[-1, 1]], False)])
 def test_schedule_violations_are_exact(rows, legal):
     T = geometry.schedule_map(DOM, rows)
-    found = geometry.violations([("i", R_I), ("j", R_J)], T, {"N": 6})
+    found = _violations(T, 6)
     assert (not found) == legal
     for v in found:
         assert v.sink_time <= v.source_time  # the pair really is out of order
-        step = (1, 0) if v.label == "i" else (0, 1)
-        assert tuple(np.array(v.sink) - np.array(v.source)) == step
+        step = (1, 0) if v.dependence.relation is R_I else (0, 1)
+        assert tuple(np.array(v.sink_instance) - np.array(v.source_instance)) == step
+
+
+def _violations(T, n):
+    """The schedule layer's one check of ``T`` against R_I and R_J, at N = n (the explorers' use of it)."""
+    from polylab.reference.builder import make_scop, statement
+    from polylab.schedule import Schedule, violations
+    from polylab.schedule.deps import Dep
+
+    s0 = statement("S0", str(DOM), "A[i][j]", "A[i - 1][j] + A[i][j - 1]")
+    scop = make_scop("sweep", [s0], arrays=[("A", "double", ("N", "N"))], schedule="[N] -> { S0[i, j] -> [i, j] }",
+                     context=f"[N] -> {{ : N = {n} }}")
+    deps = [Dep("flow", "S0", "S0", "A", R_I), Dep("flow", "S0", "S0", "A", R_J)]
+    return violations(Schedule.from_maps(scop, {"S0": T}), deps)
 
 
 @settings(max_examples=25, deadline=None)
@@ -71,7 +84,7 @@ def test_schedule_violations_are_exact(rows, legal):
 def test_hyperplane_legality_matches_brute_force(a, b):
     """[a i + b j, i, j] is legal iff no dependent pair runs in the wrong order (checked point by point)."""
     T = geometry.schedule_map(DOM, [[a, b]])
-    found = geometry.violations([("i", R_I), ("j", R_J)], T, {"N": 5})
+    found = _violations(T, 5)
     brute = False
     for rel in (R_I, R_J):
         src, dst = geometry.pairs(rel, {"N": 5})

@@ -4,9 +4,8 @@ the storage steps the recipe reader knows about."""
 import pytest
 
 import polylab
-from polylab.errors import IllegalTransformationError
+from polylab.errors import IllegalTransformationError, ScheduleError
 from polylab.schedule import legality, parse_schedule, require_legal
-from polylab.schedule.recipe import KNOWN_ELSEWHERE
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +30,8 @@ def test_illegal_schedule_names_dependence_and_pair(scop):
     first = err.report.violations[0]
     assert str(err.message if hasattr(err, "message") else err).startswith("bad is illegal, so it is not run: ")
     assert "dependence" in str(err) and first.source in str(err) and first.sink in str(err)
-    assert err.dependence is first.dependence and err.source_instance == first.source
+    assert err.dependence is first.dependence and err.source_instance == first.source_instance
+    assert err.sink_instance == first.sink_instance and err.violation is first
     with pytest.raises(IllegalTransformationError):  # the cached verdict refuses again
         require_legal(s)
 
@@ -43,10 +43,20 @@ def test_isl_text_marks_exactly_the_parallel_dimensions(scop):
     assert parse_schedule(scop, "{ S0[i, j] -> [i, j] }").marked == frozenset()
 
 
-def test_known_elsewhere_lists_every_storage_step():
-    from polylab.storage.steps import STEPS
+def test_storage_steps_come_from_their_table_not_from_an_import():
+    """The schedule layer's table has no storage step; the storage layer's table adds every one of them
+    (explicitly, by value: importing polylab.storage registers nothing)."""
+    import polylab.storage  # noqa: F401  (imported on purpose: it must not change the schedule layer's table)
+    from polylab.schedule import SCHEDULE_STEPS, steps
+    from polylab.storage import STORAGE_STEPS, recipe_steps
 
-    assert set(KNOWN_ELSEWHERE) == set(STEPS)
+    assert not set(STORAGE_STEPS) & set(SCHEDULE_STEPS)
+    assert set(recipe_steps()) == set(steps()) | set(STORAGE_STEPS)
+    scop = polylab.parse_file(polylab.example_path("sl3.sy")).scop
+    with pytest.raises(ScheduleError) as info:
+        parse_schedule(scop, "fold_live_ins", steps=SCHEDULE_STEPS)
+    assert "recipe_steps" in info.value.hint
+    assert parse_schedule(scop, "fold_live_ins", steps=recipe_steps()).steps == ("fold_live_ins",)
 
 
 def test_steps_after_isl_text_are_applied_not_ignored():

@@ -5,12 +5,12 @@ import pytest
 
 from polylab.errors import IllegalTransformationError, StorageError
 from polylab.model.expr import ArrayRef, walk
+from polylab.schedule import as_schedule
 from polylab.storage import ContractionRefused, contract, fold_live_ins, interleave, remove_dead_writes
 from polylab.storage.fold import constant_writers
-from polylab.storage.handmade import (jacobi1d_time_scop, make_scop, producer_consumer_scop, sl3_scop,
+from polylab.reference.builder import (jacobi1d_time_scop, make_scop, producer_consumer_scop, sl3_scop,
                                       statement)
-from polylab.storage.interpret import clobbers, same_live_out
-from polylab.storage.islutil import schedule_map
+from polylab.reference.interpret import clobbers, same_live_out
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def sl3_ready():
 
 def test_interleave_places_init_next_to_the_plane(sl3_ready):
     sched, rep = interleave(sl3_ready)
-    T = schedule_map(sched, sl3_ready.domain).intersect_params(sl3_ready.context)
+    T = sched.union_map.intersect_params(sl3_ready.context)
     assert rep.rule == "fused" and rep.producers == ("S0",) and rep.consumers == ("S1",)
     assert T.is_equal(isl.UnionMap("[n] -> { S0[i, j, k] -> [i, 0, j, k]; S1[i, j, k] -> [i, 1, j, k] }")
                       .intersect_domain(sl3_ready.domain).intersect_params(sl3_ready.context))
@@ -50,7 +50,7 @@ def test_sl3_contracts_to_two_planes(sl3_ready):
         assert same_live_out(sl3_scop(), new, {"n": n}) == []
     # brute force: no read finds its slot overwritten
     for n in (4, 5):
-        assert clobbers(sl3_ready, sched, "x", lambda e: (e[0] % 2, e[1], e[2]), {"n": n}) == []
+        assert clobbers(sl3_ready, sched.union_map, "x", lambda e: (e[0] % 2, e[1], e[2]), {"n": n}) == []
 
 
 def test_sl3_one_plane_is_refused_with_an_example(sl3_ready):
@@ -62,7 +62,7 @@ def test_sl3_one_plane_is_refused_with_an_example(sl3_ready):
     assert "would lose a value" in err.message and "x[0][1][1]" in err.message
     (att,) = err.attempts
     params = dict(att.params)
-    assert clobbers(sl3_ready, sched, "x", lambda e: (0, e[1], e[2]), params) != []
+    assert clobbers(sl3_ready, sched.union_map, "x", lambda e: (0, e[1], e[2]), params) != []
 
 
 def test_sl3_before_interleaving_is_refused(sl3_ready):
@@ -83,7 +83,7 @@ def test_unfolded_sl3_cannot_be_contracted():
 def test_illegal_schedule_is_refused(sl3_ready):
     bad = isl.UnionMap("[n] -> { S0[i, j, k] -> [1, i, j, k]; S1[i, j, k] -> [0, i, j, k] }")
     with pytest.raises(IllegalTransformationError):
-        contract(sl3_ready, bad, "x")
+        contract(sl3_ready, as_schedule(sl3_ready, bad), "x")
 
 
 def test_live_in_reads_are_refused():
@@ -163,11 +163,11 @@ def test_interleave_falls_back_to_the_first_consumer():
     sched, rep = interleave(scop)
     assert rep.rule == "first consumer"
     assert rep.tried[0][0] == "fused" and rep.tried[0][1] != "legal"
-    T = schedule_map(sched, scop.domain)
+    T = sched.union_map
     assert isl.Map("[N] -> { S0[2] -> [1, 0, 2] : N = 5 }").is_subset(
         isl.Map.from_union_map(T.intersect_domain(isl.UnionSet("[N] -> { S0[2] : N = 5 }"))))
     new, _, crep = contract(scop, sched, "tmp")
     assert crep.moduli == (2,)
     for n in range(0, 6):
         assert same_live_out(scop, new, {"N": n}) == []
-        assert clobbers(scop, sched, "tmp", lambda e: (e[0] % 2,), {"N": n}) == []
+        assert clobbers(scop, sched.union_map, "tmp", lambda e: (e[0] % 2,), {"N": n}) == []

@@ -7,9 +7,9 @@ import pytest
 import polylab
 from polylab.codegen import generate
 from polylab.schedule import parallel, parse_schedule
-from polylab.storage import ContractionRefused, contract, storage_pipeline
-from polylab.storage.handmade import make_scop, statement
-from polylab.storage.interpret import clobbers, same_live_out
+from polylab.storage import ContractionRefused, contract, recipe_steps, storage_pipeline
+from polylab.reference.builder import make_scop, statement
+from polylab.reference.interpret import clobbers, same_live_out
 
 READY = "fold_live_ins; remove_dead_writes; interleave"
 
@@ -22,7 +22,7 @@ def sl3():
 @pytest.fixture(scope="module")
 def tiled4(sl3):
     """sl3 folded, dead writes removed, interleaved, then a 4x4 tile-level wavefront over (i, j)."""
-    return parse_schedule(sl3, READY + "; tile_wavefront(4, 4)")
+    return parse_schedule(sl3, READY + "; tile_wavefront(4, 4)", steps=recipe_steps())
 
 
 def _planes(e, m):
@@ -39,15 +39,15 @@ def test_tile_wavefront_modulus_is_computed_not_capped(tiled4, sl3):
     for att in rep.attempts[:-1]:
         m = att.moduli[0]
         assert att.params, att
-        assert clobbers(tiled4.scop, tiled4, "x", lambda e, m=m: _planes(e, m), dict(att.params)) != []
+        assert clobbers(tiled4.scop, tiled4.union_map, "x", lambda e, m=m: _planes(e, m), dict(att.params)) != []
     # the first refusals are explained by a full conflict, with an example element
     assert "overwrites x[0][1][1]" in rep.attempts[0].conflict
     assert "are live at the same time" in rep.attempts[5].conflict
     # the chosen modulus loses nothing: no read finds its slot overwritten, and the live-out is identical
     for n in (11, 12):
-        assert clobbers(tiled4.scop, tiled4, "x", lambda e: _planes(e, 9), {"n": n}) == []
+        assert clobbers(tiled4.scop, tiled4.union_map, "x", lambda e: _planes(e, 9), {"n": n}) == []
     for n in (3, 12):
-        assert same_live_out(sl3, new, {"n": n}, schedule=sched) == []
+        assert same_live_out(sl3, new, {"n": n}, schedule=sched.union_map) == []
 
 
 def test_tile_wavefront_keeps_its_parallel_mark_and_openmp(tiled4):
@@ -64,7 +64,7 @@ def test_tile_wavefront_keeps_its_parallel_mark_and_openmp(tiled4):
 
 
 def test_recipe_contract_step_keeps_marks(sl3):
-    s = parse_schedule(sl3, READY + "; tile_wavefront(4, 4); contract(x)")
+    s = parse_schedule(sl3, READY + "; tile_wavefront(4, 4); contract(x)", steps=recipe_steps())
     assert s.marked == frozenset({1})
     rep = dict(s.details["storage"])["contract(x)"]
     assert rep.moduli == (9,)
@@ -93,11 +93,11 @@ def test_false_dependence_drops_the_mark_with_the_reason():
     assert not sched.is_coincident(0)                # the schedule layer agrees
     assert "#pragma omp" not in generate(new, sched, target="openmp").kernel
     for n in range(0, 5):
-        assert same_live_out(scop, new, {"N": n}, schedule=sched) == []
+        assert same_live_out(scop, new, {"N": n}, schedule=sched.union_map) == []
 
 
 def test_kept_marks_are_exactly_the_coincident_ones(sl3):
-    s = parse_schedule(sl3, READY + "; tile_wavefront(4, 4, 4)")
+    s = parse_schedule(sl3, READY + "; tile_wavefront(4, 4, 4)", steps=recipe_steps())
     assert s.marked == frozenset({1, 2})
     new, sched, rep = contract(s.scop, s, "x")
     assert rep.moduli == (13,)                       # 3 * 4 + 1 planes
@@ -105,11 +105,11 @@ def test_kept_marks_are_exactly_the_coincident_ones(sl3):
     bare = replace(sched, marked=frozenset())
     assert sched.marked == frozenset(d for d in s.marked if bare.is_coincident(d))
     assert set(rep.parallel_kept) | {d for d, _ in rep.parallel_dropped} == set(s.marked)
-    assert same_live_out(sl3, new, {"n": 15}, schedule=sched) == []
+    assert same_live_out(sl3, new, {"n": 15}, schedule=sched.union_map) == []
 
 
 def test_unbounded_live_distances_are_refused_with_a_pair(sl3):
-    s = parse_schedule(sl3, "fold_live_ins; remove_dead_writes")
+    s = parse_schedule(sl3, "fold_live_ins; remove_dead_writes", steps=recipe_steps())
     t0 = time.perf_counter()
     with pytest.raises(ContractionRefused) as exc:
         contract(s.scop, s, "x")
@@ -119,11 +119,11 @@ def test_unbounded_live_distances_are_refused_with_a_pair(sl3):
     assert "x[0][1][1]" in msg                       # m = 1 still refuted with an example element
     for att in exc.value.attempts[:4]:
         m = att.moduli[0]
-        assert clobbers(s.scop, s, "x", lambda e, m=m: _planes(e, m), dict(att.params)) != []
+        assert clobbers(s.scop, s.union_map, "x", lambda e, m=m: _planes(e, m), dict(att.params)) != []
 
 
 def test_large_tiles_need_no_hint(sl3):
-    s = parse_schedule(sl3, READY + "; tile_wavefront(32, 32)")
+    s = parse_schedule(sl3, READY + "; tile_wavefront(32, 32)", steps=recipe_steps())
     t0 = time.perf_counter()
     new, sched, rep = contract(s.scop, s, "x")
     assert time.perf_counter() - t0 < 30
@@ -137,7 +137,7 @@ def test_pipeline_under_a_tile_wavefront(sl3):
     rep = dict(plan.steps)["contract(x)"]
     assert rep.moduli == (9,)
     for n in (3, 12):
-        assert same_live_out(sl3, plan.scop, {"n": n}, schedule=plan.schedule) == []
+        assert same_live_out(sl3, plan.scop, {"n": n}, schedule=plan.schedule.union_map) == []
 
 
 def test_a_modulus_that_keeps_every_plane_is_refused():
@@ -145,7 +145,7 @@ def test_a_modulus_that_keeps_every_plane_is_refused():
     # the array itself (up to 398 apart), so the "smallest safe modulus" would keep all 399 planes
     from polylab.storage import fold_live_ins, remove_dead_writes
     from polylab.storage.fold import constant_writers
-    from polylab.storage.handmade import sl3_scop
+    from polylab.reference.builder import sl3_scop
 
     f, _ = fold_live_ins(sl3_scop())
     d, _ = remove_dead_writes(f, statements=list(constant_writers(f)))

@@ -4,8 +4,8 @@ import islpy as isl
 import pytest
 
 from polylab.storage import fold_live_ins, remove_dead_writes
-from polylab.storage.handmade import make_scop, sl3_scop, statement
-from polylab.storage.interpret import execute, same_live_out
+from polylab.reference.builder import make_scop, sl3_scop, statement
+from polylab.reference.interpret import execute, same_live_out
 
 
 @pytest.fixture(scope="module")

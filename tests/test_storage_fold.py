@@ -7,9 +7,9 @@ import polylab
 from polylab.errors import ModelError
 from polylab.model.expr import ArrayRef, Const, walk
 from polylab.storage import fold_live_ins
-from polylab.storage.cvalue import literal_value
-from polylab.storage.handmade import make_scop, sl3_scop, statement
-from polylab.storage.interpret import same_live_out
+from polylab.reference.cvalue import literal_value
+from polylab.reference.builder import make_scop, sl3_scop, statement
+from polylab.reference.interpret import same_live_out
 
 
 def _consts(stmt):

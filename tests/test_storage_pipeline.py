@@ -8,8 +8,8 @@ import pytest
 import polylab
 from polylab.model.expr import ArrayRef, walk
 from polylab.storage import StoragePlan, storage_pipeline
-from polylab.storage.handmade import jacobi1d_time_scop, sl3_scop
-from polylab.storage.interpret import same_live_out
+from polylab.reference.builder import jacobi1d_time_scop, sl3_scop
+from polylab.reference.interpret import same_live_out
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_result_has_two_planes_and_a_copy_out(plan, sl3):
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 8])
 def test_oracle_bit_identical(plan, sl3, n):
-    assert same_live_out(sl3, plan.scop, {"n": n}, schedule=plan.schedule) == []
+    assert same_live_out(sl3, plan.scop, {"n": n}, schedule=plan.schedule.union_map) == []
 
 
 def test_displays(plan):
@@ -80,7 +80,7 @@ def test_recipe_steps_on_schedule_values(sl3):
     s = step_interleave(s)
     s = step_contract(s, "x")
     assert s.scop.array("xbuf").extents[0] == "2"
-    assert same_live_out(sl3, s.scop, {"n": 5}, schedule=s) == []
+    assert same_live_out(sl3, s.scop, {"n": 5}, schedule=s.union_map) == []
 
 
 def _has_cc() -> bool:
@@ -108,17 +108,18 @@ def test_compiled_contracted_sl3_matches_the_original(plan, sl3):
 def test_storage_steps_in_a_recipe(sl3):
     from polylab.errors import StorageError
     from polylab.schedule import parse_schedule
+    from polylab.storage import recipe_steps
 
-    sch = parse_schedule(sl3, "fold_live_ins; remove_dead_writes; interleave; contract(x)")
+    sch = parse_schedule(sl3, "fold_live_ins; remove_dead_writes; interleave; contract(x)", steps=recipe_steps())
     assert sch.steps == ("fold_live_ins", "remove_dead_writes", "interleave", "contract(x)")
     assert sch.scop.array("xbuf").extents == ("2", "n", "n")
     assert "S1[i, j, k] -> [i, 1, j, k, 0]" in str(sch)
     for n in (2, 5):
-        assert same_live_out(sl3, sch.scop, {"n": n}, schedule=sch) == []
+        assert same_live_out(sl3, sch.scop, {"n": n}, schedule=sch.union_map) == []
     with pytest.raises(StorageError) as exc:
-        parse_schedule(sl3, "fold_live_ins; remove_dead_writes; contract(x, 1)")
+        parse_schedule(sl3, "fold_live_ins; remove_dead_writes; contract(x, 1)", steps=recipe_steps())
     assert exc.value.location is not None and "contract(x, 1)" in exc.value.location.text
-    auto = parse_schedule(sl3, "storage")
+    auto = parse_schedule(sl3, "storage", steps=recipe_steps())
     assert auto.scop.array("xbuf").extents[0] == "2"
 
 
@@ -129,4 +130,4 @@ def test_pipeline_on_the_corpus(name):
         plan = storage_pipeline(scop)
         assert plan.step_names()[0] == "fold_live_ins"
         params = {p: 3 for p in scop.parameters}
-        assert same_live_out(scop, plan.scop, params, schedule=plan.schedule) == []
+        assert same_live_out(scop, plan.scop, params, schedule=plan.schedule.union_map) == []

@@ -9,10 +9,10 @@ import islpy as isl
 from polylab.errors import StorageError
 from polylab.model.expr import Const, walk
 from polylab.storage import contract, fold_live_ins, storage_pipeline
-from polylab.storage.cvalue import literal_value
-from polylab.storage.handmade import make_scop, sl3_scop, statement
-from polylab.storage.interpret import clobbers, same_live_out
-from polylab.storage.islutil import check_legal
+from polylab.reference.cvalue import literal_value
+from polylab.reference.builder import make_scop, sl3_scop, statement
+from polylab.reference.interpret import clobbers, same_live_out
+from polylab.schedule import as_schedule, check
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -58,14 +58,15 @@ def _schedule(s1: str) -> isl.UnionMap:
 def test_contraction_agrees_with_brute_force(sched, dim, m):
     scop = _sweep2d()
     T = _schedule(sched)
-    legal, _ = check_legal(scop, T)
+    S = as_schedule(scop, T)
+    legal = check(S).legal
     assume(legal)
 
     def slot(e, dim=dim, m=m):
         return tuple(x % m if k == dim else x for k, x in enumerate(e))
 
     try:
-        new, new_sched, rep = contract(scop, T, "A", dims=(dim,), modulus=m)
+        new, new_sched, rep = contract(scop, S, "A", dims=(dim,), modulus=m)
     except StorageError as exc:
         (att,) = exc.attempts
         assert clobbers(scop, T, "A", slot, dict(att.params)) != []
@@ -81,11 +82,12 @@ def test_some_schedules_are_illegal_and_some_contract():
     verdicts = set()
     for sched in S1_SCHEDULES:
         T = _schedule(sched)
-        legal, _ = check_legal(scop, T)
+        S = as_schedule(scop, T)
+        legal = check(S).legal
         verdicts.add(("legal", legal))
         if legal:
             try:
-                contract(scop, T, "A", dims=(0,), modulus=2)
+                contract(scop, S, "A", dims=(0,), modulus=2)
                 verdicts.add(("contract", True))
             except StorageError:
                 verdicts.add(("contract", False))

@@ -9,7 +9,7 @@ import polylab
 import polylab.storage as st
 import polylab.storage.islutil as islutil
 from polylab.analysis import compute_dependences, dataflow
-from polylab.storage.handmade import jacobi1d_time_scop, producer_consumer_scop
+from polylab.reference.builder import jacobi1d_time_scop, producer_consumer_scop
 
 STORAGE = pathlib.Path(st.__file__).parent
 

@@ -6,8 +6,12 @@ the textbook dependence tests beside them.
     >>> scop = polylab.parse_file(polylab.example_path("sweep2d.c")).scop
     >>> sorted(d.distance for d in compute_dependences(scop))
     [(0, 1), (1, 0)]
+
+The package imports :mod:`polylab.analysis.display`, which registers the dependences' HTML renderers with
+:mod:`polylab.render`.
 """
 
+from polylab.analysis import display
 from polylab.analysis.dataflow import Dataflow, ReadSources, Source, constant_expression, dataflow
 from polylab.analysis.dependences import KINDS, Dependence, DependenceGraph, compute_dependences
 from polylab.analysis.loops import LoopStructure
@@ -16,4 +20,4 @@ from polylab.analysis.textbook import TextbookReport, textbook_all, textbook_tes
 
 __all__ = ["KINDS", "Dataflow", "Dependence", "DependenceGraph", "LoopParallelism", "LoopStructure",
            "Parallelism", "ReadSources", "Source", "TextbookReport", "compute_dependences",
-           "constant_expression", "dataflow", "parallelism", "textbook_all", "textbook_test"]
+           "constant_expression", "dataflow", "display", "parallelism", "textbook_all", "textbook_test"]

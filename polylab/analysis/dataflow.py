@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from polylab.analysis.dependences import compute_dependences
-from polylab.analysis.display import TextDisplay, text_table
 from polylab.errors import AnalysisError
 from polylab.model.expr import ArrayRef, Call, Expr, Name, walk
 from polylab.model.scop import Scop, Statement
+from polylab.render import TextDisplay, text_table
 
 
 @dataclass(frozen=True, eq=False)

@@ -32,16 +32,18 @@ first ``l - 1`` common loops and differs at the ``l``-th, *loop-independent* whe
 
 from __future__ import annotations
 
-import html
 import itertools
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Iterator
 
 import islpy as isl
 
+from polylab import render
 from polylab.analysis.loops import LoopStructure
 from polylab.errors import AnalysisError
+from polylab.model.islutil import point_coordinates, readable
 from polylab.model.scop import Access, Scop
 
 KINDS = ("flow", "anti", "output", "input")
@@ -50,6 +52,8 @@ _PAIR = {"flow": ("write", "read"), "anti": ("read", "write"), "output": ("write
          "input": ("read", "read")}
 #: distance sets with at most this many points are listed as vectors
 MAX_LISTED_DISTANCES = 32
+#: a distance set is enumerated only when its bounding box holds at most this many points
+MAX_ENUMERATED_BOX = 100_000
 
 
 def _order_map(n: int, level: int | None) -> isl.Map:
@@ -80,16 +84,13 @@ def _points(s: isl.Set, limit: int) -> list[tuple[int, ...]] | None:
         lo_v = _cst(lo)
         hi_v = _cst(hi)
         box.append((lo_v, hi_v))
-    size = 1
-    for lo_v, hi_v in box:
-        size *= hi_v - lo_v + 1
-    if size > 100000:
+    if math.prod(hi_v - lo_v + 1 for lo_v, hi_v in box) > MAX_ENUMERATED_BOX:
         return None
     pts: list = []
     s.foreach_point(pts.append)
     if len(pts) > limit:
         return None
-    return sorted(tuple(p.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n)) for p in pts)
+    return sorted(point_coordinates(p) for p in pts)
 
 
 def _cst(pa: isl.PwAff) -> int:
@@ -100,14 +101,6 @@ def _cst(pa: isl.PwAff) -> int:
 
 def _no_params(s: isl.Set) -> isl.Set:
     return s.project_out(isl.dim_type.param, 0, s.dim(isl.dim_type.param))
-
-
-def _pretty(obj) -> str:
-    """isl text without the parameter-only constraints (they only say when the set is non-empty)."""
-    try:
-        return str(obj.gist_params(obj.params()).coalesce())
-    except isl.Error:
-        return str(obj)
 
 
 @dataclass(frozen=True, eq=False)
@@ -189,7 +182,7 @@ class Dependence:
         d = self.distances
         if d is not None:
             return ", ".join("(" + ", ".join(map(str, v)) + ")" for v in d)
-        return _pretty(self.distance_set)
+        return readable(self.distance_set)
 
     @cached_property
     def direction(self) -> tuple[str, ...]:
@@ -279,8 +272,8 @@ class Dependence:
     def to_json(self) -> dict:
         return {"kind": self.kind, "source": self.source, "sink": self.sink, "array": self.array,
                 "source_access": self.source_access, "sink_access": self.sink_access,
-                "source_ref": self._ref_text(self.source, self.source_access),
-                "sink_ref": self._ref_text(self.sink, self.sink_access),
+                "source_ref": self.ref_text(self.source, self.source_access),
+                "sink_ref": self.ref_text(self.sink, self.sink_access),
                 "relation": str(self.relation), "loops": list(self.loops),
                 "distances": [list(v) for v in self.distances] if self.distances is not None else None,
                 "distance_set": str(self.distance_set),
@@ -289,7 +282,8 @@ class Dependence:
                 "levels": [lv for lv in self.levels],
                 "loop_independent": self.loop_independent}
 
-    def _ref_text(self, stmt: str, idx: int) -> str | None:
+    def ref_text(self, stmt: str, idx: int) -> str | None:
+        """The text of access ``idx`` of statement ``stmt`` (None when the dependence has no SCoP)."""
         try:
             return self._scop.statement(stmt).accesses[idx].text
         except (AnalysisError, IndexError):
@@ -298,12 +292,10 @@ class Dependence:
     def __str__(self) -> str:
         d = "(" + ", ".join(self.direction) + ")" if self.loops else "()"
         return (f"{self.label}  on {self.array}\n    distance {self.distance_description}"
-                f"  direction {d}  carried: {self.carried_text()}\n    {_pretty(self.relation)}")
+                f"  direction {d}  carried: {self.carried_text()}\n    {readable(self.relation)}")
 
     def _repr_html_(self) -> str:
-        from polylab.analysis.display import dependence_table
-
-        return dependence_table([self])
+        return render.html(self)
 
 
 def _coord_set(s: isl.Set, k: int, cond: str) -> isl.Set:
@@ -358,10 +350,7 @@ class DependenceGraph:
         return "\n".join([head] + ["  " + str(d).replace("\n", "\n  ") for d in self.dependences])
 
     def _repr_html_(self) -> str:
-        from polylab.analysis.display import dependence_table
-
-        return (f"<div class='polylab-deps'><b>{'value' if self.value_based else 'memory'}-based "
-                f"dependences of {html.escape(self.scop.name)}</b>{dependence_table(self.dependences)}</div>")
+        return render.html(self)
 
 
 def _check_kinds(kinds: tuple[str, ...]) -> None:

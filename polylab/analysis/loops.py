@@ -172,17 +172,40 @@ class LoopStructure:
 
 
 def _build(scop: Scop) -> LoopStructure:
-    root = scop.schedule.get_root()
-    found: dict[str, list[ScheduleDim]] = {}
-    domains = {s.name: s.domain for s in scop.statements}
-    # statements that never run: isl drops them from domains and filters, so their place in the tree is
-    # found from the band functions that mention them (the parser keeps one per enclosing loop)
-    empty = {s.name for s in scop.statements if s.domain.intersect_params(scop.context).is_empty()}
+    """The :class:`LoopStructure` of ``scop``, read from its original schedule tree."""
+    return _TreeReader(scop).read()
 
-    def mentioned(node) -> set[str]:
+
+class _TreeReader:
+    """One walk over the original schedule tree: the time dimensions of every statement, band by band.
+
+    Statements that never run (empty domains within the context) are dropped by isl from domains and
+    filters, so their place in the tree is found from the band functions that mention them (the parser keeps
+    one per enclosing loop)."""
+
+    def __init__(self, scop: Scop) -> None:
+        self.scop = scop
+        self.domains = {s.name: s.domain for s in scop.statements}
+        self.empty = {s.name for s in scop.statements if s.domain.intersect_params(scop.context).is_empty()}
+        self.found: dict[str, list[ScheduleDim]] = {}
+
+    def read(self) -> LoopStructure:
+        root = self.scop.schedule.get_root()
+        names0 = self.stmts_of(root)
+        names0 += sorted(self.empty - set(names0))
+        self.walk(root, (), {n: [] for n in names0}, names0)
+        missing = [s.name for s in self.scop.statements if s.name not in self.found]
+        if missing:
+            raise AnalysisError(f"the original schedule does not schedule {', '.join(missing)}")
+        width = max((len(d) for d in self.found.values()), default=0)
+        out = {n: tuple(d) + tuple(ScheduleDim(("pad", k), None, 0) for k in range(len(d), width))
+               for n, d in self.found.items()}
+        return LoopStructure(self.scop, {s.name: out[s.name] for s in self.scop.statements})
+
+    def mentioned(self, node) -> set[str]:
         """The empty statements that some band of the subtree at ``node`` has a function for."""
         out: set[str] = set()
-        if not empty:
+        if not self.empty:
             return out
         if node.get_type() == isl.schedule_node_type.band:
             mupa = node.band_get_partial_schedule()
@@ -190,13 +213,13 @@ def _build(scop: Scop) -> LoopStructure:
                 pal = mupa.get_at(m).get_pw_aff_list()
                 for k in range(pal.n_pw_aff()):
                     name = pal.get_at(k).get_domain_space().get_tuple_name(isl.dim_type.set)
-                    if name in empty:
+                    if name in self.empty:
                         out.add(name)
         for c in range(node.n_children()):
-            out |= mentioned(node.child(c))
+            out |= self.mentioned(node.child(c))
         return out
 
-    def stmts_of(node) -> list[str]:
+    def stmts_of(self, node) -> list[str]:
         names: list[str] = []
         kind = node.get_type()
         if kind == isl.schedule_node_type.domain:
@@ -206,85 +229,79 @@ def _build(scop: Scop) -> LoopStructure:
         else:
             dom = node.get_domain()
         dom.foreach_set(lambda st: names.append(st.get_tuple_name()))
-        return [n for n in names if n in domains] + sorted(mentioned(node) - set(names))
+        return [n for n in names if n in self.domains] + sorted(self.mentioned(node) - set(names))
 
-    def walk(node, path: tuple, dims: dict[str, list[ScheduleDim]], names: list[str]) -> None:
+    def walk(self, node, path: tuple, dims: dict[str, list[ScheduleDim]], names: list[str]) -> None:
         kind = node.get_type()
         if kind == isl.schedule_node_type.band:
-            mupa = node.band_get_partial_schedule()
-            members = []
-            for m in range(node.band_n_member()):
-                upa = mupa.get_at(m)
-                per: dict[str, isl.PwAff] = {}
-                for k in range(upa.n_pw_aff()):
-                    pa = upa.get_pw_aff_list().get_at(k)
-                    per[pa.get_domain_space().get_tuple_name(isl.dim_type.set)] = pa
-                members.append(per)
-            new = {n: list(dims[n]) for n in names}
+            self.band(node, path, dims, names)
+        elif kind in (isl.schedule_node_type.sequence, isl.schedule_node_type.set):
+            self.sequence(node, path, dims, names)
+        elif kind == isl.schedule_node_type.leaf:
             for n in names:
-                for m, per in enumerate(members):
-                    pa = per.get(n)
-                    if pa is None:
-                        if n in empty:   # nothing runs: any time will do
-                            new[n].append(ScheduleDim((path, m), None, 0))
-                            continue
-                        raise AnalysisError(f"the schedule band at {path} has no function for {n}")
-                    if _involves_iterators(pa):
-                        new[n].append(ScheduleDim((path, m), pa, 0, _aff_name(pa, domains[n])))
-                    else:
-                        new[n].append(_non_loop((path, m), pa))
-            _walk_children(node, path, new, names)
-            return
-        if kind in (isl.schedule_node_type.sequence, isl.schedule_node_type.set):
-            placed: set[str] = set()
-            for c in range(node.n_children()):
-                child = node.child(c)
-                sub = stmts_of(child)
-                sub = [n for n in names if n in sub and n not in placed]
-                if not sub:
-                    continue
-                placed.update(sub)
-                new = {n: list(dims[n]) + [ScheduleDim((path, "seq"), None, c)] for n in sub}
-                walk(child, path + (c,), new, sub)
-            for n in names:   # an empty statement mentioned in no branch: it ends here
-                if n not in placed and n in empty:
-                    found[n] = list(dims[n])
-            return
-        if kind == isl.schedule_node_type.leaf:
-            for n in names:
-                if n in found:
+                if n in self.found:
                     raise AnalysisError(f"statement {n} appears at two leaves of the original schedule",
                                         hint="the analysis expects one leaf per statement")
-                found[n] = list(dims[n])
-            return
-        if kind in (isl.schedule_node_type.extension, isl.schedule_node_type.expansion):
+                self.found[n] = list(dims[n])
+        elif kind in (isl.schedule_node_type.extension, isl.schedule_node_type.expansion):
             raise AnalysisError("the original schedule uses an extension or expansion node",
                                 hint="dependence analysis expects a plain tree of bands and sequences")
-        _walk_children(node, path, dims, names)
+        else:
+            self.children(node, path, dims, names)
 
-    def _walk_children(node, path, dims, names):
+    def band(self, node, path: tuple, dims: dict[str, list[ScheduleDim]], names: list[str]) -> None:
+        """One time dimension per band member: a loop when the member involves an iterator."""
+        mupa = node.band_get_partial_schedule()
+        members = []
+        for m in range(node.band_n_member()):
+            upa = mupa.get_at(m)
+            per: dict[str, isl.PwAff] = {}
+            for k in range(upa.n_pw_aff()):
+                pa = upa.get_pw_aff_list().get_at(k)
+                per[pa.get_domain_space().get_tuple_name(isl.dim_type.set)] = pa
+            members.append(per)
+        new = {n: list(dims[n]) for n in names}
+        for n in names:
+            for m, per in enumerate(members):
+                pa = per.get(n)
+                if pa is None:
+                    if n in self.empty:   # nothing runs: any time will do
+                        new[n].append(ScheduleDim((path, m), None, 0))
+                        continue
+                    raise AnalysisError(f"the schedule band at {path} has no function for {n}")
+                if _involves_iterators(pa):
+                    new[n].append(ScheduleDim((path, m), pa, 0, _aff_name(pa, self.domains[n])))
+                else:
+                    new[n].append(_non_loop((path, m), pa))
+        self.children(node, path, new, names)
+
+    def sequence(self, node, path: tuple, dims: dict[str, list[ScheduleDim]], names: list[str]) -> None:
+        """A scalar time dimension: the position of each child."""
         placed: set[str] = set()
         for c in range(node.n_children()):
             child = node.child(c)
-            sub = [n for n in names if n in stmts_of(child) and n not in placed]
+            sub = self.stmts_of(child)
+            sub = [n for n in names if n in sub and n not in placed]
+            if not sub:
+                continue
+            placed.update(sub)
+            new = {n: list(dims[n]) + [ScheduleDim((path, "seq"), None, c)] for n in sub}
+            self.walk(child, path + (c,), new, sub)
+        for n in names:   # an empty statement mentioned in no branch: it ends here
+            if n not in placed and n in self.empty:
+                self.found[n] = list(dims[n])
+
+    def children(self, node, path: tuple, dims: dict[str, list[ScheduleDim]], names: list[str]) -> None:
+        placed: set[str] = set()
+        for c in range(node.n_children()):
+            child = node.child(c)
+            sub = [n for n in names if n in self.stmts_of(child) and n not in placed]
             if sub:
                 placed.update(sub)
-                walk(child, path + (c,), {n: dims[n] for n in sub}, sub)
+                self.walk(child, path + (c,), {n: dims[n] for n in sub}, sub)
         for n in names:
-            if n not in placed and n in empty:
-                found[n] = list(dims[n])
-
-    names0 = [n for n in stmts_of(root)]
-    names0 += sorted(empty - set(names0))
-    walk(root, (), {n: [] for n in names0}, names0)
-    missing = [s.name for s in scop.statements if s.name not in found]
-    if missing:
-        raise AnalysisError(f"the original schedule does not schedule {', '.join(missing)}")
-    width = max((len(d) for d in found.values()), default=0)
-    out = {}
-    for n, d in found.items():
-        out[n] = tuple(d) + tuple(ScheduleDim(("pad", k), None, 0) for k in range(len(d), width))
-    return LoopStructure(scop, {s.name: out[s.name] for s in scop.statements})
+            if n not in placed and n in self.empty:
+                self.found[n] = list(dims[n])
 
 
 def _non_loop(key: tuple, pa: isl.PwAff) -> ScheduleDim:

@@ -16,8 +16,8 @@ import html
 from dataclasses import dataclass
 
 from polylab.analysis.dependences import Dependence, DependenceGraph, compute_dependences
-from polylab.analysis.display import TextDisplay, text_table
 from polylab.model.scop import Scop
+from polylab.render import TextDisplay, text_table
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -39,10 +39,11 @@ from fractions import Fraction
 import islpy as isl
 import sympy
 
-from polylab.analysis.display import TextDisplay, text_table
 from polylab.analysis.loops import LoopStructure
 from polylab.errors import AnalysisError
+from polylab.model.islutil import point_coordinates
 from polylab.model.scop import Access, Scop
+from polylab.render import TextDisplay, text_table
 
 DEFAULT_PARAMETER = 10
 
@@ -473,43 +474,10 @@ def textbook_test(scop: Scop, first, second, *, params: dict[str, int] | None = 
         conflict = conflict.subtract(isl.Map.identity(conflict.get_space()))
     directions = []
     for pattern in itertools.product("<=>", repeat=len(pairs)):
-        ranges = []
+        ranges: list = []
         independent = d1.is_empty() or d2.is_empty()
         if not independent:
-            for r in range(A.rows):
-                lo = hi = Fraction(0)
-                empty = False
-                used_x, used_y = set(), set()
-                unbounded = any(box1[ix] is None for ix in range(len(x)) if A[r, ix] != 0) or any(
-                    box2[iy] is None for iy in range(len(y)) if A[r, len(x) + iy] != 0)
-                if unbounded:  # a bound is not a number: Banerjee cannot use this equation
-                    ranges.append((None, None, int(b[r])))
-                    continue
-                for (name, ix, iy), sym in zip(pairs, pattern):
-                    used_x.add(ix)
-                    used_y.add(iy)
-                    if box1[ix] is None or box2[iy] is None:
-                        continue
-                    t = _term_range(int(A[r, ix]), int(-A[r, len(x) + iy]), box1[ix], box2[iy], sym)
-                    if t is None:
-                        empty = True
-                        break
-                    lo, hi = lo + t[0], hi + t[1]
-                if empty:
-                    independent = True
-                    ranges.append((None, None, int(b[r])))
-                    break
-                for ix in range(len(x)):
-                    if ix not in used_x and box1[ix] is not None:
-                        t = _term_range(int(A[r, ix]), 0, box1[ix], (0, 0), "*")
-                        lo, hi = lo + t[0], hi + t[1]
-                for iy in range(len(y)):
-                    if iy not in used_y and box2[iy] is not None:
-                        t = _term_range(0, int(-A[r, len(x) + iy]), (0, 0), box2[iy], "*")
-                        lo, hi = lo + t[0], hi + t[1]
-                ranges.append((lo, hi, int(b[r])))
-                if not lo <= b[r] <= hi:
-                    independent = True
+            ranges, independent = _banerjee(A, b, len(x), pairs, pattern, box1, box2)
         exact = conflict.intersect(_direction_map(conflict, pairs, pattern))
         witness = _witness(exact)
         directions.append(DirectionVerdict(pattern, independent, tuple(ranges), witness is not None, witness))
@@ -527,6 +495,43 @@ def textbook_test(scop: Scop, first, second, *, params: dict[str, int] | None = 
     return TextbookReport(scop, (s1, a1.index), (s2, a2.index), a1.text, a2.text, x, y, F1, c1, F2, c2,
                           values, tuple(gcds), solution, nullspace, particular, loops, tuple(directions),
                           witness is not None, witness, dio)
+
+
+def _banerjee(A: sympy.Matrix, b: sympy.Matrix, nx: int, pairs: list, pattern: tuple[str, ...],
+              box1: list, box2: list) -> tuple[list, bool]:
+    """Banerjee's test under one direction vector: per equation ``A (x, y) = b`` the range ``[lo, hi]`` of
+    its left side over the loop bounds (``(None, None, b)`` when a bound is not a number); independent when
+    ``b`` is outside some range or a direction is impossible in the bounds."""
+    ranges: list = []
+    for r in range(A.rows):
+        lo = hi = Fraction(0)
+        used_x, used_y = set(), set()
+        unbounded = any(box1[ix] is None for ix in range(nx) if A[r, ix] != 0) or any(
+            box2[iy] is None for iy in range(len(box2)) if A[r, nx + iy] != 0)
+        if unbounded:  # a bound is not a number: Banerjee cannot use this equation
+            ranges.append((None, None, int(b[r])))
+            continue
+        for (_name, ix, iy), sym in zip(pairs, pattern):
+            used_x.add(ix)
+            used_y.add(iy)
+            if box1[ix] is None or box2[iy] is None:
+                continue
+            t = _term_range(int(A[r, ix]), int(-A[r, nx + iy]), box1[ix], box2[iy], sym)
+            if t is None:   # the direction is impossible within the bounds
+                ranges.append((None, None, int(b[r])))
+                return ranges, True
+            lo, hi = lo + t[0], hi + t[1]
+        for ix in range(nx):
+            if ix not in used_x and box1[ix] is not None:
+                t = _term_range(int(A[r, ix]), 0, box1[ix], (0, 0), "*")
+                lo, hi = lo + t[0], hi + t[1]
+        for iy in range(len(box2)):
+            if iy not in used_y and box2[iy] is not None:
+                t = _term_range(0, int(-A[r, nx + iy]), (0, 0), box2[iy], "*")
+                lo, hi = lo + t[0], hi + t[1]
+        ranges.append((lo, hi, int(b[r])))
+    independent = any(lo is not None and not lo <= rb <= hi for lo, hi, rb in ranges)
+    return ranges, independent
 
 
 def _integral(v: sympy.Matrix) -> sympy.Matrix:
@@ -552,14 +557,13 @@ def _direction_map(conflict: isl.Map, pairs, pattern) -> isl.Map:
     return isl.Map(f"{{ {s_in}[{', '.join(xs)}] -> {s_out}[{', '.join(ys)}] : {' and '.join(cons) or '1 = 1'} }}")
 
 
-def _witness(m: isl.Map):
+def _witness(m: isl.Map) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """A pair of instances of ``m`` (any one isl gives), or None when ``m`` is empty."""
     if m.is_empty():
         return None
     p = m.wrap().sample_point()
     n_in = m.dim(isl.dim_type.in_)
-    vals = [p.get_coordinate_val(isl.dim_type.set, k).to_python()
-            for k in range(n_in + m.dim(isl.dim_type.out))]
-    return tuple(vals[:n_in]), tuple(vals[n_in:])
+    return point_coordinates(p, 0, n_in), point_coordinates(p, n_in, m.dim(isl.dim_type.out))
 
 
 def textbook_all(scop: Scop, *, params: dict[str, int] | None = None) -> tuple[TextbookReport, ...]:

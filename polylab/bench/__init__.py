@@ -11,11 +11,11 @@ line). It returns values; ``polylab bench`` and ``polylab demo`` print them.
 
 from polylab.bench.report import chart, format_table, write_chart, write_json
 from polylab.bench.runner import BenchReport, CaseResult, run_bench, run_case, time_baseline
-from polylab.bench.spec import BuiltVariant, build_variant, expand_tile, split_parts
+from polylab.bench.spec import Variant, expand_tile, prepare_variant
 from polylab.bench.sweep import (DEFAULT_KERNELS, DEFAULT_SCHEDULES, QUICK_KERNELS, QUICK_SCHEDULES, Case, Kernel,
                                  kernel_params, load_kernel, plan)
 
-__all__ = ["BenchReport", "BuiltVariant", "Case", "CaseResult", "DEFAULT_KERNELS", "DEFAULT_SCHEDULES", "Kernel",
-           "QUICK_KERNELS", "QUICK_SCHEDULES", "build_variant", "chart", "expand_tile", "format_table",
-           "kernel_params", "load_kernel", "plan", "run_bench", "run_case", "split_parts", "time_baseline",
-           "write_chart", "write_json"]
+__all__ = ["BenchReport", "Case", "CaseResult", "DEFAULT_KERNELS", "DEFAULT_SCHEDULES", "Kernel",
+           "QUICK_KERNELS", "QUICK_SCHEDULES", "Variant", "chart", "expand_tile", "format_table", "kernel_params",
+           "load_kernel", "plan", "prepare_variant", "run_bench", "run_case", "time_baseline", "write_chart",
+           "write_json"]

@@ -25,9 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from polylab.analysis import compute_dependences
 from polylab.bench.report import format_seconds
 from polylab.bench.runner import BenchReport, CaseResult, machine_info, run_case, time_baseline
-from polylab.bench.sweep import Case, load_kernel
+from polylab.bench.sweep import Case, Kernel, load_kernel
+from polylab.schedule import find_wavefront, original, parse_schedule
+from polylab.storage import ContractionRefused, contract, fold_live_ins, interleave, recipe_steps, remove_dead_writes
+from polylab.storage.fold import constant_writers
+
+#: the program of the story (its texts explain sl3's initialisation nest, sweep and array ``x``)
+KERNEL = "sl3.sy"
 
 
 @dataclass(frozen=True)
@@ -62,39 +69,67 @@ def _timing_line(r: CaseResult) -> str:
             f"{rel} gcc -O3 on the original ({format_seconds(r.baseline.median)})")
 
 
+@dataclass
+class _Tour:
+    """The state the sections share: the kernel, the sizes, the baseline and the measured results."""
+
+    kernel: Kernel
+    n: int
+    threads: int
+    tile: int
+    verify_n: int
+    repeat: int
+    quick: bool
+    progress: Callable[[str], None]
+    baseline: Any = None
+    results: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def warmup(self) -> int:
+        return 0 if self.quick else 1
+
+    def measure(self, label: str, spec: str, nthreads: int) -> CaseResult:
+        """Verify (at ``verify_n``) and time (at ``n``) one variant against the original program."""
+        self.progress(f"{label}: verifying at n={self.verify_n}, timing at n={self.n}")
+        case = Case(self.kernel.name, spec, label, nthreads, None, {"n": self.n}, {"n": self.verify_n}, "openmp")
+        r = run_case(self.kernel, case, self.baseline, repeat=self.repeat, warmup=self.warmup, timeout=600.0,
+                     progress=lambda m: self.progress(f"{label}: {m}"))
+        self.results.append(r)
+        return r
+
+
 def sl3_tour(*, n: int = 384, threads: int = 2, quick: bool = False, tile: int | None = None,
-             verify_n: int | None = None, repeat: int | None = None, kernel: str = "sl3.sy",
+             verify_n: int | None = None, repeat: int | None = None,
              progress: Callable[[str], None] | None = None) -> Iterator[Section]:
-    """The tour (module text) at size ``n`` with ``threads`` OpenMP threads.
+    """The tour (module text) of ``sl3.sy`` at size ``n`` with ``threads`` OpenMP threads.
 
     ``quick``: one timed run, no warm-up (for tests; give a small ``n``). ``tile``: the tile size of the
     tile-level wavefront (default 16; 4 when quick). ``verify_n``: the size of the verification runs
     (default ``min(n, 64)``). The last section carries the :class:`BenchReport` in ``facts['report']``.
     """
-    import polylab.storage  # noqa: F401 - registers the storage recipe steps
-    from polylab.analysis import compute_dependences
-    from polylab.schedule import find_wavefront, original
-    from polylab.storage import contract, fold_live_ins, interleave, remove_dead_writes
-    from polylab.storage.contract import ContractionRefused
-    from polylab.storage.fold import constant_writers
+    t = _Tour(load_kernel(KERNEL), n, threads, tile or (4 if quick else 16), verify_n or min(n, 64),
+              repeat or (1 if quick else 3), quick, progress or (lambda _m: None))
+    yield from _model_sections(t)
+    t.progress("timing the original program (gcc -O3)")
+    t.baseline = time_baseline(t.kernel, {"n": n}, repeat=t.repeat, warmup=t.warmup, timeout=600.0)
+    yield _point_wavefront_section(t)
+    yield from _storage_sections(t)
+    yield from _schedule_sections(t)
+    report = BenchReport(tuple(t.results), {t.kernel.name: t.baseline},
+                         {"n": n, "verify_n": t.verify_n, "threads": threads, "tile": t.tile, "repeat": t.repeat},
+                         machine_info())
+    yield Section("12. Summary: every variant verified against the original, timed against gcc -O3",
+                  report.table(), {"report": report})
 
-    progress = progress or (lambda _m: None)
-    tile = tile or (4 if quick else 16)
-    verify_n = verify_n or min(n, 64)
-    repeat = repeat or (1 if quick else 3)
-    warmup = 0 if quick else 1
-    k = load_kernel(kernel)
-    scop = k.scop
-    params, vparams = {"n": n}, {"n": verify_n}
 
-    # 1. the model and the dependences ------------------------------------------------------------------
-    lines = [f"{k.path}: parameters {', '.join(scop.parameters)}; statements:"]
+def _model_sections(t: _Tour) -> Iterator[Section]:
+    """1-3: the program, the dependences of the sweep and the wavefront integer program."""
+    scop = t.kernel.scop
+    lines = [f"{t.kernel.path}: parameters {', '.join(scop.parameters)}; statements:"]
     for s in scop.statements:
-        lines.append(f"  {s.name}[{', '.join(s.iterators)}] (line {s.location.line}): "
-                     + " ".join(s.text.split()))
+        lines.append(f"  {s.name}[{', '.join(s.iterators)}] (line {s.location.line}): " + " ".join(s.text.split()))
     yield Section("1. The program: an initialisation nest and an in-place 3D sweep", "\n".join(lines),
                   {"statements": [s.name for s in scop.statements]})
-
     sweep = scop.statements[-1].name
     graph = compute_dependences(scop)
     by_kind: dict[str, list[tuple[int, ...]]] = {}
@@ -115,8 +150,6 @@ def sl3_tour(*, n: int = 384, threads: int = 2, quick: bool = False, tile: int |
                      f"the initialisation)")
     yield Section("2. Dependences and their distance vectors", "\n".join(lines),
                   {"distances": {kk: sorted(set(v)) for kk, v in by_kind.items()}})
-
-    # 2. the wavefront ------------------------------------------------------------------------------------
     wf = find_wavefront(original(scop))
     theta = wf.theta.get(sweep, "")
     yield Section("3. The wavefront search: theta(i, j, k) = a . (i, j, k), a . d >= 1 for every d",
@@ -124,23 +157,13 @@ def sl3_tour(*, n: int = 384, threads: int = 2, quick: bool = False, tile: int |
                   f"{theta} = t to a later one, so all points of a plane may run in parallel.",
                   {"theta": theta, "hyperplane": wf.hyperplane})
 
-    # timing infrastructure -------------------------------------------------------------------------------
-    progress("timing the original program (gcc -O3)")
-    baseline = time_baseline(k, params, repeat=repeat, warmup=warmup, timeout=600.0)
-    results: list[CaseResult] = []
 
-    def measure(label: str, spec: str, nthreads: int) -> CaseResult:
-        progress(f"{label}: verifying at n={verify_n}, timing at n={n}")
-        case = Case(k.name, spec, label, nthreads, None, params, vparams, "openmp")
-        r = run_case(k, case, baseline, repeat=repeat, warmup=warmup, timeout=600.0,
-                     progress=lambda m: progress(f"{label}: {m}"))
-        results.append(r)
-        return r
-
-    r_orig = measure("original order (polylab's code)", "original", 1)
-    r_wave = measure("point wavefront", "wavefront; parallel", threads)
+def _point_wavefront_section(t: _Tour) -> Section:
+    """4: the point wavefront, verified and timed, beside polylab's code of the original order."""
+    r_orig = t.measure("original order (polylab's code)", "original", 1)
+    r_wave = t.measure("point wavefront", "wavefront; parallel", t.threads)
     slow = (1 / r_wave.speedup) if r_wave.speedup else None
-    yield Section(
+    return Section(
         "4. The point wavefront, verified and timed",
         f"schedule: {r_wave.schedule}\n  {_timing_line(r_wave)}\n"
         f"  original order regenerated by polylab: {_timing_line(r_orig)}\n"
@@ -148,16 +171,18 @@ def sl3_tour(*, n: int = 384, threads: int = 2, quick: bool = False, tile: int |
         "  and every one of the ~3n waves ends with a barrier.",
         {"verified": r_wave.verified, "slowdown": slow})
 
-    # 3. storage --------------------------------------------------------------------------------------------
+
+def _storage_sections(t: _Tour) -> Iterator[Section]:
+    """5-9: folding, dead writes, interleaving, contraction (and the refused single plane), verified."""
+    scop = t.kernel.scop
     folded, frep = fold_live_ins(scop)
     yield Section("5. Folding the reads that only ever see the initial value", str(frep),
-                  {"folded": len(getattr(frep, "folded", ()) or ())})
-    inits = list(constant_writers(folded))
-    dead, drep = remove_dead_writes(folded, statements=inits)
+                  {"folded": len(frep.folded)})
+    dead, drep = remove_dead_writes(folded, statements=list(constant_writers(folded)))
     yield Section("6. Removing initialisation writes that no read uses any more", str(drep), {})
     inter, irep = interleave(dead, None)
     yield Section("7. Interleaving what remains of the initialisation with the sweep", str(irep), {})
-    cscop, csched, crep = contract(dead, inter, "x")
+    cscop, _, crep = contract(dead, inter, "x")
     try:
         contract(dead, inter, "x", modulus=1)
         refusal = None
@@ -171,22 +196,21 @@ def sl3_tour(*, n: int = 384, threads: int = 2, quick: bool = False, tile: int |
                   f"{scop.array('x').extents[0]}", text,
                   {"planes": planes, "refused_one_plane": refusal is not None,
                    "refusal": refusal.message if refusal is not None else None})
-
-    spec_contracted = f"{STORAGE_CHAIN}; contract(x)"
-    r_con = measure("folded + contracted (2 planes)", spec_contracted, 1)
+    r_con = t.measure("folded + contracted (2 planes)", f"{STORAGE_CHAIN}; contract(x)", 1)
     yield Section("9. The contracted program, verified and timed", _timing_line(r_con) + "\n\n"
                   + _indent("\n".join(f"{s.name}: {s.code()}" for s in cscop.statements)),
                   {"verified": r_con.verified})
 
-    # 4. the tile-level wavefront, contraction recomputed ---------------------------------------------------
-    from polylab.schedule import parse_schedule
 
-    tw = parse_schedule(scop, f"{STORAGE_CHAIN}; tile_wavefront({tile}, {tile})")
-    progress("contraction under the tile-level wavefront: searching the smallest modulus")
+def _schedule_sections(t: _Tour) -> Iterator[Section]:
+    """10-11: the tile-level wavefront (the contraction recomputed for it) and skewed strips."""
+    tile = t.tile
+    tw = parse_schedule(t.kernel.scop, f"{STORAGE_CHAIN}; tile_wavefront({tile}, {tile})", steps=recipe_steps())
+    t.progress("contraction under the tile-level wavefront: searching the smallest modulus")
     lines = [f"schedule: {STORAGE_CHAIN}; tile_wavefront({tile}, {tile})", _indent(tw.text())]
     try:
         _, _, trep = contract(tw.scop, tw, "x", max_modulus=2 * tile + 2)
-        tplanes = trep.modulus
+        tplanes: int | None = trep.modulus
         failed = [a for a in trep.attempts if not a.safe]
         lines.append(f"contraction recomputed for this schedule: {trep.mapping} ({tplanes} planes); "
                      f"{len(failed)} smaller moduli refuted, e.g. modulo {failed[-1].moduli[0]}: "
@@ -196,13 +220,12 @@ def sl3_tour(*, n: int = 384, threads: int = 2, quick: bool = False, tile: int |
         tplanes = None
         lines.append(f"contraction under this schedule refused: {err.message}")
         spec_tw = f"{STORAGE_CHAIN}; tile_wavefront({tile}, {tile}); parallel"
-    r_tw = measure(f"tile-level wavefront {tile}x{tile}", spec_tw, threads)
+    r_tw = t.measure(f"tile-level wavefront {tile}x{tile}", spec_tw, t.threads)
     lines.append(_timing_line(r_tw))
     yield Section("10. The tile-level wavefront: tiles of one wave in parallel", "\n".join(lines),
                   {"planes": tplanes, "verified": r_tw.verified})
-
     spec_strips = f"{STORAGE_CHAIN}; tile(1, 8); skew(5, 4); interchange(4, 5); contract(x)"
-    r_strip = measure("skewed strips of 8 rows, 2 planes", spec_strips, 1)
+    r_strip = t.measure("skewed strips of 8 rows, 2 planes", spec_strips, 1)
     yield Section(
         "11. Skewed strips: the schedule [i, floor(j/8), j + k, j] on the contracted program",
         f"spec: {spec_strips}\nschedule: {r_strip.schedule}\n  {_timing_line(r_strip)}\n"
@@ -211,9 +234,3 @@ def sl3_tour(*, n: int = 384, threads: int = 2, quick: bool = False, tile: int |
         "  8 independent points (one per row, on an anti-diagonal j + k = t) next to each other, so the\n"
         "  processor overlaps 8 chains; with two planes the data stays in cache.",
         {"verified": r_strip.verified})
-
-    report = BenchReport(tuple(results), {k.name: baseline},
-                         {"n": n, "verify_n": verify_n, "threads": threads, "tile": tile, "repeat": repeat},
-                         machine_info())
-    yield Section("12. Summary: every variant verified against the original, timed against gcc -O3",
-                  report.table(), {"report": report})

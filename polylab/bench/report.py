@@ -5,6 +5,9 @@ original program compiled with ``gcc -O3`` (the baseline row of each kernel show
 whether the variant was verified. The chart shows, per kernel, one bar per verified variant: its speedup
 (1.0 is the baseline, drawn as a line); a variant that failed verification gets no bar but a red ``x`` and
 the word "unverified", an illegal one the word "illegal", so nothing unverified can look like a win.
+
+:func:`format_table` is registered with :mod:`polylab.render` as the text form of a
+:class:`~polylab.bench.runner.BenchReport` (``polylab/bench/__init__.py`` imports this module).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 import os
 from pathlib import Path
 
+from polylab import render
 from polylab.bench.runner import BenchReport, CaseResult
 from polylab.bench.spec import short_label
 
@@ -63,6 +67,7 @@ def rows(report: BenchReport, *, width: int = 48) -> list[list[str]]:
 HEADER = ["kernel", "variant", "threads", "median", "min", "speedup", "verified"]
 
 
+@render.text.register
 def format_table(report: BenchReport, *, width: int = 48) -> str:
     """The report as an aligned text table, followed by the reasons of the cases that were not timed."""
     body = rows(report, width=width)

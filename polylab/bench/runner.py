@@ -18,9 +18,11 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from polylab.bench.spec import build_variant
+from polylab import render
+from polylab.bench.spec import prepare_variant
 from polylab.bench.sweep import Case, Kernel
 from polylab.errors import IllegalTransformationError, PolylabError
+from polylab.version import __version__
 from polylab import toolchain as tc
 
 #: statuses of a case
@@ -103,7 +105,7 @@ class BenchReport:
             best[k] = None if b is None else {"variant": b.case.label, "threads": b.case.threads, "parallel": b.parallel,
                                               "speedup": b.speedup, "median_s": b.seconds.median}
         return {
-            "polylab": __import__("polylab").__version__,
+            "polylab": __version__,
             "machine": dict(self.machine), "settings": dict(self.settings),
             "baselines": {k: (v.to_json() if v is not None else None) for k, v in self.baselines.items()},
             "results": [r.to_json() for r in self.results], "best": best,
@@ -111,9 +113,9 @@ class BenchReport:
         }
 
     def table(self) -> str:
-        from polylab.bench.report import format_table
-
-        return format_table(self)
+        """The aligned text table (:func:`polylab.bench.report.format_table`, registered with
+        :mod:`polylab.render`)."""
+        return render.text(self)
 
     def __str__(self) -> str:
         return self.table()
@@ -158,7 +160,7 @@ def run_case(kernel: Kernel, case: Case, baseline: tc.Timing | None, *, repeat: 
     t0 = time.perf_counter()
     try:
         progress("building the schedule")
-        built = build_variant(kernel.scop, case.spec)
+        built = prepare_variant(kernel.scop, case.spec)
     except IllegalTransformationError as err:
         return CaseResult(case, ILLEGAL, reason=err.message, build_seconds=time.perf_counter() - t0)
     except PolylabError as err:

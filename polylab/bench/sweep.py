@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from polylab.bench.spec import expand_tile, has_tile_placeholder, is_original
+from polylab.corpus import example_path, examples
 from polylab.errors import ModelError, PolylabError
+from polylab.frontend import parse_file
 from polylab.model.scop import Scop
 
 #: variants of a default sweep (``$T`` is each tile size); illegal ones are reported as such
@@ -70,23 +72,21 @@ class Case:
 
 def load_kernel(name: str) -> Kernel:
     """A kernel by path or by the name of a shipped example (``sl3.sy``, ``sl3``, ``jacobi2d``)."""
-    import polylab
-
     path = Path(name)
     if not path.is_file():
         candidates = [name] + [name + ext for ext in (".c", ".sy") if not name.endswith((".c", ".sy"))]
         for cand in candidates:
             try:
-                path = polylab.example_path(cand)
+                path = example_path(cand)
                 break
             except PolylabError:
                 continue
         else:
             raise PolylabError(f"no such kernel: {name}",
-                               hint="give a path, or an example name: " + ", ".join(polylab.examples()))
+                               hint="give a path, or an example name: " + ", ".join(examples()))
     if not path.is_file():
         raise PolylabError(f"{name} is not a file", hint="give a C (.c) or SysY (.sy) file")
-    scop = polylab.parse_file(path).scop
+    scop = parse_file(path).scop
     return Kernel(path.name, str(path), scop)
 
 

@@ -25,7 +25,7 @@ import sys
 
 import islpy as isl
 
-from polylab.cli import parse_params
+from polylab.model.params import parse_params
 from polylab.errors import ModelError
 from polylab.model.scop import Access, Program, Scop
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from polylab.cli import parse_params
+from polylab.model.params import parse_params
 from polylab.errors import PolylabError
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import argparse
 
-from polylab.cli import load_program, parse_params
+from polylab.cli.common import load_scop
+from polylab.model.params import parse_params
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -28,12 +29,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="fix a parameter in the generated code (repeatable)")
     p.add_argument("--kernel-only", action="store_true", help="print the kernel without the harness")
     return p
-
-
-def load_scop(name: str):
-    """The (first) SCoP of a file or a shipped example, and the path read."""
-    program, path = load_program(name)
-    return program.scop, path
 
 
 def run(args: argparse.Namespace) -> int:

@@ -61,7 +61,8 @@ def describe(scop, *, value_based: bool, kinds: tuple[str, ...], params: dict[st
 def run(args: argparse.Namespace) -> int:
     from polylab.analysis import compute_dependences
     from polylab.analysis.parallelism import parallelism
-    from polylab.cli import load_program, parse_params
+    from polylab.cli.common import load_program
+    from polylab.model.params import parse_params
 
     params = parse_params(args.param)
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())

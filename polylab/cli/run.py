@@ -21,8 +21,8 @@ import argparse
 import json
 import sys
 
-from polylab.cli import parse_params
-from polylab.cli.codegen import load_scop
+from polylab.model.params import parse_params
+from polylab.cli.common import load_scop
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

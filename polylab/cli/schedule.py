@@ -35,13 +35,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from polylab.cli import load_program, parse_params
+    from polylab.cli.common import load_program
+    from polylab.model.params import parse_params
     from polylab.schedule import check, parse_schedule
+    from polylab.storage import recipe_steps
 
-    try:  # storage steps (fold_live_ins, contract) register themselves when their layer is imported
-        import polylab.storage  # noqa: F401
-    except ImportError:
-        pass
     params = parse_params(args.param)
     program, path = load_program(args.file)
     if not program.scops:
@@ -52,7 +50,7 @@ def run(args) -> int:
     if params:
         scop = scop.with_parameters(params)
     try:
-        schedule = parse_schedule(scop, args.schedule)
+        schedule = parse_schedule(scop, args.schedule, steps=recipe_steps())
     except PolylabError as err:
         if args.json:
             print(json.dumps({"file": path, "error": err.to_json()}, indent=2))

@@ -1,26 +1,25 @@
-"""Text, HTML and LaTeX renderings of model objects (kept apart from the values themselves)."""
+"""Text, HTML and LaTeX renderings of model objects (kept apart from the values themselves).
+
+Registered with :mod:`polylab.render` (``polylab/model/__init__.py`` imports this module), which is how
+``Scop._repr_html_`` and the others reach these functions without importing this module.
+"""
 
 from __future__ import annotations
-
-import html
-from typing import TYPE_CHECKING
 
 import islpy as isl
 import sympy
 
-if TYPE_CHECKING:
-    from polylab.model.scop import Access, Program, Scop, Statement
-
-
-def _esc(s: object) -> str:
-    return html.escape(str(s))
+from polylab import render
+from polylab.render import esc
+from polylab.model.scop import Access, Program, Scop, Statement
 
 
 def _latex_vector(names) -> str:
     return r"\begin{pmatrix}" + r"\\ ".join(sympy.latex(sympy.Symbol(n)) for n in names) + r"\end{pmatrix}"
 
 
-def access_latex(a: "Access") -> str:
+@render.latex.register
+def access_latex(a: Access) -> str:
     """``A[...] = F x + c`` in LaTeX (or the isl relation when the access is not affine)."""
     if a.matrix is None:
         return rf"$\text{{{a.text}}}:\ \texttt{{{a.relation}}}$"
@@ -30,15 +29,16 @@ def access_latex(a: "Access") -> str:
     return rf"${lhs}:\ {sympy.latex(a.matrix)}\,{x} + {sympy.latex(a.offset)}$"
 
 
-def access_html(a: "Access") -> str:
+@render.html.register
+def access_html(a: Access) -> str:
     fc = ""
     if a.matrix is not None:
-        fc = f"<td>F = {_esc(a.matrix.tolist())}, c = {_esc(list(a.offset))}</td>"
-    return (f"<span class='polylab-access'><b>{_esc(a.kind)}</b> <code>{_esc(a.text)}</code> "
-            f"<code>{_esc(a.relation)}</code> {fc}</span>")
+        fc = f"<td>F = {esc(a.matrix.tolist())}, c = {esc(list(a.offset))}</td>"
+    return (f"<span class='polylab-access'><b>{esc(a.kind)}</b> <code>{esc(a.text)}</code> "
+            f"<code>{esc(a.relation)}</code> {fc}</span>")
 
 
-def _domain_lines(s: "Statement") -> list[str]:
+def _domain_lines(s: Statement) -> list[str]:
     lines = []
     for piece in s.domain_matrices():
         x = sympy.Matrix([sympy.Symbol(n, integer=True) for n in piece.iterators])
@@ -52,7 +52,7 @@ def _domain_lines(s: "Statement") -> list[str]:
     return lines
 
 
-def statement_text(s: "Statement") -> str:
+def statement_text(s: Statement) -> str:
     out = [f"{s.name}  line {s.line}  [{', '.join(s.iterators)}]  {s.text}",
            f"    domain  {s.domain}"]
     for a in s.accesses:
@@ -63,21 +63,23 @@ def statement_text(s: "Statement") -> str:
     return "\n".join(out)
 
 
-def statement_html(s: "Statement") -> str:
+@render.html.register
+def statement_html(s: Statement) -> str:
     rows = "".join(
-        f"<tr><td>{_esc(a.kind)}</td><td><code>{_esc(a.text)}</code></td>"
+        f"<tr><td>{esc(a.kind)}</td><td><code>{esc(a.text)}</code></td>"
         f"<td>{'$' + sympy.latex(a.matrix) + '$' if a.matrix is not None else '—'}</td>"
         f"<td>{'$' + sympy.latex(a.offset) + '$' if a.offset is not None else '—'}</td>"
-        f"<td><code>{_esc(a.relation)}</code></td></tr>" for a in s.accesses)
-    dom = "<br>".join(_esc(x) for x in _domain_lines(s))
-    return (f"<div class='polylab-statement'><b>{_esc(s.name)}</b> (line {s.line}): "
-            f"<code>{_esc(s.text)}</code><br>iterators: {_esc(', '.join(s.iterators) or '—')}<br>"
-            f"domain: <code>{_esc(s.domain)}</code><br>{dom}"
+        f"<td><code>{esc(a.relation)}</code></td></tr>" for a in s.accesses)
+    dom = "<br>".join(esc(x) for x in _domain_lines(s))
+    return (f"<div class='polylab-statement'><b>{esc(s.name)}</b> (line {s.line}): "
+            f"<code>{esc(s.text)}</code><br>iterators: {esc(', '.join(s.iterators) or '—')}<br>"
+            f"domain: <code>{esc(s.domain)}</code><br>{dom}"
             f"<table><tr><th>kind</th><th>reference</th><th>F</th><th>c</th><th>relation</th></tr>"
             f"{rows}</table></div>")
 
 
-def statement_latex(s: "Statement") -> str:
+@render.latex.register
+def statement_latex(s: Statement) -> str:
     parts = []
     for piece in s.domain_matrices():
         if piece.A.rows:
@@ -89,7 +91,8 @@ def statement_latex(s: "Statement") -> str:
     return "$$" + r"\qquad".join(parts or [r"\text{(no constraints)}"]) + "$$"
 
 
-def scop_text(scop: "Scop") -> str:
+@render.text.register
+def scop_text(scop: Scop) -> str:
     out = [f"static control part {scop.name}"
            + (f" (lines {scop.location.line}-)" if scop.location else ""),
            f"  parameters: {', '.join(scop.parameters) or 'none'}   context: {scop.context}",
@@ -110,19 +113,22 @@ def scop_text(scop: "Scop") -> str:
     return "\n".join(out)
 
 
-def scop_html(scop: "Scop") -> str:
-    arrays = ", ".join(f"<code>{_esc(a.declaration())}</code>" for a in scop.arrays)
+@render.html.register
+def scop_html(scop: Scop) -> str:
+    arrays = ", ".join(f"<code>{esc(a.declaration())}</code>" for a in scop.arrays)
     stmts = "".join(statement_html(s) for s in scop.statements)
-    return (f"<div class='polylab-scop'><h4>SCoP {_esc(scop.name)}</h4>"
-            f"parameters: {_esc(', '.join(scop.parameters) or 'none')}<br>arrays: {arrays}<br>"
-            f"{stmts}<div>schedule: <code>{_esc(scop.schedule_map)}</code></div></div>")
+    return (f"<div class='polylab-scop'><h4>SCoP {esc(scop.name)}</h4>"
+            f"parameters: {esc(', '.join(scop.parameters) or 'none')}<br>arrays: {arrays}<br>"
+            f"{stmts}<div>schedule: <code>{esc(scop.schedule_map)}</code></div></div>")
 
 
-def scop_latex(scop: "Scop") -> str:
+@render.latex.register
+def scop_latex(scop: Scop) -> str:
     return "\n".join(statement_latex(s) for s in scop.statements)
 
 
-def program_text(p: "Program") -> str:
+@render.text.register
+def program_text(p: Program) -> str:
     out = [scop_text(s) for s in p.scops]
     if p.rejected:
         out.append("left out of any static control part:")
@@ -130,6 +136,7 @@ def program_text(p: "Program") -> str:
     return "\n".join(out)
 
 
-def program_html(p: "Program") -> str:
-    rej = "".join(f"<li>{_esc(r)}</li>" for r in p.rejected)
+@render.html.register
+def program_html(p: Program) -> str:
+    rej = "".join(f"<li>{esc(r)}</li>" for r in p.rejected)
     return "".join(scop_html(s) for s in p.scops) + (f"<p>left out:</p><ul>{rej}</ul>" if rej else "")

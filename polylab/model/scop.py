@@ -19,6 +19,7 @@ from typing import Iterator, Literal
 import islpy as isl
 import sympy
 
+from polylab import render
 from polylab.errors import ModelError, SourceLocation
 from polylab.model.expr import Assignment, assignment_to_c
 
@@ -65,14 +66,10 @@ class Access:
         return f"{self.kind:5} {self.text:24} {self.relation}"
 
     def _repr_latex_(self) -> str:
-        from polylab.model.display import access_latex
-
-        return access_latex(self)
+        return render.latex(self)
 
     def _repr_html_(self) -> str:
-        from polylab.model.display import access_html
-
-        return access_html(self)
+        return render.html(self)
 
 
 def affine_function(relation: isl.Map) -> tuple[sympy.Matrix, sympy.Matrix] | None:
@@ -194,14 +191,10 @@ class Statement:
             f"  {a}" for a in self.accesses)
 
     def _repr_html_(self) -> str:
-        from polylab.model.display import statement_html
-
-        return statement_html(self)
+        return render.html(self)
 
     def _repr_latex_(self) -> str:
-        from polylab.model.display import statement_latex
-
-        return statement_latex(self)
+        return render.latex(self)
 
 
 @dataclass(frozen=True)
@@ -321,19 +314,13 @@ class Scop:
         return replace(self, context=ctx)
 
     def __str__(self) -> str:
-        from polylab.model.display import scop_text
-
-        return scop_text(self)
+        return render.text(self)
 
     def _repr_html_(self) -> str:
-        from polylab.model.display import scop_html
-
-        return scop_html(self)
+        return render.html(self)
 
     def _repr_latex_(self) -> str:
-        from polylab.model.display import scop_latex
-
-        return scop_latex(self)
+        return render.latex(self)
 
 
 @dataclass(frozen=True)
@@ -367,11 +354,7 @@ class Program:
         return self.scops[0]
 
     def __str__(self) -> str:
-        from polylab.model.display import program_text
-
-        return program_text(self)
+        return render.text(self)
 
     def _repr_html_(self) -> str:
-        from polylab.model.display import program_html
-
-        return program_html(self)
+        return render.html(self)

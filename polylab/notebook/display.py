@@ -8,7 +8,6 @@ Each view is a small object with ``_repr_mimebundle_`` (always with ``text/plain
 from __future__ import annotations
 
 import base64
-import html
 import io
 import re
 from dataclasses import dataclass, field, replace
@@ -17,6 +16,7 @@ from typing import Any, Sequence
 from matplotlib.figure import Figure
 
 from polylab.errors import PolylabError, SourceLocation
+from polylab.render import esc
 
 _STYLE = ("<style>.polylab-panel{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px}"
           ".polylab-panel table{border-collapse:collapse;margin:4px 0}"
@@ -26,10 +26,6 @@ _STYLE = ("<style>.polylab-panel{font-family:var(--jp-ui-font-family,sans-serif)
           ".polylab-stderr{border-left:4px solid #e6a000;background:#fff8e6;padding:6px 10px;margin:4px 0}"
           ".polylab-ok{color:#1a7f37;font-weight:bold}.polylab-bad{color:#d62728;font-weight:bold}"
           ".polylab-warn{color:#b35900;font-weight:bold}</style>")
-
-
-def esc(x: object) -> str:
-    return html.escape(str(x))
 
 
 # -- figures -------------------------------------------------------------------------------------------

@@ -25,7 +25,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import polylab  # noqa: E402
+import islpy as isl  # noqa: E402
+
+from polylab.corpus import example_path  # noqa: E402
+from polylab.errors import PolylabError  # noqa: E402
+from polylab.frontend import parse_file  # noqa: E402
 from polylab.notebook import backend, plots  # noqa: E402
 from polylab.notebook.display import figure_png  # noqa: E402
 
@@ -43,7 +47,7 @@ def write_gallery(outdir: str | Path, run: bool = False) -> list[Path]:
         path.write_bytes(figure_png(fig, 100))
         written.append(path)
 
-    sweep = polylab.parse_file(polylab.example_path("sweep2d.c")).scop
+    sweep = parse_file(example_path("sweep2d.c")).scop
     deps = backend.dependences(sweep)
     save("sweep2d_space.png", plots.iteration_space(sweep, deps, params={"N": 8}))
     wave = backend.parse_schedule(sweep, "wavefront")
@@ -51,22 +55,21 @@ def write_gallery(outdir: str | Path, run: bool = False) -> list[Path]:
                                                   title="sweep2d under the wavefront schedule"))
     bad = backend.parse_schedule(sweep, "{ S0[i, j] -> [i - j, i] }")
     report = backend.legality(bad)
-    viol = backend.report_violations(report)
-    hl = backend.violation_pair(viol[0]) if viol else None
+    hl = report.violations[0] if report.violations else None
     save("sweep2d_illegal.png", plots.iteration_space(sweep, deps, params={"N": 8}, schedule=bad, highlight=hl,
                                                       title="illegal schedule [i - j, i]: violating pair"))
     save("sweep2d_tiles.png", plots.tiles(sweep, [3, 3], deps, params={"N": 8}))
 
-    sl3 = polylab.parse_file(polylab.example_path("sl3.sy")).scop
+    sl3 = parse_file(example_path("sl3.sy")).scop
     sdeps = backend.dependences(sl3)
     own = [d for d in sdeps.dependences if d.source == "S1" and d.sink == "S1"]
     save("sl3_sweep_3d.png", plots.iteration_space(sl3, own, params={"n": 8}, statements=["S1"],
                                                    title="sl3 sweep (S1), n = 8"))
-    save("sl3_wavefront_3d.png", plots.wavefront(sl3, "[n] -> { S1[i, j, k] -> [i + j + k, i, j, k] }",
+    save("sl3_wavefront_3d.png", plots.wavefront(sl3, isl.UnionMap("[n] -> { S1[i, j, k] -> [i + j + k, i, j, k] }"),
                                                  params={"n": 8}, statements=["S1"],
                                                  title="sl3 sweep coloured by i + j + k"))
     save("sl3_slices.png", plots.iteration_space(sl3, own, params={"n": 8}, statements=["S1"], mode="slices"))
-    jac = polylab.parse_file(polylab.example_path("jacobi2d.c")).scop
+    jac = parse_file(example_path("jacobi2d.c")).scop
     save("jacobi2d_graph.png", plots.dependence_graph(backend.dependences(jac)))
 
     e = ScheduleExplorer(sweep, params={"N": 16})
@@ -101,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         files = write_gallery(args.outdir, run=args.run)
-    except polylab.PolylabError as err:
+    except PolylabError as err:
         print(err.render(), file=sys.stderr)
         return 2
     for f in files:

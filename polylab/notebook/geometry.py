@@ -4,20 +4,20 @@ A picture is an *instance* of the model: the parameters are fixed (``N = 8``) an
 points of an iteration domain (``Set.foreach_point``) or the pairs of a dependence relation (the points of
 the wrapped map ``{ [u -> v] }``). Nothing here approximates: every point drawn is a point isl returned.
 
-The functions also evaluate the small affine schedules the explorers use, ``theta(x) = a . x``, and decide
-their legality exactly with isl (a dependence ``u -> v`` is respected by a schedule ``T`` when
-``T(u) <<_lex T(v)``; the violations are the pairs of ``R`` with ``T(v) <<=_lex T(u)``).
+The functions also build the small affine schedules the explorers use, ``theta(x) = a . x``; their
+legality is decided by the schedule layer's one check (:func:`polylab.schedule.check`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import islpy as isl
 import numpy as np
 
 from polylab.errors import ModelError
+from polylab.model import Scop
+from polylab.model.islutil import fix_parameters, maps_of, point_coordinates
 
 #: parameter value used for pictures when the user gives none
 DEFAULT_PICTURE_SIZE = 8
@@ -27,24 +27,7 @@ def _param_names(obj) -> list[str]:
     return [obj.get_dim_name(isl.dim_type.param, k) for k in range(obj.dim(isl.dim_type.param))]
 
 
-def param_set(ctx: isl.Context, values: Mapping[str, int]) -> isl.Set:
-    """``[N, M] -> { : N = 8 and M = 4 }`` in ``ctx``."""
-    if not values:
-        return isl.Set.read_from_str(ctx, "{ : }")
-    names = ", ".join(values)
-    cons = " and ".join(f"{k} = {int(v)}" for k, v in values.items())
-    return isl.Set.read_from_str(ctx, f"[{names}] -> {{ : {cons} }}")
-
-
-def fix(obj, values: Mapping[str, int]):
-    """``obj`` (an isl set, map, union set or union map) with the named parameters fixed."""
-    present = {k: v for k, v in values.items() if k in _param_names(obj)}
-    if not present:
-        return obj
-    return obj.intersect_params(param_set(obj.get_ctx(), present))
-
-
-def picture_params(scop, given: Mapping[str, int] | None = None, size: int = DEFAULT_PICTURE_SIZE
+def picture_params(scop: Scop, given: Mapping[str, int] | None = None, size: int = DEFAULT_PICTURE_SIZE
                    ) -> dict[str, int]:
     """Parameter values for a picture of ``scop``: the given ones, the others set to ``size``.
 
@@ -52,29 +35,22 @@ def picture_params(scop, given: Mapping[str, int] | None = None, size: int = DEF
     Unknown names are a user error.
     """
     given = dict(given or {})
-    params = tuple(getattr(scop, "parameters", ()))
+    params = scop.parameters
     for name in given:
         if name not in params:
             raise ModelError(f"no parameter named {name!r}",
                              hint=f"the parameters are {', '.join(params) or 'none'}")
     out = dict(given)
-    ctx_set = getattr(scop, "context", None)
     for name in params:
         if name in out:
             continue
         out[name] = size
-        if ctx_set is not None:
-            trial = fix(ctx_set, out)
-            if trial.is_empty():
-                for v in list(range(size, size + 64)) + list(range(size - 1, -1, -1)):
-                    if not fix(ctx_set, {**out, name: v}).is_empty():
-                        out[name] = v
-                        break
+        if fix_parameters(scop.context, out).is_empty():
+            for v in list(range(size, size + 64)) + list(range(size - 1, -1, -1)):
+                if not fix_parameters(scop.context, {**out, name: v}).is_empty():
+                    out[name] = v
+                    break
     return out
-
-
-def _coords(pt: isl.Point, n: int) -> list[int]:
-    return [pt.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n)]
 
 
 def points(domain: isl.Set, values: Mapping[str, int] | None = None, limit: int = 200_000) -> np.ndarray:
@@ -82,7 +58,7 @@ def points(domain: isl.Set, values: Mapping[str, int] | None = None, limit: int 
 
     The set must be bounded once the parameters are fixed; an unbounded or huge set is a user error.
     """
-    s = fix(domain, values or {})
+    s = fix_parameters(domain, values or {})
     n = s.dim(isl.dim_type.set)
     n_p = s.dim(isl.dim_type.param)
     whole = s.move_dims(isl.dim_type.set, n, isl.dim_type.param, 0, n_p) if n_p else s
@@ -94,7 +70,7 @@ def points(domain: isl.Set, values: Mapping[str, int] | None = None, limit: int 
     def add(pt: isl.Point) -> None:
         if len(out) >= limit:
             raise _TooMany()
-        out.append(_coords(pt, n))
+        out.append(list(point_coordinates(pt)))
 
     try:
         s.foreach_point(add)
@@ -119,40 +95,13 @@ class _TooMany(Exception):
 def pairs(relation: isl.Map, values: Mapping[str, int] | None = None, limit: int = 200_000
           ) -> tuple[np.ndarray, np.ndarray]:
     """The pairs ``(u, v)`` of ``relation`` at the given parameter values: two ``(n, dim)`` arrays."""
-    r = fix(relation, values or {})
+    r = fix_parameters(relation, values or {})
     n_in = r.dim(isl.dim_type.in_)
     n_out = r.dim(isl.dim_type.out)
     w = points(r.wrap(), None, limit)
     if len(w) == 0:
         return np.zeros((0, n_in), dtype=int), np.zeros((0, n_out), dtype=int)
     return w[:, :n_in], w[:, n_in:]
-
-
-def maps_of(umap: isl.UnionMap | isl.Map) -> list[isl.Map]:
-    """The maps of a union map, one per pair of spaces."""
-    if isinstance(umap, isl.Map):
-        return [umap]
-    out: list[isl.Map] = []
-    umap.foreach_map(out.append)
-    return out
-
-
-def sets_of(uset: isl.UnionSet | isl.Set) -> list[isl.Set]:
-    """The sets of a union set, one per space."""
-    if isinstance(uset, isl.Set):
-        return [uset]
-    out: list[isl.Set] = []
-    uset.foreach_set(out.append)
-    return out
-
-
-def statement_points(domain: isl.UnionSet | isl.Set, values: Mapping[str, int] | None = None
-                     ) -> dict[str, np.ndarray]:
-    """Points of every statement of a (union) domain, by statement name."""
-    out: dict[str, np.ndarray] = {}
-    for s in sets_of(domain):
-        out[s.get_tuple_name()] = points(s, values)
-    return out
 
 
 # -- affine hyperplanes and small schedules --------------------------------------------------------------
@@ -193,94 +142,6 @@ def schedule_map(domain: isl.Set, rows: Sequence[Sequence[int]], keep_original: 
     return isl.Map.read_from_str(domain.get_ctx(), text).intersect_domain(domain)
 
 
-def tile_map(domain: isl.Set, sizes: Sequence[int], wave: bool = False) -> isl.Map:
-    """Rectangular tiling ``{ S[x] -> [floor(x/T), x] }``; with ``wave``: ``[sum floor(x/T), floor(x/T), x]``.
-
-    Dimensions beyond ``len(sizes)`` are not tiled (they follow inside a tile in their original order).
-    """
-    n = domain.dim(isl.dim_type.set)
-    name = domain.get_tuple_name()
-    it = [domain.get_dim_name(isl.dim_type.set, k) or f"x{k}" for k in range(n)]
-    tiles = [f"floor({v}/{int(t)})" for v, t in zip(it, sizes)]
-    exprs = ([" + ".join(tiles)] if wave else []) + tiles + it
-    params = _param_names(domain)
-    text = f"[{', '.join(params)}] -> {{ {name}[{', '.join(it)}] -> [{', '.join(exprs)}] }}"
-    return isl.Map.read_from_str(domain.get_ctx(), text).intersect_domain(domain)
-
-
-@dataclass(frozen=True)
-class Violation:
-    """A dependence a schedule breaks: its label and one concrete pair (lexicographically smallest)."""
-
-    label: str
-    source: tuple[int, ...]
-    sink: tuple[int, ...]
-    source_time: tuple[int, ...]
-    sink_time: tuple[int, ...]
-    params: tuple[tuple[str, int], ...] = ()
-
-    def where(self) -> str:
-        """``N = 3`` (the parameter values of the pair), or an empty string."""
-        return ", ".join(f"{k} = {v}" for k, v in self.params)
-
-
-def _point_tuple(s: isl.Set) -> tuple[int, ...]:
-    pt = s.sample_point()
-    return tuple(_coords(pt, s.dim(isl.dim_type.set)))
-
-
-def violating_pairs(relation: isl.Map, source_schedule: isl.Map, sink_schedule: isl.Map | None = None
-                    ) -> isl.Map:
-    """``{ u -> v in relation : T_sink(v) <<=_lex T_source(u) }``: the pairs the schedule puts in the
-    wrong order (or at the same time), computed exactly with isl."""
-    tt = sink_schedule if sink_schedule is not None else source_schedule
-    return relation.intersect(source_schedule.lex_ge_map(tt))
-
-
-def violations(relations: Iterable[tuple[str, isl.Map]], sched: isl.Map | Mapping[str, isl.Map],
-               values: Mapping[str, int] | None = None) -> list[Violation]:
-    """Dependences ``u -> v`` with ``T(v) <<=_lex T(u)``, each with its lexicographically smallest
-    violating pair at the parameter ``values`` (at the smallest parameter values that show one when
-    ``values`` is empty). ``sched`` is one map (one statement) or a map per statement name."""
-    out = []
-    for label, rel in relations:
-        if isinstance(sched, isl.Map):
-            ts = tt = sched
-        else:
-            ts = sched[rel.get_tuple_name(isl.dim_type.in_)]
-            tt = sched[rel.get_tuple_name(isl.dim_type.out)]
-        bad = violating_pairs(fix(rel, values or {}), ts, tt)
-        if bad.is_empty():
-            continue
-        n_in = bad.dim(isl.dim_type.in_)
-        n_p = bad.dim(isl.dim_type.param)
-        w = bad.wrap()
-        if n_p:  # parameters first, so the smallest parameter values win
-            w = w.move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, n_p)
-        lm = w.lexmin()
-        full = _point_tuple(lm if lm.is_bounded() and not lm.is_empty() else w)
-        pv = dict(values or {})
-        pv.update({bad.get_dim_name(isl.dim_type.param, k): full[k] for k in range(n_p)})
-        sample = full[n_p:]
-        u, v = sample[:n_in], sample[n_in:]
-        out.append(Violation(label, u, v, _image(ts, u, pv), _image(tt, v, pv), tuple(sorted(pv.items()))))
-    return out
-
-
-def _image(sched: isl.Map, x: Sequence[int], values: Mapping[str, int]) -> tuple[int, ...]:
-    """``T(x)`` for a concrete point ``x`` (at the parameter ``values``)."""
-    s = fix(sched, values)
-    dom_space = s.get_space().domain()
-    pt = isl.Set.universe(dom_space)
-    for k, v in enumerate(x):
-        pt = pt.fix_val(isl.dim_type.set, k, isl.Val.int_from_si(s.get_ctx(), int(v)))
-    img = pt.apply(s)
-    if img.is_empty():
-        return ()
-    sp = img.sample_point()
-    return tuple(_coords(sp, img.dim(isl.dim_type.set)))
-
-
 def anonymous_deltas(relation: isl.Map) -> isl.Set:
     """``{ v - u : u -> v in relation }`` for statements of equal depth (tuple names dropped), so a
     hyperplane ``a . d`` can be minimised over it with :meth:`isl.Set.min_val`."""
@@ -288,7 +149,7 @@ def anonymous_deltas(relation: isl.Map) -> isl.Set:
     return r.deltas()
 
 
-def statement_schedule(scop, name: str) -> isl.Map:
+def statement_schedule(scop: Scop, name: str) -> isl.Map:
     """The original schedule of one statement, ``{ S[x] -> [t] }``."""
     for m in maps_of(scop.schedule_map):
         if m.get_tuple_name(isl.dim_type.in_) == name:
@@ -296,7 +157,7 @@ def statement_schedule(scop, name: str) -> isl.Map:
     raise ModelError(f"no statement named {name!r} in the schedule")
 
 
-def same_nest(scop, a: str, b: str) -> bool:
+def same_nest(scop: Scop, a: str, b: str) -> bool:
     """True when statements ``a`` and ``b`` share their outermost loop in the original schedule (the first
     time dimension is not two different constants)."""
     ma, mb = statement_schedule(scop, a), statement_schedule(scop, b)

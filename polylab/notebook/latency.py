@@ -24,7 +24,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import polylab  # noqa: E402
+from polylab.corpus import example_path, examples  # noqa: E402
+from polylab.frontend import parse_file  # noqa: E402
 
 #: schedules tried in the %%schedule measurement (the first that the engine accepts for a kernel is timed)
 SCHEDULE_SPECS = ("wavefront", "auto")
@@ -44,8 +45,8 @@ def explorer_latency(updates: int = 30) -> dict[str, dict[str, float]]:
     from polylab.notebook.widgets import DependenceExplorer, ScheduleExplorer, TilingExplorer
 
     out: dict[str, dict[str, float]] = {}
-    sweep = polylab.parse_file(polylab.example_path("sweep2d.c")).scop
-    sl3 = polylab.parse_file(polylab.example_path("sl3.sy")).scop
+    sweep = parse_file(example_path("sweep2d.c")).scop
+    sl3 = parse_file(example_path("sl3.sy")).scop
     cases = [("sweep2d 16x16", sweep, {"N": 17}), ("sl3 n=8", sl3, {"n": 8})]
     for label, scop, params in cases:
         e = ScheduleExplorer(scop, params=params)
@@ -86,8 +87,8 @@ def magic_latency(repeat: int = 3) -> dict[str, dict[str, Any]]:
     ip = get_ipython()
     ip.run_line_magic("load_ext", "polylab")
     out: dict[str, dict[str, Any]] = {}
-    for name in polylab.examples():
-        src = polylab.example_path(name).read_text()
+    for name in examples():
+        src = example_path(name).read_text()
         times = []
         for _ in range(repeat):
             with capture_output():

@@ -39,28 +39,13 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from polylab.errors import PolylabError
-from polylab.notebook import backend, views
+from polylab.model import Scop
+from polylab.model.params import parse_params
+from polylab.notebook import backend, geometry, views
 from polylab.notebook.capture import c_stderr
 from polylab.notebook.display import ErrorBox, InternalErrorBox, StderrBox, locate_schedule_error
-
-
-def parse_params(items: list[str] | None) -> dict[str, int]:
-    """``["N=64", "T=10"]`` (also ``"N=64,T=10"``) -> ``{"N": 64, "T": 10}``; a malformed item is a user
-    error."""
-    out: dict[str, int] = {}
-    for chunk in items or []:
-        for item in chunk.split(","):
-            if not item.strip():
-                continue
-            name, sep, value = item.partition("=")
-            try:
-                if not sep or not name.strip().isidentifier():
-                    raise ValueError
-                out[name.strip()] = int(value)
-            except ValueError:
-                raise PolylabError(f"bad --param {item!r}",
-                                   hint="write --param NAME=INTEGER, e.g. --param N=64") from None
-    return out
+from polylab.schedule import Schedule, register_steps
+from polylab.storage import STORAGE_STEPS
 
 
 class _Failed(Exception):
@@ -144,10 +129,9 @@ class PolylabMagics(Magics):
         def body() -> list[Any]:
             params = parse_params(args.param)
             program = backend.parse(cell, language=args.language)
-            if not getattr(program, "scops", ()):
-                rejected = list(getattr(program, "rejected", ()))
-                if rejected:
-                    r = rejected[0]
+            if not program.scops:
+                if program.rejected:
+                    r = program.rejected[0]
                     raise PolylabError(r.reason, location=r.location, hint=r.hint)
                 raise PolylabError("the cell holds no loop nest that is a static control part",
                                    hint="write a loop nest with affine bounds and subscripts")
@@ -155,24 +139,18 @@ class PolylabMagics(Magics):
             scops = list(program.scops)
             for s in scops:
                 if params:
-                    from polylab.notebook.geometry import picture_params
-
-                    picture_params(s, params)  # unknown names are an error now, not in a picture
+                    geometry.picture_params(s, params)  # unknown names are an error now, not in a picture
             self._store(args.name, stored)
             self.params[args.name] = params
             if args.quiet:
                 return []
             out = []
             for k, s in enumerate(scops):
-                deps, dep_error = None, None
-                try:
-                    deps = backend.dependences(s, value_based=args.value_based)
-                except backend.MissingLayer as exc:
-                    dep_error = exc.message
+                deps = backend.dependences(s, value_based=args.value_based)
                 name = args.name if len(scops) == 1 else f"{args.name}.scops[{k}]"
                 out.append(views.scop_summary(s, deps, params=params, name=name,
                                               program=program if k == 0 else None,
-                                              pictures=not args.no_picture, dep_error=dep_error))
+                                              pictures=not args.no_picture))
             return out
 
         self._guard(cell, body)
@@ -209,18 +187,12 @@ class PolylabMagics(Magics):
             self._store(args.name, sched)
             if args.quiet:
                 return []
-            deps = None
-            try:
-                deps = backend.dependences(scop)
-            except backend.MissingLayer:
-                pass
+            deps = backend.dependences(scop)
             code, code_error = None, None
-            if backend.report_legal(report):
+            if report.legal:
                 try:
-                    code = backend.code_text(backend.generate(scop, sched, args.target))
-                except backend.MissingLayer as exc:
-                    code_error = exc.message
-                except PolylabError as exc:
+                    code = backend.generate(scop, sched, args.target).kernel
+                except PolylabError as exc:  # the verdict and the picture still show; the code box says why
                     code_error = exc.render()
             else:
                 code_error = "no code for an illegal schedule"
@@ -263,10 +235,12 @@ class PolylabMagics(Magics):
                 if key in self._cache and not args.force:
                     result = self._cache[key]
                 else:
-                    if hasattr(sched, "tree"):
-                        backend.require_legal(
-                            sched, name, consequence="so it is not run",
-                            hint="fix the schedule (see %%schedule's picture of the violating pair)")
+                    if not isinstance(sched, Schedule):
+                        raise PolylabError(f"{name} is a {type(sched).__name__}, not a schedule",
+                                           hint="store one with %%schedule SCOP " + name)
+                    backend.require_legal(
+                        sched, name, consequence="so it is not run",
+                        hint="fix the schedule (see %%schedule's picture of the violating pair)")
                     result = backend.experiment(scop, sched, target=args.target, params=params,
                                                 threads=args.threads, repeat=args.repeat, force=args.force)
                     self._cache[key] = result
@@ -280,9 +254,9 @@ class PolylabMagics(Magics):
         return self._guard(line, body)
 
     @staticmethod
-    def _key(scop: Any, sched: Any, args: Any, params: dict[str, int]) -> str:
+    def _key(scop: Scop, sched: Schedule, args: Any, params: dict[str, int]) -> str:
         h = hashlib.sha256()
-        for part in (getattr(scop, "source", ""), str(getattr(sched, "tree", sched)), args.target,
+        for part in (scop.source, str(sched.tree), args.target,
                      sorted(params.items()), args.threads, args.repeat):
             h.update(repr(part).encode())
         return h.hexdigest()
@@ -295,8 +269,12 @@ class _Return:
         self.value = value
 
 
-def load_ipython_extension(ipython) -> None:
-    """``%load_ext polylab``: register ``%%scop``, ``%%schedule`` and ``%polyrun``."""
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext polylab``: register ``%%scop``, ``%%schedule`` and ``%polyrun``, and make the storage
+    steps recipe steps of the notebook's ``polylab.schedule.parse_schedule`` too (an explicit registration
+    by the notebook layer: :func:`polylab.schedule.register_steps` with :data:`polylab.storage.STORAGE_STEPS`),
+    so a lab can write ``parse_schedule(scop, "fold_live_ins; contract(x)")`` as ``%%schedule`` does."""
+    register_steps(STORAGE_STEPS)
     ipython.register_magics(PolylabMagics)
 
 

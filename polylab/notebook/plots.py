@@ -24,8 +24,14 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib import colormaps
 
+from polylab.analysis import Dependence, DependenceGraph
 from polylab.errors import ModelError
+from polylab.experiment import RunReport
+from polylab.model import Program, Scop
+from polylab.model.islutil import maps_of, sets_of
 from polylab.notebook import geometry
+from polylab.schedule import Schedule, Violation
+from polylab.toolchain import Timing
 
 #: colours of the dependence kinds (flow = RAW, anti = WAR, output = WAW, input = RAR)
 KIND_COLORS = {"flow": "#d62728", "anti": "#1f77b4", "output": "#2ca02c", "input": "#9a9a9a"}
@@ -40,11 +46,13 @@ TIME_CMAP = "viridis"
 
 @dataclass(frozen=True)
 class DepView:
-    """What a picture needs of a dependence: its kind, a label and its isl relation ``{ S[u] -> T[v] }``."""
+    """What a picture needs of a dependence: its kind, a label, its isl relation ``{ S[u] -> T[v] }`` and
+    the array (when known)."""
 
     kind: str
     label: str
     relation: isl.Map
+    array: str = ""
 
     @property
     def source(self) -> str:
@@ -55,51 +63,53 @@ class DepView:
         return self.relation.get_tuple_name(isl.dim_type.out) or ""
 
 
-def dependence_label(dep: Any) -> str:
-    """``flow S0 a[i][j] -> S0 a[i - 1][j]`` for a :class:`polylab.analysis.Dependence` (its own label
-    when it has one), else ``flow S0 -> S1 on a``."""
-    try:
-        own = getattr(dep, "label", None)
-    except Exception:
-        own = None
-    if isinstance(own, str) and own:
-        return own.replace(" -> ", " \u2192 ")
-    return f"{dep.kind} {dep.source} \u2192 {dep.sink} on {dep.array}"
+#: what the pictures accept as dependences: the analysis layer's values, views, ``(kind, map)`` or
+#: ``(kind, label, map)`` pairs, or plain isl relations (drawn as flow dependences)
+Dependences = (DependenceGraph | Iterable[Dependence | DepView | tuple[str, isl.Map] | tuple[str, str, isl.Map]]
+               | isl.Map | isl.UnionMap)
+#: what the pictures draw points of: a SCoP (or a program's first one) or isl sets
+Model = Scop | Program | isl.Set | isl.UnionSet
+#: a schedule to colour points by: the schedule layer's value or an isl map ``{ S[x] -> [t] }`` (or its text)
+TimeMap = Schedule | isl.Map | isl.UnionMap | str
 
 
-def as_dep_views(deps: Any) -> list[DepView]:
-    """Normalise a DependenceGraph, an iterable of Dependence, of DepView, of ``(kind, isl.Map)`` or an
-    ``isl.Map``/``isl.UnionMap`` (kind "flow") into a list of :class:`DepView`."""
+def dependence_label(dep: Dependence) -> str:
+    """``flow (RAW) S0 a[i][j] -> S0 a[i - 1][j]``: the dependence's own label, with an arrow."""
+    return dep.label.replace(" -> ", " \u2192 ")
+
+
+def as_dep_views(deps: Dependences | None) -> list[DepView]:
+    """The :class:`DepView` of each dependence of ``deps`` (see :data:`Dependences`)."""
     if deps is None:
         return []
-    if hasattr(deps, "dependences"):
+    if isinstance(deps, DependenceGraph):
         deps = deps.dependences
     if isinstance(deps, isl.UnionMap):
         return [DepView("flow", f"{m.get_tuple_name(isl.dim_type.in_)} \u2192 "
-                        f"{m.get_tuple_name(isl.dim_type.out)}", m) for m in geometry.maps_of(deps)]
+                        f"{m.get_tuple_name(isl.dim_type.out)}", m) for m in maps_of(deps)]
     if isinstance(deps, isl.Map):
         return [DepView("flow", "dependence", deps)]
     out = []
     for d in deps:
         if isinstance(d, DepView):
             out.append(d)
-        elif isinstance(d, tuple):
+        elif isinstance(d, Dependence):
+            out.append(DepView(d.kind, dependence_label(d), d.relation, d.array))
+        else:
             kind, rel = d[0], d[-1]
             out.append(DepView(kind, d[1] if len(d) == 3 else kind, rel))
-        else:
-            out.append(DepView(d.kind, dependence_label(d), d.relation))
     return out
 
 
-def _statement_domains(obj: Any, statements: Sequence[str] | None) -> list[tuple[str, isl.Set, tuple]]:
+def _statement_domains(obj: Model, statements: Sequence[str] | None) -> list[tuple[str, isl.Set, tuple]]:
     """``(name, domain, iterator names)`` of the statements to draw."""
-    if hasattr(obj, "scop") and not hasattr(obj, "statements"):
-        obj = obj.scop  # a Program
-    if hasattr(obj, "statements"):
+    if isinstance(obj, Program):
+        obj = obj.scop
+    if isinstance(obj, Scop):
         out = [(s.name, s.domain, tuple(s.iterators)) for s in obj.statements]
     else:
         out = []
-        for s in geometry.sets_of(obj):
+        for s in sets_of(obj):
             n = s.dim(isl.dim_type.set)
             out.append((s.get_tuple_name() or "", s,
                         tuple(s.get_dim_name(isl.dim_type.set, k) or f"x{k}" for k in range(n))))
@@ -113,10 +123,10 @@ def _statement_domains(obj: Any, statements: Sequence[str] | None) -> list[tuple
     return out
 
 
-def _params_for(obj: Any, params: Mapping[str, int] | None) -> dict[str, int]:
-    if hasattr(obj, "scop") and not hasattr(obj, "statements"):
+def _params_for(obj: Model, params: Mapping[str, int] | None) -> dict[str, int]:
+    if isinstance(obj, Program):
         obj = obj.scop
-    if hasattr(obj, "parameters"):
+    if isinstance(obj, Scop):
         return geometry.picture_params(obj, params)
     out = dict(params or {})
     names = [obj.get_dim_name(isl.dim_type.param, k) for k in range(obj.dim(isl.dim_type.param))]
@@ -125,26 +135,21 @@ def _params_for(obj: Any, params: Mapping[str, int] | None) -> dict[str, int]:
     return out
 
 
-def schedule_union_map(schedule: Any) -> isl.UnionMap:
-    """An ``isl.UnionMap`` from a polylab Schedule (``.tree``), an ``isl.Schedule``, a map or a union map."""
-    if hasattr(schedule, "tree"):
-        schedule = schedule.tree
-    if isinstance(schedule, isl.Schedule):
-        return schedule.get_map()
+def time_map(schedule: TimeMap) -> isl.UnionMap:
+    """``{ S[x] -> [t] }`` of a schedule value (on its domains) or of an isl map."""
+    if isinstance(schedule, Schedule):
+        return schedule.union_map
     if isinstance(schedule, isl.Map):
         return isl.UnionMap.from_map(schedule)
-    if isinstance(schedule, isl.UnionMap):
-        return schedule
     if isinstance(schedule, str):
         return isl.UnionMap(schedule)
-    raise TypeError(f"not a schedule: {type(schedule).__name__}")
+    return schedule
 
 
-def instance_times(schedule: Any, name: str, pts: np.ndarray, domain: isl.Set,
+def instance_times(schedule: TimeMap, name: str, pts: np.ndarray, domain: isl.Set,
                    values: Mapping[str, int]) -> np.ndarray:
     """Time vectors of the points ``pts`` of statement ``name`` under ``schedule`` (rows align with ``pts``)."""
-    umap = schedule_union_map(schedule)
-    maps = [m for m in geometry.maps_of(umap) if m.get_tuple_name(isl.dim_type.in_) == name]
+    maps = [m for m in maps_of(time_map(schedule)) if m.get_tuple_name(isl.dim_type.in_) == name]
     if not maps or len(pts) == 0:
         return np.zeros((len(pts), 1), dtype=int)
     m = maps[0].intersect_domain(domain)
@@ -420,17 +425,21 @@ def _sample_pairs(src: np.ndarray, dst: np.ndarray, max_arrows: int) -> tuple[np
 
 # -- figures ---------------------------------------------------------------------------------------------
 
-def iteration_space(model: Any, deps: Any = None, *, params: Mapping[str, int] | None = None,
-                    statements: Sequence[str] | None = None, schedule: Any = None,
-                    kinds: Iterable[str] | None = ("flow", "anti", "output"), highlight: Any = None,
+HighlightPair = tuple[Sequence[int], Sequence[int]] | Violation
+
+
+def iteration_space(model: Model, deps: Dependences | None = None, *, params: Mapping[str, int] | None = None,
+                    statements: Sequence[str] | None = None, schedule: TimeMap | None = None,
+                    kinds: Iterable[str] | None = ("flow", "anti", "output"),
+                    highlight: HighlightPair | None = None,
                     mode: str = "scatter", max_arrows: int = 400, title: str | None = None,
                     figsize=None) -> Figure:
     """The iteration space of ``model`` (a Scop, Program, ``isl.Set`` or ``isl.UnionSet``) at ``params``.
 
     ``deps`` adds dependence arrows ``u -> v`` (only between statements drawn in the same coordinates),
     coloured by kind; ``schedule`` colours each point by its wave (the first non-constant dimension of its
-    time vector); ``highlight`` is a violating pair ``(u, v)`` (or an object with ``source_instance`` and
-    ``sink_instance``) drawn in red. Statements of different depths are padded with zeros; three dimensions
+    time vector); ``highlight`` is a violating pair ``(u, v)`` (or a
+    :class:`~polylab.schedule.Violation`) drawn in red. Statements of different depths are padded with zeros; three dimensions
     are drawn as a 3D scatter (``mode="scatter"``) or as one panel per value of the first iterator
     (``mode="slices"``).
     """
@@ -459,41 +468,12 @@ def iteration_space(model: Any, deps: Any = None, *, params: Mapping[str, int] |
     return sp.fig
 
 
-def _highlight_pair(h: Any) -> tuple[Any, Any]:
+def _highlight_pair(h: HighlightPair | None) -> tuple[Any, Any]:
     if h is None:
         return None, None
-    if isinstance(h, (tuple, list)) and len(h) == 2:
-        return tuple(h[0]), tuple(h[1])
-    for a, b in (("source_instance", "sink_instance"), ("source", "sink")):
-        if hasattr(h, a) and hasattr(h, b):
-            u, v = getattr(h, a), getattr(h, b)
-            u = _instance_coords(u)
-            v = _instance_coords(v)
-            if u is not None and v is not None:
-                return u, v
-    return None, None
-
-
-def _instance_coords(x: Any) -> tuple[int, ...] | None:
-    """``(1, 2)`` from a tuple, an ``isl.Point``/``isl.Set`` singleton or text like ``S0[1, 2]``."""
-    if isinstance(x, (tuple, list)):
-        if len(x) == 2 and isinstance(x[0], str):
-            return tuple(int(v) for v in x[1])
-        return tuple(int(v) for v in x)
-    if isinstance(x, isl.Point):
-        return tuple(x.get_coordinate_val(isl.dim_type.set, k).to_python()
-                     for k in range(x.get_space().dim(isl.dim_type.set)))
-    if isinstance(x, isl.Set):
-        return _instance_coords(x.sample_point())
-    if isinstance(x, str) and "[" in x:
-        inner = x[x.index("[") + 1: x.rindex("]")]
-        try:
-            return tuple(int(v) for v in inner.split(",") if v.strip())
-        except ValueError:
-            return None
-    if hasattr(x, "coordinates"):
-        return tuple(int(v) for v in x.coordinates)
-    return None
+    if isinstance(h, Violation):
+        return h.source_instance, h.sink_instance
+    return tuple(h[0]), tuple(h[1])
 
 
 def _draw_statements(sp: SpacePlot, doms, pts, schedule, values) -> None:
@@ -575,7 +555,7 @@ def _slices(doms, pts, views, values, schedule, labels, title, max_arrows, figsi
     return fig
 
 
-def wavefront(model: Any, schedule: Any, deps: Any = None, **kwargs) -> Figure:
+def wavefront(model: Model, schedule: TimeMap, deps: Dependences | None = None, **kwargs: Any) -> Figure:
     """:func:`iteration_space` with the points coloured by their time under ``schedule`` (the waves)."""
     kwargs.setdefault("title", "points coloured by their time under the schedule")
     return iteration_space(model, deps, schedule=schedule, **kwargs)
@@ -599,7 +579,7 @@ def tile_rectangles(pts: np.ndarray, sizes: Sequence[int]) -> tuple[list, np.nda
     return rects, tcoord, waves
 
 
-def tiles(model: Any, sizes: Sequence[int], deps: Any = None, *, statement: str | None = None,
+def tiles(model: Model, sizes: Sequence[int], deps: Dependences | None = None, *, statement: str | None = None,
           params: Mapping[str, int] | None = None, waves: bool = True, title: str | None = None,
           figsize=None) -> Figure:
     """Rectangular tiles of one statement's domain: tile outlines and points coloured by tile wave
@@ -629,22 +609,19 @@ def tiles(model: Any, sizes: Sequence[int], deps: Any = None, *, statement: str 
     return sp.fig
 
 
-def dependence_graph(deps: Any, statements: Sequence[str] | None = None, *, title: str | None = None,
+def dependence_graph(deps: Dependences, statements: Sequence[str] | None = None, *, title: str | None = None,
                      figsize=None) -> Figure:
     """The statement-level dependence graph: one node per statement, one arrow per (source, sink, kind)
     labelled with the arrays, self-dependences as loops."""
     from matplotlib.patches import FancyArrowPatch
 
     views = as_dep_views(deps)
-    if hasattr(deps, "scop") and statements is None:
+    if isinstance(deps, DependenceGraph) and statements is None:
         statements = [s.name for s in deps.scop.statements]
     names = list(statements or sorted({d.source for d in views} | {d.sink for d in views}))
     edges: dict[tuple[str, str, str], set[str]] = {}
-    arrays = getattr(deps, "dependences", None)
-    arr_names = [getattr(d, "array", "") for d in (arrays or [])] if arrays is not None else []
-    for k, d in enumerate(views):
-        arr = arr_names[k] if k < len(arr_names) else d.label.split(" on ")[-1]
-        edges.setdefault((d.source, d.sink, d.kind), set()).add(arr)
+    for d in views:
+        edges.setdefault((d.source, d.sink, d.kind), set()).add(d.array or d.label.split(" on ")[-1])
     n = max(1, len(names))
     fig = Figure(figsize=figsize or (max(4.0, 2.2 * min(n, 5)), 3.6 if n <= 3 else 4.6), layout="constrained")
     ax = fig.add_subplot()
@@ -667,13 +644,11 @@ def dependence_graph(deps: Any, statements: Sequence[str] | None = None, *, titl
         label = f"{kind}: {', '.join(sorted(arrs))}"
         (x0, y0), (x1, y1) = pos[a], pos[b]
         if a == b:
-            r = 0.35 + 0.18 * k
             loop = FancyArrowPatch((x0 - 0.12, y0 + 0.3), (x0 + 0.12, y0 + 0.3),
                                    connectionstyle=f"arc3,rad=-{2.2 + 0.3 * k}", arrowstyle="-|>",
                                    mutation_scale=12, color=color, lw=1.5, zorder=3)
             ax.add_patch(loop)
             ax.text(x0, y0 + 0.95 + 0.22 * k, label, color=color, ha="center", fontsize=8)
-            del r
         else:
             rad = 0.15 + 0.12 * k
             arr = FancyArrowPatch((x0, y0), (x1, y1), connectionstyle=f"arc3,rad={rad}", arrowstyle="-|>",
@@ -697,12 +672,17 @@ def _circle(xy):
     return Circle(xy, 0.32, facecolor="#eef3fb", edgecolor="#4c72b0", lw=1.5, zorder=4)
 
 
-def timing_chart(results: Mapping[str, Any], baseline: str | None = None, *, title: str | None = None,
+#: run times: one number, several runs, the toolchain's :class:`~polylab.toolchain.Timing`, or an
+#: experiment's :class:`~polylab.experiment.RunReport` (its variant's times)
+Seconds = float | Sequence[float] | Timing | RunReport
+
+
+def timing_chart(results: Mapping[str, Seconds], baseline: str | None = None, *, title: str | None = None,
                  figsize=None) -> Figure:
     """Horizontal bars of median run times with min..max whiskers and speedups over ``baseline``.
 
-    ``results`` maps a variant name to seconds: a float, a sequence of run times, or an object with
-    ``seconds`` (a float, a sequence, or a mapping with ``median``/``min``/``runs``).
+    ``results`` maps a variant name to its run times (:data:`Seconds`: a float, a sequence of run times or
+    a :class:`~polylab.toolchain.Timing` or a :class:`~polylab.experiment.RunReport`).
     """
     names = list(results)
     med, lo, hi = [], [], []
@@ -723,7 +703,7 @@ def timing_chart(results: Mapping[str, Any], baseline: str | None = None, *, tit
             xerr=[[max(0.0, (m - a) * scale) for m, a in zip(med, lo)],
                   [max(0.0, (b - m) * scale) for m, b in zip(med, hi)]], capsize=3)
     for yy, m, b, name in zip(y, med, hi, names):
-        txt = _fmt_seconds(m)
+        txt = format_seconds(m)
         if base and name != baseline and m > 0:
             txt += f"  ({base / m:.2f}x)"
         ax.text(max(m, b) * scale, yy, "  " + txt, va="center", fontsize=8)
@@ -735,17 +715,14 @@ def timing_chart(results: Mapping[str, Any], baseline: str | None = None, *, tit
     return fig
 
 
-def _timing_stats(r: Any) -> tuple[float, float, float]:
-    if hasattr(r, "seconds"):
+def _timing_stats(r: Seconds) -> tuple[float, float, float]:
+    """(median, min, max) of a timing."""
+    if isinstance(r, RunReport):
+        if r.seconds is None:
+            raise ModelError(f"the {r.target} variant was not timed: {r.reason}")
         r = r.seconds
-    if isinstance(r, Mapping):
-        runs = list(r.get("runs") or [])
-        m = float(r.get("median", np.median(runs) if runs else 0.0))
-        return m, float(r.get("min", min(runs) if runs else m)), float(r.get("max", max(runs) if runs else m))
-    if hasattr(r, "median"):
-        runs = list(getattr(r, "runs", ()) or [])
-        m = float(r.median)
-        return m, float(getattr(r, "min", min(runs) if runs else m)), float(max(runs) if runs else m)
+    if isinstance(r, Timing):
+        return float(r.median), float(r.min), float(r.max)
     if isinstance(r, (int, float)):
         return float(r), float(r), float(r)
     runs = [float(x) for x in r]
@@ -762,6 +739,7 @@ def _time_unit(t: float) -> tuple[float, str]:
     return 1e9, "ns"
 
 
-def _fmt_seconds(t: float) -> str:
+def format_seconds(t: float) -> str:
+    """``1.23 ms``: three significant digits in a readable unit."""
     scale, unit = _time_unit(t)
     return f"{t * scale:.3g} {unit}"

@@ -7,18 +7,28 @@ code, experiment result) and the pictures of :mod:`polylab.notebook.plots`; it c
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+import statistics
+from typing import Mapping
 
 import sympy
+from matplotlib.figure import Figure
 
-from polylab.notebook import backend, plots
-from polylab.notebook.display import Code, Panel, esc, table_html, table_text, verdict_html
+from polylab.analysis import DependenceGraph
+from polylab.analysis.display import dependence_table
+from polylab.errors import PolylabError
+from polylab.experiment import RunReport
+from polylab.model import Access, Program, Scop, Statement
+from polylab.notebook import geometry, plots
+from polylab.notebook.display import Code, Panel, table_html, table_text, verdict_html
+from polylab.render import esc
+from polylab.schedule import LegalityReport, Schedule
+from polylab.schedule.deps import Dep
 
 #: at most this many statement pictures in one summary
 MAX_PICTURES = 4
 
 
-def domain_inequalities(stmt: Any) -> list[str]:
+def domain_inequalities(stmt: Statement) -> list[str]:
     """The iteration domain of ``stmt`` as inequalities ``a . x + b >= 0`` (and equalities)."""
     lines = []
     for piece in stmt.domain_matrices():
@@ -31,7 +41,7 @@ def domain_inequalities(stmt: Any) -> list[str]:
     return lines or ["(no constraints)"]
 
 
-def _matrix_html(rows: list[list[Any]]) -> str:
+def _matrix_html(rows: list[list[str]]) -> str:
     if not rows:
         return "<span>[ ]</span>"
     body = "".join("<tr>" + "".join(f"<td style='border:none;padding:0 4px;text-align:right'>{esc(v)}</td>"
@@ -40,7 +50,7 @@ def _matrix_html(rows: list[list[Any]]) -> str:
             f"border-top:none;border-bottom:none;margin:0 2px;vertical-align:middle'>{body}</table>")
 
 
-def access_row(stmt: Any, acc: Any) -> tuple[str, str, str]:
+def access_row(stmt: Statement, acc: Access) -> tuple[str, str, str]:
     """``(text form, HTML form, F x + c in words)`` of one access."""
     iters = list(stmt.iterators)
     if acc.matrix is None:
@@ -55,12 +65,11 @@ def access_row(stmt: Any, acc: Any) -> tuple[str, str, str]:
     return text, h, text
 
 
-def scop_summary(scop: Any, deps: Any = None, *, params: Mapping[str, int] | None = None,
-                 name: str = "scop", program: Any = None, pictures: bool = True,
-                 dep_error: str | None = None) -> Panel:
+def scop_summary(scop: Scop, deps: DependenceGraph | None = None, *, params: Mapping[str, int] | None = None,
+                 name: str = "scop", program: Program | None = None, pictures: bool = True) -> Panel:
     """The ``%%scop`` panel: statements, domains as inequalities, accesses as ``F x + c``, dependences
     and pictures of the iteration spaces (up to three dimensions) with dependence arrows."""
-    values = plots.geometry.picture_params(scop, params)
+    values = geometry.picture_params(scop, params)
     head = (f"SCoP stored as `{name}`: {len(scop.statements)} statement(s), parameters "
             f"{', '.join(scop.parameters) or 'none'}")
     p = Panel(head)
@@ -90,9 +99,7 @@ def scop_summary(scop: Any, deps: Any = None, *, params: Mapping[str, int] | Non
           + "".join(acc_h) + "</table>")
     if deps is not None:
         p.add(*dependence_section(deps))
-    elif dep_error:
-        p.add("dependences", dep_error, f"<i>{esc(dep_error)}</i>")
-    if program is not None and getattr(program, "rejected", ()):
+    if program is not None and program.rejected:
         rej = [str(r) for r in program.rejected]
         p.add("left out of the static control part", "\n".join(rej),
               "<ul>" + "".join(f"<li>{esc(r)}</li>" for r in rej) + "</ul>")
@@ -102,25 +109,18 @@ def scop_summary(scop: Any, deps: Any = None, *, params: Mapping[str, int] | Non
     return p
 
 
-def dependence_section(deps: Any) -> tuple[str, str, str]:
+def dependence_section(deps: DependenceGraph) -> tuple[str, str, str]:
     """``(heading, text, html)`` for a dependence graph."""
-    items = list(getattr(deps, "dependences", deps))
-    kind = "value-based" if getattr(deps, "value_based", False) else "memory-based"
+    items = deps.dependences
+    kind = "value-based" if deps.value_based else "memory-based"
     heading = f"dependences ({kind}, exact): {len(items)}"
     if not items:
         return heading, "none", "<i>none: every loop is parallel</i>"
-    text = "\n".join(str(d) for d in items)
-    try:
-        from polylab.analysis.display import dependence_table
-
-        h = dependence_table(items)
-    except Exception:
-        rows = [(d.kind, d.source, d.sink, d.array, str(d.relation)) for d in items]
-        h = table_html(["kind", "source", "sink", "array", "relation"], rows, code_cols=(4,))
-    return heading, text, h
+    return heading, "\n".join(str(d) for d in items), dependence_table(items)
 
 
-def summary_figures(scop: Any, deps: Any, values: Mapping[str, int]) -> list[tuple[str, Any]]:
+def summary_figures(scop: Scop, deps: DependenceGraph | None, values: Mapping[str, int]
+                    ) -> list[tuple[str, Figure]]:
     """Pictures for a summary: each statement (<= 3 dims) with its self-dependences (all dependences when
     there is one statement), and the statement dependence graph when there are several statements."""
     out = []
@@ -139,182 +139,109 @@ def summary_figures(scop: Any, deps: Any, values: Mapping[str, int]) -> list[tup
     return out
 
 
-def schedule_summary(scop: Any, schedule: Any, report: Any, code: str | None, *, deps: Any = None,
-                     params: Mapping[str, int] | None = None, name: str = "schedule", spec: str = "",
-                     code_error: str | None = None) -> Panel:
-    """The ``%%schedule`` panel: the verdict (with the violated dependence and pair), the schedule, the
-    picture (points coloured by time, violating pair marked) and the transformed code."""
-    legal = backend.report_legal(report) if report is not None else True
-    viols = backend.report_violations(report) if report is not None else []
+def _dep_label(dep: Dep) -> str:
+    return f"{dep.kind} {dep.source} \u2192 {dep.sink} on {dep.array}"
+
+
+def schedule_summary(scop: Scop, schedule: Schedule, report: LegalityReport, code: str | None, *,
+                     deps: DependenceGraph | None = None, params: Mapping[str, int] | None = None,
+                     name: str = "schedule", spec: str = "", code_error: str | None = None) -> Panel:
+    """The ``%%schedule`` panel: the verdict (with the violated dependences and pairs), the schedule, the
+    picture (points coloured by time, the first violating pair marked) and the transformed code."""
     p = Panel(f"schedule stored as `{name}`")
-    if report is None:
-        p.add("legality", "not checked", "<i>not checked</i>")
-    elif legal:
+    if report.legal:
         p.add("legality", "legal: every dependence u -> v has theta(u) <lex theta(v)",
               verdict_html(True, "legal: every dependence u \u2192 v has \u03b8(u) \u227a \u03b8(v)"))
     else:
         lines, hl = [], []
-        for v in viols:
-            dep = backend.violation_dependence(v)
-            u, w = backend.violation_pair(v)
-            label = plots.dependence_label(dep) if dep is not None else str(v)
-            src = f"{getattr(dep, 'source', '')}{list(u) if isinstance(u, tuple) else u}"
-            snk = f"{getattr(dep, 'sink', '')}{list(w) if isinstance(w, tuple) else w}"
-            why = getattr(v, "message", None) or (f"the sink {snk} would run no later than its source {src}")
-            lines.append(f"violates {label}: {src} -> {snk}\n    {why}")
-            hl.append(f"<li>violates <b>{esc(label)}</b> (pair <code>{esc(src)}</code> \u2192 "
-                      f"<code>{esc(snk)}</code>, marked in red on the picture): {esc(why)}</li>")
+        for v in report.violations:
+            label = _dep_label(v.dependence)
+            lines.append(f"violates {label}: {v.source} -> {v.sink}\n    {v.message}")
+            hl.append(f"<li>violates <b>{esc(label)}</b> (pair <code>{esc(v.source)}</code> \u2192 "
+                      f"<code>{esc(v.sink)}</code>, marked in red on the picture): {esc(v.message)}</li>")
         p.add("legality", "ILLEGAL\n" + "\n".join(lines),
               verdict_html(False, "illegal") + "<ul>" + "".join(hl) + "</ul>")
-    tree = getattr(schedule, "tree", schedule)
-    try:
-        smap = plots.schedule_union_map(schedule)
-        text = str(smap)
-    except Exception:
-        smap, text = None, str(tree)
-    if callable(getattr(schedule, "text", None)):  # the schedule layer's own form: floor(...) kept readable
-        try:
-            text = str(schedule.text())
-        except Exception:
-            pass
+    text = schedule.text()   # the schedule layer's own form: floor(...) kept readable
     p.add("schedule", text, f"<code>{esc(text)}</code>")
-    par = _parallel_text(schedule)
-    if par:
-        p.add("parallel dimensions", par)
+    par = list(schedule.parallel_dims)
+    p.add("parallel dimensions", ", ".join(f"t{d}" for d in par)
+          + " (coincident: the iterations of each may run in parallel)" if par else "none")
     stmts = [s for s in scop.statements if 1 <= len(s.iterators) <= 3]
-    if smap is not None and stmts:
-        values = plots.geometry.picture_params(scop, params)
-        highlight = None
-        hl_stmt = None
-        if viols:
-            u, w = backend.violation_pair(viols[0])
-            dep = backend.violation_dependence(viols[0])
-            highlight = (u, w)
-            hl_stmt = getattr(dep, "sink", None)
-        pick = [s for s in stmts if s.name == hl_stmt] or stmts[-1:]
-        s = pick[0]
-        if highlight is not None and not _drawn(s, highlight, values):
-            # the smallest violating pair lies outside the drawn domain: draw at the violation's values
-            values = {**values, **dict(getattr(viols[0], "params", {}) or {})}
-        views = [d for d in plots.as_dep_views(deps) if d.source == s.name and d.sink == s.name] \
-            if deps is not None else []
+    if stmts:
         try:
-            fig = plots.iteration_space(scop, views, params=values, statements=[s.name], schedule=smap,
-                                        highlight=highlight, title=f"{s.name} coloured by time")
-            p.add_figure(f"{s.name}: points coloured by their time ({', '.join(f'{k}={v}' for k, v in values.items())})",
-                         fig)
-        except Exception as exc:  # a picture must not hide the verdict
-            p.add("picture", f"no picture: {exc}")
+            p.add_figure(*_schedule_picture(scop, schedule, report, deps, params, stmts))
+        except PolylabError as exc:  # a picture that cannot be drawn (unbounded, too big) must not hide the verdict
+            p.add("picture", f"no picture: {exc.message}")
     if code is not None:
-        c = Code(code)
-        bundle = c._repr_mimebundle_()
-        p.add("transformed code", code, bundle["text/html"])
+        p.add("transformed code", code, Code(code)._repr_mimebundle_()["text/html"])
     elif code_error:
         p.add("transformed code", code_error, f"<i>{esc(code_error)}</i>")
     return p
 
 
-def _drawn(stmt: Any, pair: tuple[Any, Any], values: Mapping[str, int]) -> bool:
+def _schedule_picture(scop: Scop, schedule: Schedule, report: LegalityReport, deps: DependenceGraph | None,
+                      params: Mapping[str, int] | None, stmts: list[Statement]) -> tuple[str, Figure]:
+    """The statement the first violation ends in (else the last one), its points coloured by time and the
+    violating pair marked; at the violation's parameter values when the pair lies outside the picture."""
+    values = geometry.picture_params(scop, params)
+    first = report.violations[0] if report.violations else None
+    pick = [s for s in stmts if first is not None and s.name == first.dependence.sink] or stmts[-1:]
+    s = pick[0]
+    if first is not None and not _drawn(s, (first.source_instance, first.sink_instance), values):
+        values = {**values, **first.params}
+    views = [d for d in plots.as_dep_views(deps) if d.source == s.name and d.sink == s.name]
+    fig = plots.iteration_space(scop, views, params=values, statements=[s.name], schedule=schedule,
+                                highlight=first, title=f"{s.name} coloured by time")
+    return f"{s.name}: points coloured by their time ({', '.join(f'{k}={v}' for k, v in values.items())})", fig
+
+
+def _drawn(stmt: Statement, pair: tuple[tuple[int, ...], tuple[int, ...]], values: Mapping[str, int]) -> bool:
     """True when both instances of ``pair`` are points of ``stmt``'s domain at ``values``."""
-    try:
-        pts = {tuple(p) for p in plots.geometry.points(stmt.domain, values).tolist()}
-        return all(tuple(int(v) for v in x) in pts for x in pair)
-    except Exception:
-        return True
+    pts = {tuple(p) for p in geometry.points(stmt.domain, values).tolist()}
+    return all(tuple(x) in pts for x in pair)
 
 
-def _parallel_text(schedule: Any) -> str:
-    for attr in ("parallel", "parallel_dims", "coincident"):
-        v = getattr(schedule, attr, None)
-        if v is None:
-            continue
-        try:
-            v = v() if callable(v) else v
-        except Exception:
-            continue
-        try:
-            dims = [int(d) for d in v]
-        except (TypeError, ValueError):
-            return str(v)
-        return ", ".join(f"t{d}" for d in dims) + " (coincident: the iterations of each may run in parallel)" \
-            if dims else "none"
-    return ""
-
-
-def run_summary(label: str, result: Any, history: Mapping[str, Any], baseline: str = "original") -> Panel:
+def run_summary(label: str, result: RunReport, history: Mapping[str, RunReport],
+                baseline: str = "original") -> Panel:
     """``%polyrun`` output: a %timeit-style line, the verification verdict and a chart of all variants."""
     p = Panel(f"run: {label}")
-    reason = getattr(result, "reason", None)
-    if getattr(result, "seconds", 0) is None:
-        why = f"not timed: {reason}" if reason else "not timed"
+    if result.seconds is None:
+        why = f"not timed: {result.reason}" if result.reason else "not timed"
         p.add("", why, f"<pre>{esc(why)}</pre>")
-        verification = getattr(result, "verification", None)
-        if verification is not None:
-            p.add("verification", str(verification))
-        code = getattr(result, "code", None)
-        if code is not None:
-            p.add("generated code", backend.code_text(code), Code(backend.code_text(code))._repr_mimebundle_()["text/html"])
+        if result.verification is not None:
+            p.add("verification", str(result.verification))
+        if result.code is not None:
+            p.add("generated code", result.code.kernel, Code(result.code.kernel)._repr_mimebundle_()["text/html"])
         return p
-    p.add("", timeit_line(result), f"<pre>{esc(timeit_line(result))}</pre>")
-    verified = getattr(result, "verified", None)
-    if verified is not None:
-        where = getattr(getattr(result, "verification", None), "first_difference", None)
+    line = timeit_line(result)
+    p.add("", line, f"<pre>{esc(line)}</pre>")
+    if result.verified is not None:
+        where = result.verification.first_difference if result.verification is not None else None
         bad = "output differs from the original's" + (f": first difference at {where}" if where else "")
-        p.add("verification", "verified: output equals the original's" if verified else bad.upper(),
-              verdict_html(bool(verified), "verified: output equals the original's" if verified else bad))
-    chart = {baseline: _baseline_seconds(result)} if _baseline_seconds(result) is not None else {}
+        good = "verified: output equals the original's"
+        p.add("verification", good if result.verified else bad.upper(),
+              verdict_html(bool(result.verified), good if result.verified else bad))
+    chart: dict[str, plots.Seconds] = {baseline: result.baseline} if result.baseline is not None else {}
     for name, r in history.items():
-        if _seconds(r) is not None:
-            chart[name] = _seconds(r)
+        if r.seconds is not None:
+            chart[name] = r.seconds
     if chart:
         p.add_figure("median run times", plots.timing_chart(chart, baseline=baseline if baseline in chart else None))
     return p
 
 
-def _seconds(r: Any) -> Any:
-    s = getattr(r, "seconds", r)
-    return s
-
-
-def _baseline_seconds(r: Any) -> Any:
-    b = getattr(r, "baseline", None)
-    return b if b is not None else getattr(r, "baseline_seconds", None)
-
-
-def _stats(s: Any) -> tuple[float, float, int]:
-    import statistics
-
-    if isinstance(s, Mapping):
-        runs = list(s.get("runs") or [])
-        med = float(s.get("median", statistics.median(runs) if runs else 0.0))
-    elif hasattr(s, "median"):
-        runs = list(getattr(s, "runs", ()) or [])
-        med = float(s.median)
-    elif isinstance(s, (int, float)):
-        runs, med = [float(s)], float(s)
-    else:
-        runs = [float(x) for x in s]
-        med = statistics.median(runs) if runs else 0.0
-    spread = statistics.pstdev(runs) if len(runs) > 1 else 0.0
-    return med, spread, len(runs)
-
-
-def timeit_line(result: Any) -> str:
+def timeit_line(result: RunReport) -> str:
     """``1.23 ms ± 0.04 ms per run (median of 5 runs, 2 threads, openmp); original 2.01 ms: 1.63x``."""
-    med, spread, n = _stats(getattr(result, "seconds", result))
-    threads = getattr(result, "threads", None)
-    target = getattr(result, "target", None)
+    s = result.seconds
+    assert s is not None
+    threads, target = result.threads, result.target
     extra = ", ".join(x for x in (f"{threads} thread{'s' if threads != 1 else ''}" if threads else "",
                                   str(target) if target else "") if x)
-    line = (f"{plots._fmt_seconds(med)} \u00b1 {plots._fmt_seconds(spread)} per run (median of {n} run"
+    n = len(s.runs)
+    spread = statistics.pstdev(s.runs) if n > 1 else 0.0
+    line = (f"{plots.format_seconds(s.median)} \u00b1 {plots.format_seconds(spread)} per run (median of {n} run"
             f"{'s' if n != 1 else ''}{', ' + extra if extra else ''})")
-    base = _baseline_seconds(result)
-    if base is not None:
-        bmed, _, _ = _stats(base)
-        speed = getattr(result, "speedup", None) or (bmed / med if med else None)
-        line += f"; original {plots._fmt_seconds(bmed)}" + (f": {speed:.2f}x" if speed else "")
+    if result.baseline is not None:
+        speed = result.speedup
+        line += f"; original {plots.format_seconds(result.baseline.median)}" + (f": {speed:.2f}x" if speed else "")
     return line
-
-
-def names_of(seq: Sequence[Any]) -> list[str]:
-    return [getattr(x, "name", str(x)) for x in seq]

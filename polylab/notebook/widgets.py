@@ -21,24 +21,25 @@ from __future__ import annotations
 import html
 import time
 import traceback
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
+import ipywidgets
 import islpy as isl
 import numpy as np
 
+from polylab.analysis import DependenceGraph, textbook_test
 from polylab.errors import ModelError, PolylabError
+from polylab.model import Access, Program, Scop, Statement
+from polylab.model.islutil import fix_parameters
 from polylab.notebook import backend, geometry, plots
 from polylab.notebook.display import verdict_html
+from polylab.schedule import Schedule, Violation, violations
+from polylab.schedule.deps import Dep
 
 _DPI = 80
-
-
-def _widgets():
-    try:
-        import ipywidgets
-    except ImportError as exc:  # pragma: no cover - ipywidgets is a dependency
-        raise PolylabError("the explorers need ipywidgets", hint="pip install ipywidgets") from exc
-    return ipywidgets
+#: ``min theta(d)`` over a dependence whose distances are unbounded below
+MINUS_INFINITY = float("-inf")
 
 
 def _error_html(exc: BaseException) -> str:
@@ -51,7 +52,7 @@ def _error_html(exc: BaseException) -> str:
             f"<b>error in the explorer</b><pre style='margin:2px 0;white-space:pre-wrap'>{body}</pre></div>")
 
 
-def _pick_statement(scop: Any, statement: str | None, deps: Any) -> Any:
+def _pick_statement(scop: Scop, statement: str | None, deps: DependenceGraph | None) -> Statement:
     if statement is not None:
         return scop.statement(statement)
     drawable = [s for s in scop.statements if 1 <= len(s.iterators) <= 3]
@@ -65,8 +66,8 @@ def _pick_statement(scop: Any, statement: str | None, deps: Any) -> Any:
 class _Explorer:
     """Shared machinery: statement, points, dependences, one figure, one image, verdict and error boxes."""
 
-    def __init__(self, scop: Any, *, statement: str | None = None, params: Mapping[str, int] | None = None,
-                 deps: Any = None) -> None:
+    def __init__(self, scop: Scop | Program | Schedule, *, statement: str | None = None,
+                 params: Mapping[str, int] | None = None, deps: DependenceGraph | None = None) -> None:
         self.scop = backend.as_scop(scop)
         self.deps = deps if deps is not None else backend.dependences(self.scop)
         self.stmt = _pick_statement(self.scop, statement, self.deps)
@@ -79,6 +80,9 @@ class _Explorer:
             len(s.iterators) == depth and geometry.same_nest(self.scop, s.name, self.stmt.name))]
         names = {s.name for s in self.group}
         self.views = [d for d in plots.as_dep_views(self.deps) if d.source in names and d.sink in names]
+        #: the views as the schedule layer's dependences (for its legality check), and back
+        self._deps = [Dep(d.kind, d.source, d.sink, d.array, d.relation) for d in self.views]
+        self._view_of = {id(dep): view for dep, view in zip(self._deps, self.views)}
         self.pairs = [geometry.pairs(d.relation, self.params) for d in self.views]
         self.original = {s.name: geometry.statement_schedule(self.scop, s.name) for s in self.group}
         self.last_error: BaseException | None = None
@@ -88,7 +92,7 @@ class _Explorer:
         self._canvas = None
         self._background = None
         self._background_key: Any = None
-        w = _widgets()
+        w = ipywidgets
         self.image = w.Image(format="png", layout=w.Layout(max_width="640px"))
         self.verdict = w.HTML()
         self.error = w.HTML()
@@ -101,7 +105,7 @@ class _Explorer:
             self.update()
             self.error.value = ""
             self.last_error = None
-        except Exception as exc:  # shown in the widget, kept for inspection
+        except Exception as exc:  # any failure of a redraw is shown in the widget and kept, never lost
             self.last_error = exc
             self.error.value = _error_html(exc)
         self.last_latency = time.perf_counter() - t0
@@ -184,6 +188,18 @@ class _Explorer:
         return {s.name: geometry.prefixed_schedule(s.domain, exprs_of(s), self.original[s.name])
                 for s in self.group}
 
+    def _violations(self, maps: dict[str, isl.Map], deps: Sequence[Dep], at_picture: bool
+                    ) -> list[Violation]:
+        """The dependences ``deps`` of the group that the per-statement schedules ``maps`` break, with
+        their smallest violating pairs (the schedule layer's one check); at the picture's parameter values
+        when ``at_picture``, else at the smallest ones that show a violation."""
+        context = fix_parameters(self.scop.context, self.params) if at_picture else self.scop.context
+        group = replace(self.scop, statements=tuple(self.group), context=context)
+        return list(violations(Schedule.from_maps(group, maps), deps))
+
+    def _label(self, v: Violation) -> str:
+        return self._view_of[id(v.dependence)].label
+
     def _group_note(self) -> str:
         if len(self.group) == 1:
             return f"dependences of {self.stmt.name} on itself"
@@ -212,11 +228,11 @@ class ScheduleExplorer(_Explorer):
     verdict's HTML, ``explorer.state`` a dictionary of what is shown (for tests and graders).
     """
 
-    def __init__(self, scop: Any, *, statement: str | None = None, params: Mapping[str, int] | None = None,
-                 deps: Any = None, coefficients: Sequence[int] | None = None, bounds: tuple[int, int] = (-2, 3)
-                 ) -> None:
+    def __init__(self, scop: Scop | Program | Schedule, *, statement: str | None = None,
+                 params: Mapping[str, int] | None = None, deps: DependenceGraph | None = None,
+                 coefficients: Sequence[int] | None = None, bounds: tuple[int, int] = (-2, 3)) -> None:
         super().__init__(scop, statement=statement, params=params, deps=deps)
-        w = _widgets()
+        w = ipywidgets
         iters = list(self.stmt.iterators)
         coeffs = list(coefficients) if coefficients is not None else [1] + [0] * (len(iters) - 1)
         if len(coeffs) != len(iters):
@@ -262,7 +278,7 @@ class ScheduleExplorer(_Explorer):
         for d, deltas in self._deltas:
             aff = geometry.linear_aff(deltas.get_space(), a)
             m = deltas.min_val(aff)
-            mins.append((d, None if m.is_nan() else (m.to_python() if m.is_int() else -10**9)))
+            mins.append((d, None if m.is_nan() else (m.to_python() if m.is_int() else MINUS_INFINITY)))
         bad = [(d, m) for d, m in mins if m is not None and m < 0]
         same = [(d, m) for d, m in mins if m is not None and m == 0]
         legal = not bad
@@ -272,10 +288,10 @@ class ScheduleExplorer(_Explorer):
         pair = None
         if bad:
             scheds = self._schedules(lambda st: [geometry.linear_text(a, st.iterators)])
-            rel = [(bad[0][0].label, bad[0][0].relation)]
-            v = geometry.violations(rel, scheds, self.params) or geometry.violations(rel, scheds, None)
+            dep = [self._deps[self.views.index(bad[0][0])]]
+            v = self._violations(scheds, dep, True) or self._violations(scheds, dep, False)
             if v:
-                pair = (v[0].source, v[0].sink)
+                pair = (v[0].source_instance, v[0].sink_instance)
         self.sp.set_highlight(*(pair if pair else (None, None)), text="violated" if pair else "")
         title = f"\u03b8({', '.join(self.stmt.iterators)}) = {self.theta_text()}"
         self._title("colour = wave " + title + ("" if legal else "  \u2014 ILLEGAL"), bad=not legal)
@@ -285,7 +301,7 @@ class ScheduleExplorer(_Explorer):
                               f"up to {width} points per wave; {html.escape(self._group_note())}")
         items = []
         for d, m in mins:
-            mm = "\u2212\u221e" if m == -10**9 else m
+            mm = "\u2212\u221e" if m == MINUS_INFINITY else m
             items.append(f"<li>{html.escape(d.label)}: min \u03b8(d) = {mm}</li>")
         if not legal:
             d0 = bad[0][0]
@@ -317,11 +333,11 @@ class TilingExplorer(_Explorer):
     ``floor(x'_k / T_k)``; a tile wave is ``w = sum_k floor(x'_k / T_k)``.
     """
 
-    def __init__(self, scop: Any, *, statement: str | None = None, params: Mapping[str, int] | None = None,
-                 deps: Any = None, sizes: Sequence[int] | None = None, max_size: int = 8,
-                 skew: int = 0) -> None:
+    def __init__(self, scop: Scop | Program | Schedule, *, statement: str | None = None,
+                 params: Mapping[str, int] | None = None, deps: DependenceGraph | None = None,
+                 sizes: Sequence[int] | None = None, max_size: int = 8, skew: int = 0) -> None:
         super().__init__(scop, statement=statement, params=params, deps=deps)
-        w = _widgets()
+        w = ipywidgets
         iters = list(self.stmt.iterators)
         sizes = list(sizes) if sizes is not None else [min(4, max_size)] * len(iters)
         self.sliders = [w.IntSlider(value=int(t), min=1, max=max_size, description=f"T_{it}",
@@ -387,9 +403,8 @@ class TilingExplorer(_Explorer):
         rows = [list(r) for r in m]
         tiled = self._schedules(lambda st: _tile_exprs(st, rows, sizes, wave=False))
         waved = self._schedules(lambda st: _tile_exprs(st, rows, sizes, wave=True))
-        rels = [(d.label, d.relation) for d in self.views]
-        v_tile = geometry.violations(rels, tiled, None)
-        v_wave = geometry.violations(rels, waved, None) if not v_tile else []
+        v_tile = self._violations(tiled, self._deps, False)
+        v_wave = self._violations(waved, self._deps, False) if not v_tile else []
         # dependences between different tiles of one wave (then that wave's tiles are not independent)
         tsz = np.array(sizes)
         inner = 0
@@ -410,8 +425,8 @@ class TilingExplorer(_Explorer):
         pair = None
         if v_tile or v_wave:
             v = (v_tile or v_wave)[0]
-            pair = (v.source, v.sink)
-            self.sp.set_highlight(tuple(np.array(v.source) @ m.T), tuple(np.array(v.sink) @ m.T), "violated")
+            pair = (v.source_instance, v.sink_instance)
+            self.sp.set_highlight(tuple(np.array(pair[0]) @ m.T), tuple(np.array(pair[1]) @ m.T), "violated")
         else:
             self.sp.set_highlight(None, None)
         legal = not v_tile
@@ -421,13 +436,14 @@ class TilingExplorer(_Explorer):
         self._render()
         if not legal:
             v = v_tile[0]
-            msg = (f"illegal tiling: {v.label} goes from tile {_tile_of(v.source, m, tsz)} back to tile "
-                   f"{_tile_of(v.sink, m, tsz)} ({_src_name(v.label, self.views)}{list(v.source)} \u2192 "
-                   f"{_snk_name(v.label, self.views)}{list(v.sink)} at {v.where()}); skew (or shift) first")
+            where = ", ".join(f"{k} = {x}" for k, x in v.params.items())
+            msg = (f"illegal tiling: {self._label(v)} goes from tile {_tile_of(v.source_instance, m, tsz)} back to "
+                   f"tile {_tile_of(v.sink_instance, m, tsz)} ({v.source} \u2192 {v.sink} at {where}); skew "
+                   f"(or shift) first")
             head = verdict_html(False, msg)
         elif not wave_ok:
             msg = ("legal tiling, but the tiles of a wave are not independent"
-                   + (f": {v_wave[0].label}" if v_wave else f" ({inner} dependent pairs between tiles of one wave)"))
+                   + (f": {self._label(v_wave[0])}" if v_wave else f" ({inner} dependent pairs between tiles of one wave)"))
             head = verdict_html(True, msg, warn=True)
         else:
             msg = (f"legal tiling; tile waves are parallel: {n_waves} waves, up to {tiles_per_wave} tiles "
@@ -440,14 +456,6 @@ class TilingExplorer(_Explorer):
                       "n_tiles": int(len(np.unique(tcoord, axis=0))) if len(tcoord) else 0,
                       "n_waves": n_waves, "violating_pair": pair, "n_points": self.sp.n_points,
                       "message": msg, "colors": np.asarray(self.sp._points[0].get_facecolors()).copy()}
-
-
-def _src_name(label: str, views: Sequence[plots.DepView]) -> str:
-    return next((d.source for d in views if d.label == label), "")
-
-
-def _snk_name(label: str, views: Sequence[plots.DepView]) -> str:
-    return next((d.sink for d in views if d.label == label), "")
 
 
 def _canvas_png(canvas: Any) -> bytes:
@@ -467,7 +475,7 @@ def _tile_of(x: Sequence[int], m: np.ndarray, tsz: np.ndarray) -> tuple[int, ...
     return tuple(int(v) for v in np.floor_divide(np.array(x) @ m.T, tsz))
 
 
-def _tile_exprs(stmt: Any, rows: Sequence[Sequence[int]], sizes: Sequence[int], wave: bool) -> list[str]:
+def _tile_exprs(stmt: Statement, rows: Sequence[Sequence[int]], sizes: Sequence[int], wave: bool) -> list[str]:
     """``[(w,) floor((M x)_k / T_k)]`` as isl expressions in the statement's iterators."""
     lin = [geometry.linear_text(r, stmt.iterators) for r in rows]
     tiles = [f"floor(({e})/{int(t)})" for e, t in zip(lin, sizes)]
@@ -483,9 +491,10 @@ class DependenceExplorer:
     order) that touch the same element, split by kind, from the exact dependence graph.
     """
 
-    def __init__(self, scop: Any, *, deps: Any = None, first: int = 0, second: int | None = None,
+    def __init__(self, scop: Scop | Program | Schedule, *, deps: DependenceGraph | None = None, first: int = 0,
+                 second: int | None = None,
                  params: Mapping[str, int] | None = None) -> None:
-        w = _widgets()
+        w = ipywidgets
         self.scop = backend.as_scop(scop)
         self.params = dict(params or {})
         self.deps = deps if deps is not None else backend.dependences(self.scop, kinds=("flow", "anti",
@@ -525,7 +534,7 @@ class DependenceExplorer:
             self.update()
             self.error.value = ""
             self.last_error = None
-        except Exception as exc:
+        except Exception as exc:  # any failure of a redraw is shown in the widget and kept, never lost
             self.last_error = exc
             self.error.value = _error_html(exc)
         self.last_latency = time.perf_counter() - t0
@@ -535,7 +544,7 @@ class DependenceExplorer:
         s1, a1 = self.refs[self.first.value]
         s2, a2 = self.refs[self.second.value]
         self.textbook.value = _textbook_html(self.scop, s1, a1, s2, a2, self.params)
-        found = [d for d in getattr(self.deps, "dependences", self.deps)
+        found = [d for d in self.deps.dependences
                  if {(d.source, d.source_access), (d.sink, d.sink_access)} == {(s1.name, a1.index), (s2.name, a2.index)}]
         if a1.array != a2.array:
             verdict = f"independent: they access different arrays ({a1.array}, {a2.array})"
@@ -550,8 +559,8 @@ class DependenceExplorer:
             verdict = "dependent: " + ", ".join(sorted({d.kind for d in found}))
             rows = []
             for d in found:
-                dist = getattr(d, "distance_description", "")
-                carried = d.carried_text() if hasattr(d, "carried_text") else ""
+                dist = d.distance_description
+                carried = d.carried_text()
                 rows.append(f"<li><b>{html.escape(d.kind)}</b> {html.escape(d.source)} \u2192 {html.escape(d.sink)}: "
                             f"distance {html.escape(str(dist))}; carried: {html.escape(carried)}<br>"
                             f"<code>{html.escape(str(d.relation))}</code></li>")
@@ -562,22 +571,17 @@ class DependenceExplorer:
                       "textbook": self.textbook.value}
 
 
-def _textbook_html(scop: Any, s1: Any, a1: Any, s2: Any, a2: Any,
+def _textbook_html(scop: Scop, s1: Statement, a1: Access, s2: Statement, a2: Access,
                    params: Mapping[str, int] | None = None) -> str:
-    """The analysis layer's textbook test for the pair (its HTML), or the equations when it is missing."""
-    if a1.array != a2.array:
-        return _equations_html(s1, a1, s2, a2)
-    try:
-        from polylab.analysis.textbook import textbook_test
-    except ImportError:
+    """The analysis layer's textbook test for the pair (its HTML); why there is none for references to
+    different arrays or with subscripts that are not affine."""
+    if a1.array != a2.array or a1.matrix is None or a2.matrix is None:
         return _equations_html(s1, a1, s2, a2)
     report = textbook_test(scop, (s1.name, a1.index), (s2.name, a2.index), params=dict(params or {}) or None)
-    if hasattr(report, "_repr_html_"):
-        return report._repr_html_()
-    return f"<pre>{html.escape(str(report))}</pre>"
+    return report._repr_html_()
 
 
-def _equations_html(s1: Any, a1: Any, s2: Any, a2: Any) -> str:
+def _equations_html(s1: Statement, a1: Access, s2: Statement, a2: Access) -> str:
     """``F1 x1 + c1 = F2 x2 + c2``, one equation per subscript (when both accesses are affine)."""
     if a1.array != a2.array:
         return (f"different arrays: <code>{html.escape(a1.array)}</code> and <code>{html.escape(a2.array)}</code>; "

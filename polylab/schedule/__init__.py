@@ -5,23 +5,33 @@
     >>> scop = polylab.parse_file(polylab.example_path("sweep2d.c")).scop
     >>> check(parse_schedule(scop, "wavefront; parallel")).legal
     True
+
+The one legality check (:func:`check`, :func:`require_legal`), the one counterexample search
+(:func:`smallest_example`) and the one spec reader (:func:`parse_schedule`) live here. The package imports
+:mod:`polylab.schedule.display`, which registers the renderers of its values with :mod:`polylab.render`.
 """
 
+from polylab.schedule import display
+from polylab.schedule.compare import SchedulerComparison, compare_schedulers
 from polylab.schedule.core import Band, Schedule, original
-from polylab.schedule.isl_scheduler import SchedulerComparison, compare_schedulers, isl_schedule, isl_step
-from polylab.schedule.legality import (LegalityReport, Violation, check, coincident_members, is_legal,
-                                       require_legal)
+from polylab.schedule.isl_scheduler import isl_schedule, isl_step
+from polylab.schedule.legality import (IllegalScheduleError, LegalityReport, Violation, check, coincident_members,
+                                       is_legal, require_legal, small_parameters, smallest_example, violations)
 from polylab.schedule.pluto import PlutoResult, auto, pluto_schedule
-from polylab.schedule.recipe import parse_schedule, register_step, steps
+from polylab.schedule.recipe import (SCHEDULE_STEPS, Step, StepTable, make_step, register_step, register_steps,
+                                     steps)
 from polylab.schedule.spacetime import SpaceTimeMapping, processor_allocation, space_time
+from polylab.schedule.spec import as_schedule, from_union_map, parse_isl, parse_schedule, split_spec
 from polylab.schedule.tiling import band_is_tilable, tile, tile_wavefront
 from polylab.schedule.transform import (distribute, fuse, interchange, parallel, permute, reverse, scale, shift,
                                         skew)
 from polylab.schedule.wavefront import WavefrontSolution, find_wavefront, wavefront
 
-__all__ = ["Band", "LegalityReport", "PlutoResult", "Schedule", "SchedulerComparison", "SpaceTimeMapping",
-           "Violation", "WavefrontSolution", "auto", "band_is_tilable", "check", "coincident_members",
-           "compare_schedulers", "distribute", "find_wavefront", "fuse", "interchange", "is_legal",
-           "isl_schedule", "isl_step", "original", "parallel", "parse_schedule", "permute",
-           "pluto_schedule", "processor_allocation", "register_step", "require_legal", "reverse", "scale", "shift", "skew",
-           "space_time", "steps", "tile", "tile_wavefront", "wavefront"]
+__all__ = ["Band", "IllegalScheduleError", "LegalityReport", "PlutoResult", "SCHEDULE_STEPS", "Schedule",
+           "SchedulerComparison", "SpaceTimeMapping", "Step", "StepTable", "Violation", "WavefrontSolution",
+           "as_schedule", "auto", "band_is_tilable", "check", "coincident_members", "compare_schedulers",
+           "display", "distribute", "find_wavefront", "from_union_map", "fuse", "interchange", "is_legal",
+           "isl_schedule", "isl_step", "make_step", "original", "parallel", "parse_isl", "parse_schedule",
+           "permute", "pluto_schedule", "processor_allocation", "register_step", "register_steps", "require_legal", "reverse",
+           "scale", "shift", "skew", "small_parameters", "smallest_example", "space_time", "split_spec",
+           "steps", "tile", "tile_wavefront", "violations", "wavefront"]

@@ -26,9 +26,11 @@ from typing import Mapping, Sequence
 
 import islpy as isl
 
+from polylab import render
 from polylab.errors import ScheduleError
 from polylab.model import Scop, Statement
-from polylab.schedule.deps import Dep, dependences, maps_of, union
+from polylab.model.islutil import maps_of
+from polylab.schedule.deps import Dep, dependences, union
 
 
 @dataclass(frozen=True)
@@ -278,6 +280,11 @@ class Schedule:
     def _prefix_zero(self, d: int) -> str:
         return " and ".join([f"d{k} = 0" for k in range(d)] or ["0 = 0"])
 
+    def open_deltas(self, start: int) -> isl.Set:
+        """The time distances of the dependences not carried before dimension ``start``:
+        ``{ delta in Delta : delta_0 = ... = delta_{start-1} = 0 }``."""
+        return self.deltas.intersect(self._dset(self._prefix_zero(start)))
+
     def is_coincident(self, d: int) -> bool:
         """Exactly: no dependence whose time distance is zero on dimensions ``< d`` is carried by ``d``."""
         bad = self._dset(f"{self._prefix_zero(d)} and (d{d} < 0 or d{d} > 0)")
@@ -342,9 +349,7 @@ class Schedule:
 
     # -- displays -------------------------------------------------------------------------------------
     def __str__(self) -> str:
-        from polylab.schedule.display import schedule_text
-
-        return schedule_text(self)
+        return render.text(self)
 
     def __repr__(self) -> str:
         return f"<Schedule {self.text()}>"
@@ -353,20 +358,10 @@ class Schedule:
         p.text(str(self))
 
     def _repr_html_(self) -> str:
-        from polylab.schedule.display import schedule_html
-
-        return schedule_html(self)
+        return render.html(self)
 
     def _repr_latex_(self) -> str:
-        from polylab.schedule.display import schedule_latex
-
-        return schedule_latex(self)
-
-
-def identity_like(scop: Scop) -> dict[str, list[isl.PwAff]]:
-    """Per statement, its iterators as affine functions (``[i, j]``)."""
-    pspace = scop.context.get_space()
-    return {s.name: [iter_aff(s, pspace, k) for k in range(s.depth)] for s in scop.statements}
+        return render.latex(self)
 
 
 def original(scop: Scop, deps=None) -> Schedule:

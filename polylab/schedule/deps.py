@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Iterable
 
 import islpy as isl
 
-from polylab.errors import ScheduleError
+from polylab.analysis import DependenceGraph, compute_dependences
 from polylab.model import Scop
+from polylab.model.islutil import maps_of
 
 KINDS = ("flow", "anti", "output")
 
@@ -34,28 +35,12 @@ class Dep:
         return f"{self.kind} dependence {self.source} -> {self.sink} on {self.array}"
 
 
-def maps_of(umap: isl.UnionMap) -> list[isl.Map]:
-    """The maps of a union map (one per pair of spaces)."""
-    out: list[isl.Map] = []
-    umap.foreach_map(out.append)
-    return out
-
-
 _CACHE: "weakref.WeakKeyDictionary[Scop, tuple[Dep, ...]]" = weakref.WeakKeyDictionary()
 
 
-def _from_graph(graph: Any) -> tuple[Dep, ...]:
-    out = []
-    for d in graph.dependences:
-        if d.kind not in KINDS:
-            continue
-        rel = d.relation
-        if isinstance(rel, isl.UnionMap):
-            for m in maps_of(rel):
-                out.append(Dep(d.kind, d.source, d.sink, d.array, m))
-        elif not rel.is_empty():
-            out.append(Dep(d.kind, d.source, d.sink, d.array, rel))
-    return tuple(out)
+def _from_graph(graph: DependenceGraph) -> tuple[Dep, ...]:
+    return tuple(Dep(d.kind, d.source, d.sink, d.array, d.relation) for d in graph.dependences
+                 if d.kind in KINDS and not d.relation.is_empty())
 
 
 def _from_union_map(umap: isl.UnionMap) -> tuple[Dep, ...]:
@@ -63,31 +48,25 @@ def _from_union_map(umap: isl.UnionMap) -> tuple[Dep, ...]:
                      "?", m) for m in maps_of(umap) if not m.is_empty())
 
 
-def dependences(scop: Scop, deps: Any = None) -> tuple[Dep, ...]:
+def dependences(scop: Scop, deps: DependenceGraph | Iterable[Dep] | isl.UnionMap | isl.Map | None = None
+                ) -> tuple[Dep, ...]:
     """The memory-based flow/anti/output dependences of ``scop`` as :class:`Dep` values.
 
-    ``deps`` may be a :class:`polylab.analysis.DependenceGraph`, an ``isl.UnionMap`` of instance pairs, an
-    iterable of :class:`Dep`, or None (computed with ``polylab.analysis.compute_dependences`` and cached).
+    ``deps`` may be a :class:`polylab.analysis.DependenceGraph`, an ``isl.UnionMap`` (or ``isl.Map``) of
+    instance pairs, an iterable of :class:`Dep`, or None (computed with
+    :func:`polylab.analysis.compute_dependences` and cached per SCoP value).
     """
+    if isinstance(deps, (isl.UnionMap, isl.Map)):
+        return _from_union_map(isl.UnionMap.from_map(deps) if isinstance(deps, isl.Map) else deps)
+    if isinstance(deps, DependenceGraph):
+        return _from_graph(deps)
     if deps is not None:
-        if isinstance(deps, isl.UnionMap):
-            return _from_union_map(deps)
-        if isinstance(deps, isl.Map):
-            return _from_union_map(isl.UnionMap.from_map(deps))
-        if hasattr(deps, "dependences"):
-            return _from_graph(deps)
         return tuple(deps)
     cached = _CACHE.get(scop)
-    if cached is not None:
-        return cached
-    try:
-        from polylab.analysis import compute_dependences
-    except ImportError as exc:  # pragma: no cover - only while the analysis layer is missing
-        raise ScheduleError("dependence analysis is not available",
-                            hint="pass the dependences explicitly (deps=...)") from exc
-    result = _from_graph(compute_dependences(scop, value_based=False, kinds=KINDS))
-    _CACHE[scop] = result
-    return result
+    if cached is None:
+        cached = _from_graph(compute_dependences(scop, value_based=False, kinds=KINDS))
+        _CACHE[scop] = cached
+    return cached
 
 
 def union(deps: Iterable[Dep], scop: Scop) -> isl.UnionMap:
@@ -96,8 +75,3 @@ def union(deps: Iterable[Dep], scop: Scop) -> isl.UnionMap:
     for d in deps:
         out = out.union(isl.UnionMap.from_map(d.relation))
     return out
-
-
-def seed(scop: Scop, deps: Iterable[Dep]) -> None:
-    """Record the dependences of ``scop`` (used when they were computed elsewhere)."""
-    _CACHE[scop] = tuple(deps)

@@ -1,30 +1,31 @@
-"""Text, HTML and LaTeX renderings of schedules, legality reports and search explanations."""
+"""Text, HTML and LaTeX renderings of schedules, legality reports and search explanations.
+
+Registered with :mod:`polylab.render` (``polylab/schedule/__init__.py`` imports this module): the values'
+``__str__`` / ``_repr_html_`` / ``_repr_latex_`` reach these functions without importing this module.
+"""
 
 from __future__ import annotations
 
-import html
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 import sympy
 
-if TYPE_CHECKING:
-    from polylab.schedule.core import Schedule
-    from polylab.schedule.legality import LegalityReport
-    from polylab.schedule.spacetime import SpaceTimeMapping
-    from polylab.schedule.wavefront import WavefrontSolution
+from polylab import render
+from polylab.render import esc
+from polylab.schedule.core import Schedule
+from polylab.schedule.legality import LegalityReport
+from polylab.schedule.pluto import PlutoResult
+from polylab.schedule.spacetime import SpaceTimeMapping, space_time
+from polylab.schedule.wavefront import WavefrontSolution
 
 
-def _esc(x: object) -> str:
-    return html.escape(str(x))
-
-
-def _dims_line(s: "Schedule") -> str:
+def _dims_line(s: Schedule) -> str:
     kinds = s.kinds
-    band_of = {d: k for k, b in enumerate(s.bands) for d in b.dims}
-    return "  ".join(f"t{d}:{kinds[d]}" + ("" if s.bands[band_of[d]].permutable else "") for d in range(s.n_dims))
+    return "  ".join(f"t{d}:{kinds[d]}" for d in range(s.n_dims))
 
 
-def schedule_text(s: "Schedule") -> str:
+@render.text.register
+def schedule_text(s: Schedule) -> str:
     lines = [f"schedule of {s.scop.name}" + (f"  (steps: {'; '.join(s.steps)})" if s.steps else "")]
     for st in s.scop.statements:
         lines.append(f"  {st.name}[{', '.join(st.iterators)}] -> [{', '.join(s.expressions(st.name))}]")
@@ -37,28 +38,29 @@ def schedule_text(s: "Schedule") -> str:
     return "\n".join(lines)
 
 
-def schedule_html(s: "Schedule") -> str:
+@render.html.register
+def schedule_html(s: Schedule) -> str:
     kinds = s.kinds
     head = "".join(f"<th>t{d}<br><small>{kinds[d]}</small></th>" for d in range(s.n_dims))
     rows = "".join(
-        f"<tr><td><code>{_esc(st.name)}[{_esc(', '.join(st.iterators))}]</code></td>"
-        + "".join(f"<td><code>{_esc(e)}</code></td>" for e in s.expressions(st.name)) + "</tr>"
+        f"<tr><td><code>{esc(st.name)}[{esc(', '.join(st.iterators))}]</code></td>"
+        + "".join(f"<td><code>{esc(e)}</code></td>" for e in s.expressions(st.name)) + "</tr>"
         for st in s.scop.statements)
     bands = ", ".join(f"{list(b.dims)}{' permutable' if b.permutable else ''}" for b in s.bands)
-    notes = "".join(f"<li>{_esc(n)}</li>" for n in s.notes)
-    return (f"<div class='polylab-schedule'><b>schedule</b> {_esc('; '.join(s.steps))}"
+    notes = "".join(f"<li>{esc(n)}</li>" for n in s.notes)
+    return (f"<div class='polylab-schedule'><b>schedule</b> {esc('; '.join(s.steps))}"
             f"<table><tr><th>statement</th>{head}</tr>{rows}</table>"
-            f"bands: {_esc(bands)}<br>parallel loops: {_esc(list(s.parallel_dims) or 'none')}"
+            f"bands: {esc(bands)}<br>parallel loops: {esc(list(s.parallel_dims) or 'none')}"
             f"{'<ul>' + notes + '</ul>' if notes else ''}</div>")
 
 
-def schedule_latex(s: "Schedule") -> str:
-    from polylab.schedule.spacetime import space_time
-
+@render.latex.register
+def schedule_latex(s: Schedule) -> str:
     return spacetime_latex(space_time(s))
 
 
-def spacetime_text(m: "SpaceTimeMapping") -> str:
+@render.text.register
+def spacetime_text(m: SpaceTimeMapping) -> str:
     lines = ["space-time mapping (p, t) = Theta x + theta",
              "  dimensions: " + ", ".join(f"t{d} {k}" for d, k in enumerate(m.kinds))]
     for sm in m.statements:
@@ -69,21 +71,23 @@ def spacetime_text(m: "SpaceTimeMapping") -> str:
     return "\n".join(lines)
 
 
-def spacetime_latex(m: "SpaceTimeMapping") -> str:
+@render.latex.register
+def spacetime_latex(m: SpaceTimeMapping) -> str:
     parts = []
     for sm in m.statements:
         lhs = r"\begin{pmatrix}" + r"\\ ".join(
             ("p" if k == "space" else ("t" if k == "time" else "c")) + f"_{{{d}}}"
             for d, k in enumerate(m.kinds)) + r"\end{pmatrix}"
         if sm.Theta is None:
-            parts.append(rf"{sm.statement}:\ \texttt{{{_esc(sm.map)}}}")
+            parts.append(rf"{sm.statement}:\ \texttt{{{esc(sm.map)}}}")
             continue
         x = r"\begin{pmatrix}" + r"\\ ".join(sympy.latex(sympy.Symbol(i)) for i in sm.iterators) + r"\end{pmatrix}"
         parts.append(rf"{sm.statement}:\ {lhs} = {sympy.latex(sm.Theta)}\,{x} + {sympy.latex(sm.theta)}")
     return "$$" + r"\qquad ".join(parts) + "$$"
 
 
-def report_text(r: "LegalityReport") -> str:
+@render.text.register
+def report_text(r: LegalityReport) -> str:
     s = r.schedule
     lines = [f"{'legal' if r.legal else 'ILLEGAL'}: {s.text()}"]
     if s.steps:
@@ -95,22 +99,24 @@ def report_text(r: "LegalityReport") -> str:
     return "\n".join(lines)
 
 
-def report_html(r: "LegalityReport") -> str:
+@render.html.register
+def report_html(r: LegalityReport) -> str:
     s = r.schedule
     color = "green" if r.legal else "#b00"
     rows = "".join(
-        f"<tr><td>{_esc(v.dependence.kind)}</td><td>{_esc(v.dependence.source)} &rarr; "
-        f"{_esc(v.dependence.sink)}</td><td>{_esc(v.dependence.array)}</td><td><code>{_esc(v.source)}</code> "
-        f"at ({_esc(', '.join(map(str, v.source_time)))})</td><td><code>{_esc(v.sink)}</code> at "
-        f"({_esc(', '.join(map(str, v.sink_time)))})</td><td>{_esc(v.params)}</td></tr>" for v in r.violations)
+        f"<tr><td>{esc(v.dependence.kind)}</td><td>{esc(v.dependence.source)} &rarr; "
+        f"{esc(v.dependence.sink)}</td><td>{esc(v.dependence.array)}</td><td><code>{esc(v.source)}</code> "
+        f"at ({esc(', '.join(map(str, v.source_time)))})</td><td><code>{esc(v.sink)}</code> at "
+        f"({esc(', '.join(map(str, v.sink_time)))})</td><td>{esc(v.params)}</td></tr>" for v in r.violations)
     table = (f"<table><tr><th>kind</th><th>statements</th><th>array</th><th>source</th><th>sink (runs too "
              f"early)</th><th>parameters</th></tr>{rows}</table>") if rows else ""
     return (f"<div class='polylab-legality'><b style='color:{color}'>{'legal' if r.legal else 'illegal'}"
-            f"</b> <code>{_esc(s.text())}</code>{table}"
-            f"<div>parallel loops: {_esc(list(r.parallel) or 'none')}</div></div>")
+            f"</b> <code>{esc(s.text())}</code>{table}"
+            f"<div>parallel loops: {esc(list(r.parallel) or 'none')}</div></div>")
 
 
-def report_latex(r: "LegalityReport") -> str:
+@render.latex.register
+def report_latex(r: LegalityReport) -> str:
     if r.legal:
         return r"$\text{legal: } \theta(u) \prec \theta(v) \text{ for every dependence } u \to v$"
     v = r.violations[0]
@@ -118,7 +124,8 @@ def report_latex(r: "LegalityReport") -> str:
             rf"\theta({v.source}) = ({', '.join(map(str, v.source_time))})$").replace("_", r"\_")
 
 
-def wavefront_text(w: "WavefrontSolution") -> str:
+@render.text.register
+def wavefront_text(w: WavefrontSolution) -> str:
     lines = [f"wavefront over schedule dimensions {w.start}..{w.stop - 1}: a = {list(w.hyperplane)}"]
     lines += [f"  theta_{n} = {t}" for n, t in w.theta.items()]
     lines.append("  constraints (a . d >= 1 for every distance d):")
@@ -127,14 +134,16 @@ def wavefront_text(w: "WavefrontSolution") -> str:
     return "\n".join(lines)
 
 
-def wavefront_html(w: "WavefrontSolution") -> str:
-    cons = "".join(f"<li><code>{_esc(c)}</code></li>" for c in w.constraints)
-    th = ", ".join(f"&theta;<sub>{_esc(n)}</sub> = {_esc(t)}" for n, t in w.theta.items())
-    return (f"<div class='polylab-wavefront'><b>wavefront</b> a = {_esc(list(w.hyperplane))}: {th}"
-            f"<ul>{cons}</ul>schedule: <code>{_esc(w.schedule.text())}</code></div>")
+@render.html.register
+def wavefront_html(w: WavefrontSolution) -> str:
+    cons = "".join(f"<li><code>{esc(c)}</code></li>" for c in w.constraints)
+    th = ", ".join(f"&theta;<sub>{esc(n)}</sub> = {esc(t)}" for n, t in w.theta.items())
+    return (f"<div class='polylab-wavefront'><b>wavefront</b> a = {esc(list(w.hyperplane))}: {th}"
+            f"<ul>{cons}</ul>schedule: <code>{esc(w.schedule.text())}</code></div>")
 
 
-def wavefront_latex(w: "WavefrontSolution") -> str:
+@render.latex.register
+def wavefront_latex(w: WavefrontSolution) -> str:
     rows = []
     if w.distances:
         for d in w.distances:
@@ -144,6 +153,16 @@ def wavefront_latex(w: "WavefrontSolution") -> str:
             + rf"\qquad a = ({', '.join(map(str, w.hyperplane))})$$")
 
 
-def explanation_html(title: str, lines: Sequence[str], schedule: "Schedule") -> str:
-    items = "".join(f"<li><code>{_esc(x)}</code></li>" for x in lines)
-    return f"<div class='polylab-search'><b>{_esc(title)}</b><ul>{items}</ul>{schedule_html(schedule)}</div>"
+def explanation_html(title: str, lines: Sequence[str], schedule: Schedule) -> str:
+    items = "".join(f"<li><code>{esc(x)}</code></li>" for x in lines)
+    return f"<div class='polylab-search'><b>{esc(title)}</b><ul>{items}</ul>{schedule_html(schedule)}</div>"
+
+
+@render.html.register
+def spacetime_html(m: SpaceTimeMapping) -> str:
+    return "<div>" + spacetime_latex(m) + "</div>"
+
+
+@render.html.register
+def pluto_html(r: PlutoResult) -> str:
+    return explanation_html("Pluto-style scheduler", r.explanation, r.schedule)

@@ -17,24 +17,24 @@ dependent pair whose times agree on dimensions ``0..d-1`` also agrees on ``d``.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Mapping
 
 import islpy as isl
 
-from polylab.errors import IllegalTransformationError
+from polylab import render
+from polylab.analysis import DependenceGraph
+from polylab.errors import IllegalTransformationError, ModelError
 from polylab.model import Scop
+from polylab.model.islutil import fix_parameters, parameter_values, point_coordinates
 from polylab.schedule.core import Schedule, lexmin_point
 from polylab.schedule.deps import Dep, dependences
 
 
-def _coords(point: isl.Point, dt, start: int, count: int) -> tuple[int, ...]:
-    return tuple(int(point.get_coordinate_val(dt, start + k).to_python()) for k in range(count))
-
-
-def small_parameters(params_set: isl.Set, names: tuple[str, ...]) -> dict[str, int] | None:
+def small_parameters(params_set: isl.Set) -> dict[str, int] | None:
     """Small parameter values inside ``params_set`` (a parameter-only set): non-negative ones with the
-    smallest sum, then lexicographically smallest; None when the set is empty."""
+    smallest sum, then lexicographically smallest (any values when no non-negative ones exist); None when
+    the set is empty."""
     if params_set.is_empty():
         return None
     np = params_set.dim(isl.dim_type.param)
@@ -50,21 +50,25 @@ def small_parameters(params_set: isl.Set, names: tuple[str, ...]) -> dict[str, i
             continue
         try:
             pt = lexmin_point(candidate.apply(summ))
-        except isl.Error:
+        except isl.Error:  # unbounded below (no smallest sum): try the next candidate
             continue
         if pt.is_void():
             continue
-        vals = _coords(pt, isl.dim_type.set, 1, np)
-        return dict(zip(pnames, vals))
+        return dict(zip(pnames, point_coordinates(pt, 1, np)))
     return None
 
 
-def fix_parameters(s, values: dict[str, int]):
-    for name, v in values.items():
-        k = s.find_dim_by_name(isl.dim_type.param, name)
-        if k >= 0:
-            s = s.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(s.get_ctx(), int(v)))
-    return s
+def smallest_example(s: isl.Set) -> isl.Point:
+    """The one counterexample search of polylab: a point of the non-empty set ``s`` that a person can
+    check by hand. The parameters are fixed to :func:`small_parameters` (the smallest non-negative sum,
+    then lexicographically smallest; any values that have a point when those do not), then the
+    lexicographically smallest point at those values is taken (any point when isl finds no minimum)."""
+    values = small_parameters(s.params()) or {}
+    fixed = fix_parameters(s, values)
+    if fixed.is_empty():
+        fixed = fix_parameters(s, parameter_values(s.params().sample_point()))
+    pt = lexmin_point(fixed)
+    return pt if not pt.is_void() else fixed.sample_point()
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,7 @@ class Violation:
     dependence: Dep
     source_instance: tuple[int, ...]
     sink_instance: tuple[int, ...]
-    params: dict[str, int]
+    params: Mapping[str, int]
     source_time: tuple[int, ...]
     sink_time: tuple[int, ...]
     element: str
@@ -132,48 +136,40 @@ class LegalityReport:
                 "steps": list(s.steps)}
 
     def __str__(self) -> str:
-        from polylab.schedule.display import report_text
-
-        return report_text(self)
+        return render.text(self)
 
     def _repr_pretty_(self, p, cycle) -> None:
         p.text(str(self))
 
     def _repr_html_(self) -> str:
-        from polylab.schedule.display import report_html
-
-        return report_html(self)
+        return render.html(self)
 
     def _repr_latex_(self) -> str:
-        from polylab.schedule.display import report_latex
-
-        return report_latex(self)
+        return render.latex(self)
 
 
 def _element(scop: Scop, dep: Dep, src: tuple[int, ...], snk: tuple[int, ...], params: dict) -> str:
+    """``x[1][2]``: an element both instances access (decoration for the message; "" when none is found)."""
+    def elements(name: str, inst: tuple[int, ...]) -> isl.Set | None:
+        out = None
+        for a in scop.statement(name).accesses:
+            if a.array != dep.array:
+                continue
+            point = isl.Set(f"{{ {name}[{', '.join(map(str, inst))}] }}").align_params(a.relation.get_space().domain())
+            img = fix_parameters(a.relation, params).intersect_domain(point).range()
+            out = img if out is None else out.union(img)
+        return out
+
     try:
-        s, t = scop.statement(dep.source), scop.statement(dep.sink)
-
-        def elems(stmt, inst):
-            pt = ", ".join(map(str, inst))
-            out = None
-            for a in stmt.accesses:
-                if a.array != dep.array:
-                    continue
-                img = fix_parameters(a.relation, params).intersect_domain(
-                    isl.Set(f"{{ {stmt.name}[{pt}] }}").align_params(a.relation.get_space().domain())
-                ).range()
-                out = img if out is None else out.union(img)
-            return out
-
-        common = elems(s, src).intersect(elems(t, snk))
-        pt = common.sample_point()
-        if pt.is_void():
-            return ""
-        n = common.dim(isl.dim_type.set)
-        return dep.array + "".join(f"[{v}]" for v in _coords(pt, isl.dim_type.set, 0, n))
-    except Exception:  # the element is only decoration for the message
+        s, t = elements(dep.source, src), elements(dep.sink, snk)
+    except (ModelError, isl.Error):  # a dependence of other statements or arrays than the SCoP's
         return ""
+    if s is None or t is None:
+        return ""
+    pt = s.intersect(t).sample_point()
+    if pt.is_void():
+        return ""
+    return dep.array + "".join(f"[{v}]" for v in point_coordinates(pt))
 
 
 def violating_pairs(schedule: Schedule, dep: Dep) -> isl.Map:
@@ -186,52 +182,76 @@ def violating_pairs(schedule: Schedule, dep: Dep) -> isl.Map:
 
 
 def counterexample(schedule: Schedule, dep: Dep, pairs: isl.Map) -> Violation:
-    """The lexicographically smallest violating pair at the smallest parameter values that have one."""
-    scop = schedule.scop
-    params = small_parameters(pairs.params(), scop.parameters) or {}
-    fixed = fix_parameters(pairs, params)
-    if fixed.is_empty():  # fall back to any parameter values that have a violation
-        pp = pairs.params().sample_point()
-        params = {pairs.get_dim_name(isl.dim_type.param, k):
-                  int(pp.get_coordinate_val(isl.dim_type.param, k).to_python())
-                  for k in range(pairs.dim(isl.dim_type.param))}
-        fixed = fix_parameters(pairs, params)
-    pt = lexmin_point(fixed.wrap())
-    if pt.is_void():
-        pt = fixed.wrap().sample_point()
+    """The violating pair of ``pairs`` (non-empty) that :func:`smallest_example` picks, with its times."""
+    pt = smallest_example(pairs.wrap())
+    params = parameter_values(pt)
     n_in = pairs.dim(isl.dim_type.in_)
-    n_out = pairs.dim(isl.dim_type.out)
-    src = _coords(pt, isl.dim_type.set, 0, n_in)
-    snk = _coords(pt, isl.dim_type.set, n_in, n_out)
+    src = point_coordinates(pt, 0, n_in)
+    snk = point_coordinates(pt, n_in, pairs.dim(isl.dim_type.out))
 
     def time_of(name: str, inst: tuple[int, ...]) -> tuple[int, ...]:
         m = fix_parameters(schedule.maps[name], params)
         dom = isl.Set(f"{{ {name}[{', '.join(map(str, inst))}] }}").align_params(m.get_space().domain())
-        p = m.intersect_domain(dom).range().sample_point()
-        return _coords(p, isl.dim_type.set, 0, schedule.n_dims)
+        return point_coordinates(m.intersect_domain(dom).range().sample_point())
 
     return Violation(dep, src, snk, params, time_of(dep.source, src), time_of(dep.sink, snk),
-                     _element(scop, dep, src, snk, params), pairs)
+                     _element(schedule.scop, dep, src, snk, params), pairs)
 
 
-def check(schedule: Schedule, deps: Any = None) -> LegalityReport:
+def violations(schedule: Schedule, deps: DependenceGraph | Iterable[Dep] | isl.UnionMap | None = None
+               ) -> tuple[Violation, ...]:
+    """Every dependence ``u -> v`` (of ``schedule.scop``, or ``deps`` when given) that ``schedule`` breaks,
+    ``theta(v) <=lex theta(u)`` for some pair (exact), each with its :func:`counterexample`; the smallest
+    parameter values first. Empty when the schedule is legal."""
+    if deps is not None:
+        schedule = replace(schedule, deps=dependences(schedule.scop, deps))
+    found = []
+    for dep in schedule.dependences:
+        pairs = violating_pairs(schedule, dep)
+        if not pairs.is_empty():
+            found.append(counterexample(schedule, dep, pairs))
+    found.sort(key=lambda v: (sum(v.params.values()), v.source_instance, v.sink_instance))
+    return tuple(found)
+
+
+def check(schedule: Schedule, deps: DependenceGraph | Iterable[Dep] | isl.UnionMap | None = None
+          ) -> LegalityReport:
     """Check ``schedule`` against the exact memory-based dependences (or ``deps`` when given).
 
     Returns a :class:`LegalityReport`: ``legal`` is True when ``theta(u) <lex theta(v)`` for every
     dependent pair ``u -> v``; otherwise ``violations`` holds, per violated dependence, its smallest
-    violating pair of instances at small parameter values.
+    violating pair of instances at small parameter values (:func:`violations`).
     """
     if deps is not None:
-        from dataclasses import replace
-
         schedule = replace(schedule, deps=dependences(schedule.scop, deps))
-    violations = []
-    for dep in schedule.dependences:
-        pairs = violating_pairs(schedule, dep)
-        if not pairs.is_empty():
-            violations.append(counterexample(schedule, dep, pairs))
-    violations.sort(key=lambda v: (sum(v.params.values()), v.source_instance, v.sink_instance))
-    return LegalityReport(schedule, not violations, tuple(violations), schedule.parallel_dims)
+    found = violations(schedule)
+    return LegalityReport(schedule, not found, found, schedule.parallel_dims)
+
+
+class IllegalScheduleError(IllegalTransformationError):
+    """:func:`require_legal` refused a schedule: ``report`` is its :class:`LegalityReport`;
+    ``violation`` the first violation (the violated dependence and its smallest violating pair)."""
+
+    def __init__(self, message: str, *, report: LegalityReport, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.report: LegalityReport = report
+        self.violation: Violation = report.violations[0]
+
+    @property
+    def violations(self) -> tuple[Violation, ...]:
+        return self.report.violations
+
+    @property
+    def dependence(self) -> Dep:
+        return self.violation.dependence
+
+    @property
+    def source_instance(self) -> tuple[int, ...]:
+        return self.violation.source_instance
+
+    @property
+    def sink_instance(self) -> tuple[int, ...]:
+        return self.violation.sink_instance
 
 
 #: the verdict on each Schedule value already checked by :func:`require_legal` (a Schedule is immutable and
@@ -246,11 +266,12 @@ def require_legal(schedule: Schedule, what: str = "the schedule", *,
     (``schedule.scop``; after a storage step, the transformed one), i.e. ``theta(u) <lex theta(v)`` for
     every dependent pair ``u -> v`` (exact, :func:`check`).
 
-    Otherwise raises :class:`~polylab.errors.IllegalTransformationError` whose message is
-    ``"<what> is illegal, <consequence>: <first violation>"``: the violated dependence and its smallest
-    violating pair of instances (and how many more dependences are violated). The error carries the
-    :class:`LegalityReport` as ``report``, and ``violations``, ``dependence``, ``source_instance``,
-    ``sink_instance`` (those of the first violation). The verdict is cached per Schedule value."""
+    Otherwise raises :class:`IllegalScheduleError` (an :class:`~polylab.errors.IllegalTransformationError`)
+    whose message is ``"<what> is illegal, <consequence>: <first violation>"``: the violated dependence and
+    its smallest violating pair of instances (and how many more dependences are violated). The error
+    carries the :class:`LegalityReport` as ``report`` and the first :class:`Violation` as ``violation``
+    (``dependence``, ``source_instance`` and ``sink_instance`` are that violation's). The verdict is cached
+    per Schedule value."""
     report = _VERDICTS.get(schedule)
     if report is None:
         report = check(schedule)
@@ -259,25 +280,17 @@ def require_legal(schedule: Schedule, what: str = "the schedule", *,
         return schedule
     first = report.violations[0]
     more = len(report.violations) - 1
-    err = IllegalTransformationError(
+    raise IllegalScheduleError(
         f"{what} is illegal{', ' + consequence if consequence else ''}: {first.message}"
         + (f" (and {more} more violated dependence{'s' if more > 1 else ''})" if more > 0 else ""),
+        report=report,
         hint=hint or ("the source instance must run strictly before the sink; change the schedule "
                       "(polylab schedule FILE --schedule SPEC shows every violation)"))
-    err.report = report
-    err.violations = report.violations
-    err.dependence = first.dependence
-    err.source_instance = first.source
-    err.sink_instance = first.sink
-    raise err
 
 
 def is_legal(schedule: Schedule) -> bool:
     """True when ``schedule`` respects every dependence (exact, no counterexample computed)."""
-    for dep in schedule.dependences:
-        if not violating_pairs(schedule, dep).is_empty():
-            return False
-    return True
+    return all(violating_pairs(schedule, dep).is_empty() for dep in schedule.dependences)
 
 
 def coincident_members(schedule: Schedule) -> list[tuple[bool, ...]]:

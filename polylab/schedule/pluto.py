@@ -34,18 +34,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from graphlib import TopologicalSorter
+from typing import Iterable
 
 import islpy as isl
 import sympy
 
+from polylab import render
+from polylab.analysis import DependenceGraph
 from polylab.errors import ScheduleError
 from polylab.model import Scop
-from polylab.schedule.core import Schedule, aff_text, farkas_coefficients, lexmin_point, map_from_affs, stmt_affs
+from polylab.model.islutil import point_coordinates
+from polylab.schedule.core import (Schedule, aff_text, farkas_coefficients, lexmin_point, map_from_affs, original,
+                                   stmt_affs)
 from polylab.schedule.deps import Dep, dependences
+from polylab.schedule.isl_scheduler import isl_schedule
+from polylab.schedule.legality import is_legal
 from polylab.schedule.transform import mark_parallel
 
 COEFF_MAX = 8   #: bound on each hyperplane coefficient (keeps the integer programs small, as in Pluto)
 SHIFT_MAX = 16  #: bound on each statement shift
+#: the exact independence constraint is a disjunction with up to this many pieces (2 per missing row and
+#: statement, multiplied); beyond it only the convex (Pluto) form is tried
+MAX_EXACT_PIECES = 32
 
 
 @dataclass(frozen=True)
@@ -87,9 +98,7 @@ class PlutoResult:
         p.text(str(self))
 
     def _repr_html_(self) -> str:
-        from polylab.schedule.display import explanation_html
-
-        return explanation_html("Pluto-style scheduler", self.explanation, self.schedule)
+        return render.html(self)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -188,58 +197,53 @@ class _Problem:
         return isl.Set(f"{{ {self.tuple} : {pieces} }}")
 
 
-def _sccs(nodes: list[str], edges: set[tuple[str, str]]) -> list[list[str]]:
-    """Strongly connected components in topological order (ties: textual order)."""
+def _components(nodes: list[str], edges: set[tuple[str, str]]) -> list[list[str]]:
+    """The strongly connected components of the graph (Tarjan), each in textual order."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
-    on: set[str] = set()
     comps: list[list[str]] = []
-    counter = [0]
     succ = {n: [b for a, b in sorted(edges) if a == n] for n in nodes}
 
     def visit(v: str) -> None:
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
+        index[v] = low[v] = len(index)
         stack.append(v)
-        on.add(v)
         for w in succ[v]:
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
-            elif w in on:
+            elif w in stack:
                 low[v] = min(low[v], index[w])
         if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            comps.append(sorted(comp, key=nodes.index))
+            k = stack.index(v)
+            comps.append(sorted(stack[k:], key=nodes.index))
+            del stack[k:]
 
     for n in nodes:
         if n not in index:
             visit(n)
-    comps.reverse()  # Tarjan yields reverse topological order
-    # stable topological order preferring textual order
+    return comps
+
+
+def _sccs(nodes: list[str], edges: set[tuple[str, str]]) -> list[list[str]]:
+    """Strongly connected components in a topological order of the component graph
+    (:class:`graphlib.TopologicalSorter`); among the components ready at a time, the one whose first
+    statement comes first in the text goes first."""
+    comps = _components(nodes, edges)
     comp_of = {n: i for i, c in enumerate(comps) for n in c}
-    cedges = {(comp_of[a], comp_of[b]) for a, b in edges if comp_of[a] != comp_of[b]}
-    indeg = {i: 0 for i in range(len(comps))}
-    for _, b in cedges:
-        indeg[b] += 1
+    preds: dict[int, set[int]] = {i: set() for i in range(len(comps))}
+    for a, b in edges:
+        if comp_of[a] != comp_of[b]:
+            preds[comp_of[b]].add(comp_of[a])
+    sorter = TopologicalSorter(preds)
+    sorter.prepare()
+    ready: list[int] = []
     order: list[int] = []
-    ready = sorted((i for i in indeg if indeg[i] == 0), key=lambda i: nodes.index(comps[i][0]))
-    while ready:
-        i = ready.pop(0)
-        order.append(i)
-        for a, b in sorted(cedges):
-            if a == i:
-                indeg[b] -= 1
-                if indeg[b] == 0:
-                    ready.append(b)
-        ready.sort(key=lambda k: nodes.index(comps[k][0]))
+    while sorter.is_active():
+        ready.extend(sorter.get_ready())
+        ready.sort(key=lambda i: nodes.index(comps[i][0]))
+        order.append(ready.pop(0))
+        sorter.done(order[-1])
     return [comps[i] for i in order]
 
 
@@ -252,12 +256,10 @@ def orientation(scop: Scop) -> dict[str, isl.Map]:
     """Per statement ``S[x] -> S[y]``: ``y`` = the loop dimensions of the source order (``-i`` for a loop
     that runs downwards). The search looks for hyperplanes ``c . y + c0`` with ``c >= 0`` in these
     coordinates, in which every dependence of the source order is lexicographically positive."""
-    from polylab.schedule.core import original
-
     out: dict[str, isl.Map] = {}
     try:
         o = original(scop, ())
-    except Exception:  # noqa: BLE001 - identity orientation
+    except (ScheduleError, isl.Error):  # no usable source order: the search keeps the iterators as they are
         return out
     pspace = scop.context.get_space()
     for st in scop.statements:
@@ -291,18 +293,16 @@ def _equal_rows(scop: Scop, source: str, sink: str, rows: list[Row],
     return ms.apply_range(mt.reverse())
 
 
-def pluto_schedule(scop: Scop, deps=None, *, max_rows: int | None = None, fallback: bool = True
-                   ) -> PlutoResult:
+def pluto_schedule(scop: Scop, deps: DependenceGraph | Iterable[Dep] | None = None, *, max_rows: int | None = None,
+                   fallback: bool = True) -> PlutoResult:
     """Run the Pluto-style search on ``scop`` (see the module docstring) and explain its choices.
 
     The result is checked exactly. When the search fails, or ends with statements that share time
     vectors while depending on each other both ways (a case this simplified search does not resolve),
     ``fallback`` replaces the answer by isl's scheduler and says so in the explanation."""
-    from polylab.schedule.legality import is_legal
-
     dlist = list(dependences(scop, deps))
     try:
-        res = _search(scop, dlist, max_rows)
+        res = _Search(scop, dlist, max_rows).run()
         if is_legal(res.schedule):
             return res
         why = "its rows leave statements that depend on each other both ways at equal times"
@@ -313,9 +313,6 @@ def pluto_schedule(scop: Scop, deps=None, *, max_rows: int | None = None, fallba
     if not fallback:
         raise ScheduleError("the Pluto-style search produced no legal schedule: " + why,
                             hint="use the isl step")
-    from polylab.schedule.core import original
-    from polylab.schedule.isl_scheduler import isl_schedule
-
     try:
         s = isl_schedule(scop, dlist)
         instead = "isl's scheduler"
@@ -328,129 +325,154 @@ def pluto_schedule(scop: Scop, deps=None, *, max_rows: int | None = None, fallba
     return PlutoResult(s, (), expl)
 
 
-def _search(scop: Scop, dlist: list[Dep], max_rows: int | None) -> PlutoResult:
-    orient = orientation(scop)
-    prob = _Problem(scop, orient)
-    names = [s.name for s in scop.statements]
-    depth = {s.name: s.depth for s in scop.statements}
-    rows: list[Row] = []
-    found: dict[str, list[tuple[int, ...]]] = {n: [] for n in names}
-    expl: list[str] = [
-        "Pluto-style search: one hyperplane phi_S(x) = c_S . x + c_S0 per statement and row,",
-        "  validity phi_T(y) - phi_S(x) >= 0 and bounding u.p + w >= phi_T(y) - phi_S(x) on every",
-        "  dependence not carried by an earlier band (Farkas lemma, isl coefficients),",
-        "  cost: lexmin (u, w, coefficients innermost first, shifts).",
-    ]
-    # remaining dependences: (dep, relation restricted to pairs not yet ordered)
-    remaining: list[tuple[Dep, isl.Map]] = [(d, d.relation) for d in dlist if not d.relation.is_empty()]
-    band, band_rows = 0, 0
-    limit = max_rows or (sum(depth.values()) + 2 * len(names) + 4)
+class _Search:
+    """One run of the search: the rows found so far, per statement its independent rows, the dependences
+    not yet carried by a closed band, and the explanation of every choice."""
 
-    def full(n: str) -> bool:
-        return len(found[n]) >= depth[n] and (
-            depth[n] == 0 or sympy.Matrix(found[n]).rank() >= depth[n])
+    def __init__(self, scop: Scop, dlist: list[Dep], max_rows: int | None) -> None:
+        self.scop = scop
+        self.dlist = dlist
+        self.orient = orientation(scop)
+        self.prob = _Problem(scop, self.orient)
+        self.names = [s.name for s in scop.statements]
+        self.depth = {s.name: s.depth for s in scop.statements}
+        self.rows: list[Row] = []
+        self.found: dict[str, list[tuple[int, ...]]] = {n: [] for n in self.names}
+        self.expl: list[str] = [
+            "Pluto-style search: one hyperplane phi_S(x) = c_S . x + c_S0 per statement and row,",
+            "  validity phi_T(y) - phi_S(x) >= 0 and bounding u.p + w >= phi_T(y) - phi_S(x) on every",
+            "  dependence not carried by an earlier band (Farkas lemma, isl coefficients),",
+            "  cost: lexmin (u, w, coefficients innermost first, shifts).",
+        ]
+        #: (dependence, its pairs not yet ordered by a closed band)
+        self.remaining: list[tuple[Dep, isl.Map]] = [(d, d.relation) for d in dlist
+                                                      if not d.relation.is_empty()]
+        self.band = 0
+        self.band_rows = 0
+        self.limit = max_rows or (sum(self.depth.values()) + 2 * len(self.names) + 4)
 
-    def close_band() -> None:
-        nonlocal remaining, band, band_rows
-        band_part = [r for r in rows if r.band == band]
-        new = []
-        for d, rel in remaining:
-            r2 = rel.intersect(_equal_rows(scop, d.source, d.sink, band_part, orient)) if band_part else rel
-            if not r2.is_empty():
-                new.append((d, r2))
-        expl.append(f"band {band} closed ({band_rows} row{'s' if band_rows != 1 else ''}); "
-                    f"{len(remaining) - len(new)} of {len(remaining)} remaining dependences are carried by it")
-        remaining = new
-        band += 1
-        band_rows = 0
+    def run(self) -> PlutoResult:
+        while not all(self.full(n) for n in self.names) and len(self.rows) < self.limit:
+            sol = self.solve()
+            if sol is not None:
+                self.add_hyperplane(sol)
+            elif self.band_rows:
+                self.close_band()
+            else:
+                self.distribute()
+        if len(self.names) > 1 and self.shared_times():
+            self.order_equal_times()
+        return self.result()
 
-    while not all(full(n) for n in names) and len(rows) < limit:
-        base = prob.universe
-        for d, rel in remaining:
-            base = base.intersect(prob.farkas(rel, d.source, d.sink))
-        sol = None
+    def full(self, n: str) -> bool:
+        """Statement ``n`` has as many linearly independent rows as loops."""
+        return len(self.found[n]) >= self.depth[n] and (
+            self.depth[n] == 0 or sympy.Matrix(self.found[n]).rank() >= self.depth[n])
+
+    def solve(self) -> isl.Point | None:
+        """The next hyperplane: the lexmin of the Farkas constraints of every remaining dependence and the
+        independence constraints (the convex form first, then the exact disjunction when it is small)."""
+        base = self.prob.universe
+        for d, rel in self.remaining:
+            base = base.intersect(self.prob.farkas(rel, d.source, d.sink))
         for exact in (False, True):
             cons = base
             pieces = 1
-            for n in names:
-                ind = prob.independence(n, found[n], exact)
+            for n in self.names:
+                ind = self.prob.independence(n, self.found[n], exact)
                 if ind is not None:
                     cons = cons.intersect(ind)
-                    pieces *= 2 * (depth[n] - len(found[n]))
-            if exact and pieces > 32:
+                    pieces *= 2 * (self.depth[n] - len(self.found[n]))
+            if exact and pieces > MAX_EXACT_PIECES:
                 break
             if not cons.is_empty():
                 sol = lexmin_point(cons)
-                break
-        if sol is not None and not sol.is_void():
-            val = {nm: int(sol.get_coordinate_val(isl.dim_type.set, k).to_python())
-                   for k, nm in enumerate(prob.names)}
-            coeffs = {n: tuple(val[c] for c in prob.coef[n]) for n in names}
-            shifts = {n: val[prob.shift[n]] for n in names}
-            u = tuple(val[f"u{k}"] for k in range(len(prob.params)))
-            row = Row(band, "hyperplane", coeffs, shifts, u, val["w"])
-            bound = " + ".join([(p if c == 1 else f"{c}{p}") for c, p in zip(u, prob.params) if c]
-                               + ([str(val["w"])] if val["w"] or not any(u) else []))
-            why = ("every remaining dependence has distance 0: a parallel loop" if not any(u) and val["w"] == 0
-                   else f"dependence distances bounded by {bound}")
-            row = replace(row, why=why)
-            rows.append(row)
-            band_rows += 1
-            for n in names:
-                if not full(n) and any(coeffs[n]):
-                    found[n].append(coeffs[n])
-            expl.append(f"row {len(rows) - 1} (band {band}): " + "; ".join(
-                f"{n}: {_row_text(scop, n, row, orient)}" for n in names) + f"   [{why}]")
-            continue
-        if band_rows:
-            close_band()
-            continue
-        # no hyperplane even for a fresh band: distribute the strongly connected components
-        edges = {(d.source, d.sink) for d, _ in remaining}
-        comps = _sccs(names, edges)
-        if len(comps) <= 1:
-            raise ScheduleError("the Pluto-style search found no legal hyperplane",
-                                hint="try the isl step (isl's scheduler) or write the schedule by hand")
-        if not any(pos_differs for pos_differs in
-                   ((next(k for k, c in enumerate(comps) if d.source in c)
-                     != next(k for k, c in enumerate(comps) if d.sink in c)) for d, _ in remaining)):
-            raise ScheduleError("the Pluto-style search found no legal hyperplane",
-                                hint="try the isl step (isl's scheduler) or write the schedule by hand")
-        pos = {n: i for i, c in enumerate(comps) for n in c}
-        row = Row(band, "scalar", {n: (0,) * depth[n] for n in names}, pos,
-                  why="distribution of " + " | ".join("{" + ", ".join(c) + "}" for c in comps))
-        rows.append(row)
-        expl.append(f"row {len(rows) - 1}: no common hyperplane; {row.why} (scalar dimension)")
-        band_rows = 1
-        close_band()
-    def shared_times() -> bool:
-        if not rows:
-            return True
-        imgs = {n: _row_map(scop, n, rows, orient).intersect_domain(
-            scop.statement(n).domain.align_params(scop.context.get_space())).range() for n in names}
-        return any(not imgs[a].intersect(imgs[b]).is_empty()
-                   for k, a in enumerate(names) for b in names[k + 1:])
+                return None if sol.is_void() else sol
+        return None
 
-    if len(names) > 1 and shared_times():
-        band_part = [r for r in rows]
-        rest = [(d, rel) for d, rel in remaining
-                if not rel.intersect(_equal_rows(scop, d.source, d.sink, band_part, orient)).is_empty()] if rows \
-            else remaining
-        comps = _sccs(names, {(d.source, d.sink) for d, _ in rest})
+    def add_hyperplane(self, sol: isl.Point) -> None:
+        prob, names = self.prob, self.names
+        val = dict(zip(prob.names, point_coordinates(sol)))
+        coeffs = {n: tuple(val[c] for c in prob.coef[n]) for n in names}
+        shifts = {n: val[prob.shift[n]] for n in names}
+        u = tuple(val[f"u{k}"] for k in range(len(prob.params)))
+        bound = " + ".join([(p if c == 1 else f"{c}{p}") for c, p in zip(u, prob.params) if c]
+                           + ([str(val["w"])] if val["w"] or not any(u) else []))
+        why = ("every remaining dependence has distance 0: a parallel loop" if not any(u) and val["w"] == 0
+               else f"dependence distances bounded by {bound}")
+        row = Row(self.band, "hyperplane", coeffs, shifts, u, val["w"], why)
+        self.rows.append(row)
+        self.band_rows += 1
+        for n in names:
+            if not self.full(n) and any(coeffs[n]):
+                self.found[n].append(coeffs[n])
+        self.expl.append(f"row {len(self.rows) - 1} (band {self.band}): " + "; ".join(
+            f"{n}: {_row_text(self.scop, n, row, self.orient)}" for n in names) + f"   [{why}]")
+
+    def close_band(self) -> None:
+        """Drop the dependences the current band carries (a non-zero distance on one of its rows)."""
+        band_part = [r for r in self.rows if r.band == self.band]
+        new = []
+        for d, rel in self.remaining:
+            if band_part:
+                rel = rel.intersect(_equal_rows(self.scop, d.source, d.sink, band_part, self.orient))
+            if not rel.is_empty():
+                new.append((d, rel))
+        self.expl.append(f"band {self.band} closed ({self.band_rows} row{'s' if self.band_rows != 1 else ''}); "
+                         f"{len(self.remaining) - len(new)} of {len(self.remaining)} remaining dependences "
+                         f"are carried by it")
+        self.remaining = new
+        self.band += 1
+        self.band_rows = 0
+
+    def distribute(self) -> None:
+        """No hyperplane even for a fresh band: a scalar dimension orders the strongly connected
+        components of the remaining dependence graph topologically."""
+        comps = _sccs(self.names, {(d.source, d.sink) for d, _ in self.remaining})
         pos = {n: i for i, c in enumerate(comps) for n in c}
-        rows.append(Row(band + 1, "scalar", {n: (0,) * depth[n] for n in names}, pos,
-                        why="order of statements that share a time vector"))
-        expl.append(f"row {len(rows) - 1}: scalar dimension ordering statements at equal times: "
-                    + ", ".join(f"{n}={pos[n]}" for n in names))
-    maps = {n: _row_map(scop, n, rows, orient) for n in names}
-    sched = Schedule.from_maps(scop, maps, steps=("auto",), deps=dlist)
-    sched = mark_parallel(sched)
-    expl.append(f"result: {sched.text()}")
-    expl.append("bands (exact): " + ", ".join(
-        f"{list(b.dims)}{' permutable' if b.permutable else ''}" for b in sched.bands)
-        + f"; parallel dimensions: {list(sched.parallel_dims) or 'none'}")
-    sched = replace(sched, notes=tuple(expl), details={"pluto_rows": tuple(rows)})
-    return PlutoResult(sched, tuple(rows), tuple(expl))
+        if len(comps) <= 1 or all(pos[d.source] == pos[d.sink] for d, _ in self.remaining):
+            raise ScheduleError("the Pluto-style search found no legal hyperplane",
+                                hint="try the isl step (isl's scheduler) or write the schedule by hand")
+        row = Row(self.band, "scalar", {n: (0,) * self.depth[n] for n in self.names}, pos,
+                  why="distribution of " + " | ".join("{" + ", ".join(c) + "}" for c in comps))
+        self.rows.append(row)
+        self.expl.append(f"row {len(self.rows) - 1}: no common hyperplane; {row.why} (scalar dimension)")
+        self.band_rows = 1
+        self.close_band()
+
+    def shared_times(self) -> bool:
+        """Do two statements share a time vector under the rows found (always, with no row)?"""
+        if not self.rows:
+            return True
+        pspace = self.scop.context.get_space()
+        imgs = {n: _row_map(self.scop, n, self.rows, self.orient).intersect_domain(
+            self.scop.statement(n).domain.align_params(pspace)).range() for n in self.names}
+        return any(not imgs[a].intersect(imgs[b]).is_empty()
+                   for k, a in enumerate(self.names) for b in self.names[k + 1:])
+
+    def order_equal_times(self) -> None:
+        """A last scalar dimension orders the statements that share time vectors."""
+        rest = self.remaining
+        if self.rows:
+            rest = [(d, rel) for d, rel in self.remaining
+                    if not rel.intersect(_equal_rows(self.scop, d.source, d.sink, self.rows,
+                                                     self.orient)).is_empty()]
+        comps = _sccs(self.names, {(d.source, d.sink) for d, _ in rest})
+        pos = {n: i for i, c in enumerate(comps) for n in c}
+        self.rows.append(Row(self.band + 1, "scalar", {n: (0,) * self.depth[n] for n in self.names}, pos,
+                             why="order of statements that share a time vector"))
+        self.expl.append(f"row {len(self.rows) - 1}: scalar dimension ordering statements at equal times: "
+                         + ", ".join(f"{n}={pos[n]}" for n in self.names))
+
+    def result(self) -> PlutoResult:
+        maps = {n: _row_map(self.scop, n, self.rows, self.orient) for n in self.names}
+        sched = mark_parallel(Schedule.from_maps(self.scop, maps, steps=("auto",), deps=self.dlist))
+        self.expl.append(f"result: {sched.text()}")
+        self.expl.append("bands (exact): " + ", ".join(
+            f"{list(b.dims)}{' permutable' if b.permutable else ''}" for b in sched.bands)
+            + f"; parallel dimensions: {list(sched.parallel_dims) or 'none'}")
+        sched = replace(sched, notes=tuple(self.expl), details={"pluto_rows": tuple(self.rows)})
+        return PlutoResult(sched, tuple(self.rows), tuple(self.expl))
 
 
 def auto(s: Schedule) -> Schedule:

@@ -15,6 +15,7 @@ from typing import Sequence
 import islpy as isl
 import sympy
 
+from polylab import render
 from polylab.errors import ScheduleError
 from polylab.model import affine_function
 from polylab.schedule.core import Schedule, map_from_affs
@@ -47,22 +48,16 @@ class SpaceTimeMapping:
         return tuple(d for d, k in enumerate(self.kinds) if k == "time")
 
     def __str__(self) -> str:
-        from polylab.schedule.display import spacetime_text
-
-        return spacetime_text(self)
+        return render.text(self)
 
     def _repr_pretty_(self, p, cycle) -> None:
         p.text(str(self))
 
     def _repr_latex_(self) -> str:
-        from polylab.schedule.display import spacetime_latex
-
-        return spacetime_latex(self)
+        return render.latex(self)
 
     def _repr_html_(self) -> str:
-        from polylab.schedule.display import spacetime_latex
-
-        return "<div>" + spacetime_latex(self) + "</div>"
+        return render.html(self)
 
 
 def space_time(s: Schedule) -> SpaceTimeMapping:

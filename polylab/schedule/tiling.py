@@ -24,6 +24,7 @@ import islpy as isl
 
 from polylab.errors import IllegalTransformationError, ScheduleError
 from polylab.schedule.core import Schedule
+from polylab.schedule.legality import check
 from polylab.schedule.transform import mark_parallel
 
 
@@ -69,8 +70,6 @@ def tiled(s: Schedule, sizes: Sequence[int], start: int | None = None, *, label:
 
 
 def _refuse_if_illegal(out: Schedule, what: str) -> None:
-    from polylab.schedule.legality import check
-
     report = check(out)
     if not report.legal:
         v = report.violations[0]

@@ -21,11 +21,13 @@ band is carried by the wavefront, so all the dimensions inside it are parallel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import islpy as isl
 
+from polylab import render
 from polylab.errors import ScheduleError
+from polylab.model.islutil import point_coordinates
 from polylab.schedule.core import Schedule, aff_text, farkas_coefficients, lexmin_point
 from polylab.schedule.transform import mark_parallel
 
@@ -45,22 +47,16 @@ class WavefrontSolution:
     theta: dict[str, str] = field(default_factory=dict)
 
     def __str__(self) -> str:
-        from polylab.schedule.display import wavefront_text
-
-        return wavefront_text(self)
+        return render.text(self)
 
     def _repr_pretty_(self, p, cycle) -> None:
         p.text(str(self))
 
     def _repr_html_(self) -> str:
-        from polylab.schedule.display import wavefront_html
-
-        return wavefront_html(self)
+        return render.html(self)
 
     def _repr_latex_(self) -> str:
-        from polylab.schedule.display import wavefront_latex
-
-        return wavefront_latex(self)
+        return render.latex(self)
 
 
 def _default_band(s: Schedule) -> tuple[int, int]:
@@ -79,8 +75,7 @@ def _default_band(s: Schedule) -> tuple[int, int]:
         raise ScheduleError("the schedule has no loop to turn into a wavefront", hint=s.text())
 
     def open_deps(r):
-        zero = s._dset(s._prefix_zero(r[0]))
-        return not s.deltas.intersect(zero).is_empty()
+        return not s.open_deltas(r[0]).is_empty()
 
     for r in runs:
         if r[1] - r[0] >= 2 and open_deps(r):
@@ -94,29 +89,30 @@ def _default_band(s: Schedule) -> tuple[int, int]:
 def _band_distances(s: Schedule, start: int, stop: int) -> isl.Set:
     """``{ (d_start..d_{stop-1}) != 0 : d in Delta, d_0 = .. = d_{start-1} = 0 }``."""
     n = s.n_dims
-    z = s.deltas.intersect(s._dset(s._prefix_zero(start)))
+    z = s.open_deltas(start)
     z = z.project_out(isl.dim_type.set, stop, n - stop).project_out(isl.dim_type.set, 0, start)
     m = stop - start
     zero = isl.Set("{ [" + ", ".join("0" for _ in range(m)) + "] }").align_params(z.get_space())
     return z.subtract(zero).coalesce()
 
 
-def _points(s: isl.Set, limit: int = 24) -> tuple[tuple[int, ...], ...] | None:
+#: distance sets with at most this many vectors are listed, one constraint a . d >= 1 per vector
+MAX_LISTED_DISTANCES = 24
+
+
+def _points(s: isl.Set, limit: int = MAX_LISTED_DISTANCES) -> tuple[tuple[int, ...], ...] | None:
+    """The vectors of ``s`` (parameters projected out) when there are at most ``limit``, else None."""
     if s.dim(isl.dim_type.param):
         s = s.project_out(isl.dim_type.param, 0, s.dim(isl.dim_type.param))
     if not s.is_bounded():
         return None
-    pts: list[tuple[int, ...]] = []
-    n = s.dim(isl.dim_type.set)
-
-    def add(p):
-        pts.append(tuple(int(p.get_coordinate_val(isl.dim_type.set, k).to_python()) for k in range(n)))
     try:
         if s.count_val().to_python() > limit:
             return None
-    except Exception:
+    except isl.Error:  # isl cannot count this set: describe it as a set instead of listing it
         return None
-    s.foreach_point(add)
+    pts: list[tuple[int, ...]] = []
+    s.foreach_point(lambda p: pts.append(point_coordinates(p)))
     return tuple(sorted(pts))
 
 
@@ -151,8 +147,7 @@ def find_wavefront(s: Schedule, start: int | None = None, stop: int | None = Non
             f"{start}..{stop - 1} exists",
             hint="some dependence would need a negative coefficient; try reverse(...) or auto")
     pt = lexmin_point(best)
-    vals = [int(pt.get_coordinate_val(isl.dim_type.set, 1 + k).to_python()) for k in range(m)]
-    hyper = tuple(reversed(vals))
+    hyper = tuple(reversed(point_coordinates(pt, 1, m)))
     # exact re-check on the integer distances
     cond = " + ".join(f"{c} * d{k}" for k, c in enumerate(hyper))
     bad = isl.Set(f"{{ [{', '.join(f'd{k}' for k in range(m))}] : {cond} <= 0 }}").align_params(delta.get_space())
@@ -201,8 +196,6 @@ def wavefront(s: Schedule, start: int | None = None, stop: int | None = None) ->
     """
     sol = find_wavefront(s, start, stop)
     out = sol.schedule
-    from dataclasses import replace
-
     notes = (f"wavefront theta = {' + '.join((f'{c}*' if c != 1 else '') + f't{sol.start + k}' for k, c in enumerate(sol.hyperplane) if c)}"
              f" on dimensions {sol.start}..{sol.stop - 1}",) + tuple("  " + c for c in sol.constraints)
     return replace(out, steps=s.steps + ("wavefront",), notes=notes,

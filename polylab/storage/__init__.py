@@ -9,21 +9,20 @@
   (with copy-outs for live-out elements), or a refusal with a concrete counterexample;
 * :func:`storage_pipeline` — finds the chain above automatically (the ``sl3.sy`` story).
 
-Each returns new values (a SCoP, a schedule) and a report that displays itself as text and HTML.
-:func:`polylab.storage.interpret.execute` runs a SCoP instance by instance in schedule order (the
-brute-force oracle of the tests).
+Each takes and returns values (a SCoP, a :class:`~polylab.schedule.Schedule`) and a report that displays
+itself as text and HTML. :data:`STORAGE_STEPS` are the same steps as recipe steps, and
+:func:`recipe_steps` the step table (schedule and storage steps) that the spec readers of the layers above
+pass to :func:`polylab.schedule.parse_schedule`. The brute-force oracle of the tests, a reference
+interpreter, is :mod:`polylab.reference`.
 """
 
 from polylab.storage.contract import Attempt, ContractionRefused, ContractionReport, contract
 from polylab.storage.dead import DeadWriteReport, remove_dead_writes
 from polylab.storage.fold import FoldReport, fold_live_ins
 from polylab.storage.interleave import InterleaveReport, fuse_producers, interleave
-from polylab.storage.interpret import execute
 from polylab.storage.pipeline import StoragePlan, storage_pipeline
-from polylab.storage.steps import register_steps
+from polylab.storage.steps import STORAGE_STEPS, recipe_steps
 
 __all__ = ["Attempt", "ContractionRefused", "ContractionReport", "DeadWriteReport", "FoldReport",
-           "InterleaveReport", "StoragePlan", "contract", "execute", "fold_live_ins", "fuse_producers",
-           "interleave", "remove_dead_writes", "storage_pipeline"]
-
-register_steps()
+           "InterleaveReport", "STORAGE_STEPS", "StoragePlan", "contract", "fold_live_ins", "fuse_producers",
+           "interleave", "recipe_steps", "remove_dead_writes", "storage_pipeline"]

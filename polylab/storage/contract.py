@@ -21,25 +21,28 @@ Reads of ``x`` that see a value from before the region (live-in) are refused: ``
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Sequence
 
 import islpy as isl
 
-from polylab.errors import IllegalTransformationError, ModelError, StorageError
-from polylab.model.expr import ArrayRef, Assignment, Binary, Const, Expr, assignment_to_c, to_c, transform
+from polylab.analysis import Dataflow, dataflow
+from polylab.errors import ModelError, StorageError
+from polylab.model.expr import ArrayRef, Assignment, Binary, Const, Expr, assignment_to_c, to_c, transform, walk
+from polylab.model.islutil import fix_parameters, maps_of, parameter_values, point_coordinates, sets_of
 from polylab.model.scop import Access, Array, Scop, Statement
-from polylab.analysis.dataflow import dataflow
-from polylab.storage.islutil import (check_legal, restrict_order, time_function, extend_schedule,
-                                     maps, pad_schedule, param_text, schedule_from_map,
-                                     schedule_map, schedule_tree, set_example_text, sets, small_point, example_text,
-                                     time_dims, wrap_schedule, writes_map)
-from polylab.storage.report import Displayable, esc, text_table
+from polylab.render import Displayable, esc, text_table
+from polylab.schedule import Schedule, require_legal, smallest_example
+from polylab.storage.islutil import (example_text, extend_schedule, padded_map, param_text, restrict_order,
+                                     schedule_of, schedule_on, schedule_tree, set_example_text, time_function,
+                                     writes_map)
 
 EXPLAINED = 3          # refuted moduli explained with a full (w, w', r) conflict; later ones by a pair
 EXEMPLIFIED = 8        # refuted moduli with an example pair of live elements; later ones by their difference
 UNBOUNDED_SCAN = 16    # moduli scanned against an unbounded Delta when no max_modulus is given
+LISTED_DIFFERENCES = 12  # a bounded Delta with at most this many vectors is listed in the report
 
 
 @dataclass(frozen=True)
@@ -120,9 +123,9 @@ class ContractionReport(Displayable):
 class ContractionRefused(StorageError):
     """A contraction that would lose a value still read in the region (``.attempts`` lists the tries)."""
 
-    def __init__(self, message: str, *, attempts: tuple[Attempt, ...] = (), hint: str | None = None):
+    def __init__(self, message: str, *, attempts: tuple[Attempt, ...] = (), hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
-        self.attempts = attempts
+        self.attempts: tuple[Attempt, ...] = attempts
 
 
 def _slot_map(space_params: isl.Space, array: str, rank: int, dims: Sequence[int], moduli: Sequence[int],
@@ -176,46 +179,36 @@ def _conflicts(W: isl.UnionMap, F: isl.UnionMap, T: isl.UnionMap, same: isl.Map,
     return triples.intersect_range(bad.wrap()).intersect_params(context)
 
 
-def _coords(p: isl.Point, start: int, n: int) -> list[int]:
-    return [p.get_coordinate_val(isl.dim_type.set, start + k).to_python() for k in range(n)]
-
-
 def _explain(conf: isl.UnionMap, W: isl.UnionMap, array: str) -> tuple[str, tuple[tuple[str, int], ...]]:
-    for m in maps(conf):
+    for m in maps_of(conf):
         if m.is_empty():
             continue
-        p = small_point(m.wrap())
+        p = smallest_example(m.wrap())
         sp = m.get_space()
         n_w = sp.dim(isl.dim_type.in_)
         inner = sp.range().unwrap()
         n_w2, n_r = inner.dim(isl.dim_type.in_), inner.dim(isl.dim_type.out)
-        w = _coords(p, 0, n_w)
-        w2 = _coords(p, n_w, n_w2)
-        r = _coords(p, n_w + n_w2, n_r)
+        w = point_coordinates(p, 0, n_w)
+        w2 = point_coordinates(p, n_w, n_w2)
+        r = point_coordinates(p, n_w + n_w2, n_r)
         wn, w2n = m.get_tuple_name(isl.dim_type.in_), inner.get_tuple_name(isl.dim_type.in_)
         rn = inner.get_tuple_name(isl.dim_type.out)
 
-        def elem(name: str, vals: list[int]) -> str:
-            pts = [q for q in maps(W) if q.get_tuple_name(isl.dim_type.in_) == name]
+        def elem(name: str, vals: tuple[int, ...]) -> str:
+            pts = [q for q in maps_of(W) if q.get_tuple_name(isl.dim_type.in_) == name]
             if not pts:
                 return "?"
-            q = pts[0]
-            for k in range(q.dim(isl.dim_type.param)):
-                q = q.fix_val(isl.dim_type.param, k, p.get_coordinate_val(isl.dim_type.param, k))
+            q = fix_parameters(pts[0], parameter_values(p))
             for k, v in enumerate(vals):
                 q = q.fix_val(isl.dim_type.in_, k, isl.Val.int_from_si(q.get_ctx(), v))
             e = q.range()
             if e.is_empty():
                 return "?"
-            ep = e.sample_point()
-            return f"{array}[{']['.join(str(x) for x in _coords(ep, 0, e.dim(isl.dim_type.set)))}]"
+            return f"{array}[{']['.join(map(str, point_coordinates(e.sample_point())))}]"
 
         e, e2 = elem(wn, w), elem(w2n, w2)
         pt = param_text(p)
-        sp_p = p.get_space()
-        params = tuple((sp_p.get_dim_name(isl.dim_type.param, k),
-                        p.get_coordinate_val(isl.dim_type.param, k).to_python())
-                       for k in range(sp_p.dim(isl.dim_type.param)))
+        params = tuple(parameter_values(p).items())
         return (f"{w2n}[{', '.join(map(str, w2))}] overwrites {e} (written by {wn}[{', '.join(map(str, w))}]) "
                 f"with {e2} before {rn}[{', '.join(map(str, r))}] reads it" + (f" ({pt})" if pt else ""),
                 params)
@@ -263,14 +256,13 @@ class LiveDistances:
         hit = self.vectors.intersect(mult)
         if hit.is_empty():
             return None
-        p = small_point(hit)
-        return tuple(_coords(p, 0, n))
+        return point_coordinates(smallest_example(hit))
 
     def text(self) -> str:
         if self.points is not None:
             pts = sorted(self.points)
             bound = f"|delta| <= {', '.join(map(str, self.bound()))}"
-            if len(pts) <= 12:
+            if len(pts) <= LISTED_DIFFERENCES:
                 return "{ " + ", ".join("(" + ", ".join(map(str, p)) + ")" if len(p) > 1 else str(p[0])
                                         for p in pts) + f" }} ({bound})"
             return f"{len(pts)} differences, {bound}"
@@ -287,7 +279,7 @@ def _live_distances(W: isl.UnionMap, F: isl.UnionMap, T: isl.UnionMap, array: st
     n = len(dims)
     space = isl.Space.set_alloc(context.get_ctx(), 0, n)
     vec = isl.Set.empty(space)
-    for m in maps(pairs):
+    for m in maps_of(pairs):
         d = m.deltas()
         keep = set(dims)
         for k in reversed(range(rank)):        # keep the contracted dimensions only (others are 0)
@@ -300,7 +292,7 @@ def _live_distances(W: isl.UnionMap, F: isl.UnionMap, T: isl.UnionMap, array: st
     points: frozenset[tuple[int, ...]] | None = None
     if vec.is_bounded():
         acc: list[tuple[int, ...]] = []
-        vec.foreach_point(lambda p: acc.append(tuple(_coords(p, 0, n))))
+        vec.foreach_point(lambda p: acc.append(point_coordinates(p)))
         points = frozenset(acc)
     return LiveDistances(pairs, vec, points)
 
@@ -309,7 +301,7 @@ def _spans(scop: Scop, W: isl.UnionMap, array: str, dims: Sequence[int]) -> list
     """Per contracted dimension, how many consecutive indices the region uses at most (over every
     parameter value of the context), or None when that is unbounded."""
     used = W.range().union(scop.reads.range()).intersect_params(scop.context)
-    elems = [q for q in sets(used) if q.get_tuple_name() == array]
+    elems = [q for q in sets_of(used) if q.get_tuple_name() == array]
     out: list[int | None] = []
     for d in dims:
         if not elems:
@@ -324,15 +316,14 @@ def _spans(scop: Scop, W: isl.UnionMap, array: str, dims: Sequence[int]) -> list
         if pair.is_empty() or not pair.is_bounded():
             out.append(None)
             continue
-        top = pair.lexmax().sample_point()
-        out.append(int(top.get_coordinate_val(isl.dim_type.set, 0).to_python()) + 1)
+        out.append(point_coordinates(pair.lexmax().sample_point())[0] + 1)
     return out
 
 
 def _pair_example(live: LiveDistances, dims: Sequence[int], delta: Sequence[int] | None,
                   ) -> tuple[str, tuple[tuple[str, int], ...]]:
     """Two simultaneously live elements (whose difference is ``delta`` when given), at small parameters."""
-    for m in maps(live.pairs):
+    for m in maps_of(live.pairs):
         rel = m
         if delta is not None:
             for d, v in zip(dims, delta):
@@ -344,14 +335,11 @@ def _pair_example(live: LiveDistances, dims: Sequence[int], delta: Sequence[int]
                 rel = rel.add_constraint(c)
         if rel.is_empty():
             continue
-        p = small_point(rel.wrap())
+        p = smallest_example(rel.wrap())
         name = rel.get_tuple_name(isl.dim_type.in_)
         n_in = rel.dim(isl.dim_type.in_)
-        e, e2 = _coords(p, 0, n_in), _coords(p, n_in, n_in)
-        sp = p.get_space()
-        params = tuple((sp.get_dim_name(isl.dim_type.param, k),
-                        p.get_coordinate_val(isl.dim_type.param, k).to_python())
-                       for k in range(sp.dim(isl.dim_type.param)))
+        e, e2 = point_coordinates(p, 0, n_in), point_coordinates(p, n_in, n_in)
+        params = tuple(parameter_values(p).items())
         pt = param_text(p)
         text = (f"{name}[{']['.join(map(str, e))}] and {name}[{']['.join(map(str, e2))}] are live at the "
                 f"same time" + (f" ({pt})" if pt else ""))
@@ -373,16 +361,34 @@ def _extent(scop: Scop, elements: isl.Set, d: int, declared: str) -> str:
                 text = build.expr_from_pw_aff(cand).to_C_str()
                 if "?" not in text and "min" not in text and "max" not in text:
                     return text
-    except isl.Error:
+    except isl.Error:  # isl cannot express the bound as one piece: the declared extent is still right
         pass
     return declared
 
 
-def contract(scop: Scop, schedule: Any = None, array: str = "", *, dims: Sequence[int] | None = None,
-             modulus: int | Sequence[int] | None = None, max_modulus: int | None = None,
-             buffer: str | None = None) -> tuple[Scop, Any, ContractionReport]:
+@dataclass(frozen=True, eq=False)
+class _Setup:
+    """What the search and the rewrite of :func:`contract` share (the maps of the module text)."""
+
+    scop: Scop
+    array: str
+    arr: Array
+    dims: tuple[int, ...]
+    buf: str
+    T: isl.UnionMap          # the schedule, every piece of one width, on the domains
+    W: isl.UnionMap          # the writes of the array
+    F: isl.UnionMap          # the flow of the array's values, the copy-outs' reads included
+    T_new: isl.UnionMap      # the schedule with the copy-outs (one more, innermost dimension)
+    copies: tuple[tuple[Statement, str, isl.Set], ...]   # (writer, copy-out name, its domain)
+
+
+def contract(scop: Scop, schedule: Schedule | None = None, array: str = "", *,
+             dims: Sequence[int] | None = None, modulus: int | Sequence[int] | None = None,
+             max_modulus: int | None = None, buffer: str | None = None
+             ) -> tuple[Scop, Schedule, ContractionReport]:
     """The smallest modulo mapping of ``array`` under ``schedule`` that loses no value (module text).
 
+    ``schedule``: a :class:`~polylab.schedule.Schedule` of ``scop`` (None: its source order).
     ``dims``: the dimensions taken modulo (default ``(0,)``, the outermost); ``modulus``: try only this
     ``m`` (an int, or one per dimension). Otherwise the smallest safe ``m`` is computed exactly: the
     set ``Delta`` of differences between simultaneously live elements (:class:`LiveDistances`, one isl
@@ -396,9 +402,10 @@ def contract(scop: Scop, schedule: Any = None, array: str = "", *, dims: Sequenc
     The parallel (coincident) marks of ``schedule`` are kept where they are still exactly coincident
     for the contracted SCoP (its buffer adds false dependences); the report lists the dropped ones.
     Returns the new SCoP (``array`` replaced by ``buffer``, default ``<array>buf``, in every statement,
-    copy-out statements appended, its schedule the new one), the new schedule and the report. Raises
-    :class:`StorageError` (with an example element and instances) when no tried mapping is safe, and
-    :class:`IllegalTransformationError` when ``schedule`` itself is illegal.
+    copy-out statements appended, its schedule the new one), the new schedule (the steps of ``schedule``
+    followed by ``contract(array)``) and the report. Raises :class:`ContractionRefused` (a
+    :class:`StorageError`, with an example element and instances) when no tried mapping is safe, and
+    :class:`~polylab.schedule.IllegalScheduleError` when ``schedule`` itself is illegal.
     """
     t0 = time.perf_counter()
     arr = scop.array(array)
@@ -407,22 +414,58 @@ def contract(scop: Scop, schedule: Any = None, array: str = "", *, dims: Sequenc
     dims = tuple(dims) if dims is not None else (0,)
     if any(d < 0 or d >= arr.rank for d in dims) or len(set(dims)) != len(dims):
         raise ModelError(f"invalid dimensions {dims} for {array} of rank {arr.rank}")
-    base = schedule if schedule is not None else scop.schedule
-    legal, why = check_legal(scop, base)
-    if not legal:
-        raise IllegalTransformationError(f"the schedule is not legal for {scop.name}: {why}",
-                                         hint="contract under a legal schedule")
-    T = schedule_map(base, scop.domain).intersect_params(scop.context)
-    T = pad_schedule(T, time_dims(T))
+    base = require_legal(schedule_on(scop, schedule), f"the schedule of {scop.name}",
+                         consequence="so it is not contracted", hint="contract under a legal schedule")
+    setup = _setup(scop, base, arr, dims, buffer)
+    chosen, attempts, conflict_text, live = _search(setup, modulus, max_modulus)
+    new_scop, smap, extents = _rewrite(setup, chosen, base)
+    umap = setup.T_new if setup.copies else setup.T
+    out = schedule_of(new_scop, umap.coalesce(), steps=base.steps + (f"contract({array})",))
+    rank_vars = [f"i{k}" for k in range(arr.rank)]
+    mapping = (f"{array}[{']['.join(rank_vars)}] -> {setup.buf}[" + "][".join(
+        (f"{v} % {chosen[dims.index(k)]}" if k in dims else v) for k, v in enumerate(rank_vars)) + "]")
+    out, kept, dropped = _keep_parallel(base, out, setup.buf)
+    report = ContractionReport(array, setup.buf, dims, chosen, mapping, extents, attempts,
+                               conflict_text, tuple((n, str(d)) for _, n, d in setup.copies),
+                               time.perf_counter() - t0, live.text() if live is not None else "",
+                               kept, dropped)
+    return new_scop, out, report
+
+
+def _setup(scop: Scop, base: Schedule, arr: Array, dims: tuple[int, ...], buffer: str | None) -> _Setup:
+    """The maps of the module text: the schedule, the writes, the flow (refusing live-in reads) and the
+    copy-outs of the live-out elements, which run right after their last write."""
+    array = arr.name
+    T = padded_map(base)
     W = writes_map(scop, array).intersect_params(scop.context)
-    # copy-outs of the live-out elements, right after their last write
     live = scop.live_out if scop.live_out is not None else W.range()
     live_x = isl.UnionSet.empty(scop.context.get_space())
-    for s_ in sets(live):
+    for s_ in sets_of(live):
         if s_.get_tuple_name() == array:
             live_x = live_x.union(isl.UnionSet.from_set(s_))
     # the exact value-based dataflow (under the SCoP's own order: T is legal, so the flow is the same)
     flow = dataflow(scop, live=live_x)
+    _refuse_live_in(scop, flow, array, buffer)
+    used = {s.name for s in scop.statements} | {a.name for a in scop.arrays}
+    buf = buffer or f"{array}buf"
+    while buf in used and buffer is None:
+        buf += "_"
+    copies = _copy_outs(scop, array, flow.last_write_instances(array))
+    T_new = extend_schedule(T, 0)
+    F_all = flow.flow_map(array).coalesce()
+    for s, name, dom in copies:
+        ren = isl.Map.identity(isl.Space.map_from_set(s.domain.get_space())).intersect_domain(
+            dom.set_tuple_name(s.name)).set_tuple_name(isl.dim_type.out, name)
+        Ts = [m for m in maps_of(T) if m.get_tuple_name(isl.dim_type.in_) == s.name][0]
+        Tc = ren.reverse().apply_range(Ts)
+        Tc = Tc.add_dims(isl.dim_type.out, 1).fix_val(isl.dim_type.out, Tc.dim(isl.dim_type.out),
+                                                       isl.Val.one(Tc.get_ctx()))
+        T_new = T_new.union(isl.UnionMap.from_map(Tc))
+        F_all = F_all.union(isl.UnionMap.from_map(ren))
+    return _Setup(scop, array, arr, dims, buf, T, W, F_all, T_new, copies)
+
+
+def _refuse_live_in(scop: Scop, flow: Dataflow, array: str, buffer: str | None) -> None:
     for rf in flow.reads:
         if rf.array != array or not rf.is_live_in:
             continue
@@ -431,116 +474,129 @@ def contract(scop: Scop, schedule: Any = None, array: str = "", *, dims: Sequenc
             f"{acc.text} at line {acc.location.line} reads values of {array} from before "
             f"the region (e.g. {set_example_text(rf.live_in_instances)}); {buffer or array + 'buf'} would not "
             f"hold them", hint="fold them first (fold_live_ins) or declare their initial value")
-    F = flow.flow_map(array).coalesce()
-    last = flow.last_write_instances(array)
-    used = {s.name for s in scop.statements} | {a.name for a in scop.arrays}
-    buf = buffer or f"{array}buf"
-    while buf in used and buffer is None:
-        buf += "_"
+
+
+def _copy_outs(scop: Scop, array: str, last: isl.UnionSet) -> tuple[tuple[Statement, str, isl.Set], ...]:
+    """Per statement writing ``array``: a new statement name and the instances that write a live-out
+    element last (the copy-out's domain)."""
     next_id = max([int(s.name[1:]) for s in scop.statements if s.name[1:].isdigit()] + [-1]) + 1
-    copy_specs = []   # (writer statement, copy name, domain set named copy)
+    out = []
     for s in scop.statements:
         if not any(a.array == array for a in s.writes):
             continue
-        dom_last = [q for q in sets(last) if q.get_tuple_name() == s.name]
+        dom_last = [q for q in sets_of(last) if q.get_tuple_name() == s.name]
         if not dom_last or dom_last[0].is_empty():
             continue
         name = f"S{next_id}"
         next_id += 1
-        copy_specs.append((s, name, dom_last[0].coalesce().set_tuple_name(name)))
-    T_new = extend_schedule(T, 0)
-    F_all = F
-    for s, name, dom in copy_specs:
-        ren = isl.Map.identity(isl.Space.map_from_set(s.domain.get_space())).intersect_domain(
-            dom.set_tuple_name(s.name)).set_tuple_name(isl.dim_type.out, name)
-        Ts = [m for m in maps(T) if m.get_tuple_name(isl.dim_type.in_) == s.name][0]
-        Tc = ren.reverse().apply_range(Ts)
-        Tc = Tc.add_dims(isl.dim_type.out, 1).fix_val(isl.dim_type.out, Tc.dim(isl.dim_type.out),
-                                                       isl.Val.one(Tc.get_ctx()))
-        T_new = T_new.union(isl.UnionMap.from_map(Tc))
-        F_all = F_all.union(isl.UnionMap.from_map(ren))
-    # the search: exact live distances first, candidates scanned against them, the choice proven
-    attempts: list[Attempt] = []
-    chosen = None
-    conflict_text = ""
+        out.append((s, name, dom_last[0].coalesce().set_tuple_name(name)))
+    return tuple(out)
+
+
+def _candidates(st: _Setup, live: LiveDistances, max_modulus: int | None) -> tuple[list[tuple[int, ...]], str]:
+    """The moduli to try, smallest product first, and why none may suffice ("" when some may)."""
+    dims = st.dims
+    reason = ""
+    if live.bounded:
+        # m_k = max|delta_k| + 1 is always safe (then delta_k = 0 mod m_k forces delta_k = 0)
+        limits = [b + 1 for b in live.bound()]
+    else:
+        cap = max_modulus if max_modulus is not None else UNBOUNDED_SCAN
+        limits = [cap] * len(dims)
+        reason = (f"the differences in dimension(s) {', '.join(map(str, dims))} between elements "
+                  f"live at the same time are unbounded ({live.text()})")
+    if max_modulus is not None:
+        limits = [min(b, max_modulus) for b in limits]
+    # a modulus >= the number of indices in a dimension keeps every plane of it: no saving at all
+    spans = _spans(st.scop, st.W, st.array, dims)
+    limits = [min(b, sp) if sp is not None else b for b, sp in zip(limits, spans)]
+    candidates = sorted((t for t in itertools.product(*[range(1, b + 1) for b in limits])
+                         if not (all(sp is not None and m >= sp for m, sp in zip(t, spans))
+                                 and any(sp is not None and sp > 1 for sp in spans))),
+                        key=lambda t: (math.prod(t), t))
+    if live.bounded and all(sp is not None and b + 1 >= sp for b, sp in zip(live.bound(), spans)):
+        reason = (f"elements up to {', '.join(map(str, live.bound()))} apart in dimension(s) "
+                  f"{', '.join(map(str, dims))} are live at the same time, while the indices "
+                  f"used span only {', '.join(map(str, spans))}: every safe mapping keeps all "
+                  f"the planes")
+    return candidates, reason
+
+
+def _refutation(st: _Setup, live: LiveDistances, mods: tuple[int, ...], delta: tuple[int, ...],
+                refuted: int, last: bool) -> Attempt:
+    """An attempt refuted by the difference ``delta`` of Delta, explained by a full conflict for the first
+    ones, by a pair of live elements for the next ones, by the difference alone after that."""
+    dims = st.dims
+    if refuted < EXPLAINED:
+        same = _same_slot(st.scop.context.get_space(), st.array, st.arr.rank, dims, mods)
+        text, params = _explain(_conflicts(st.W, st.F, st.T_new, same, st.scop.context), st.W, st.array)
+    elif refuted < EXEMPLIFIED or last:
+        ex, params = _pair_example(live, dims, delta)
+        text = (f"{ex}, {', '.join(map(str, delta))} apart in dimension(s) "
+                f"{', '.join(map(str, dims))}: the same slot")
+    else:
+        params = ()
+        text = (f"elements {', '.join(map(str, delta))} apart in dimension(s) "
+                f"{', '.join(map(str, dims))} are live at the same time (a difference in Delta)")
+    return Attempt(mods, False, text, params)
+
+
+def _search(st: _Setup, modulus: int | Sequence[int] | None, max_modulus: int | None
+            ) -> tuple[tuple[int, ...], tuple[Attempt, ...], str, LiveDistances | None]:
+    """The chosen moduli, every attempt, the (empty) conflict set of the choice and Delta (None when the
+    modulus was given); :class:`ContractionRefused` when no candidate is safe."""
     live: LiveDistances | None = None
-    unbounded_reason = ""
+    reason = ""
     if modulus is None:
-        live = _live_distances(W, F_all, T_new, array, arr.rank, dims, scop.context)
-        if live.bounded:
-            # m_k = max|delta_k| + 1 is always safe (then delta_k = 0 mod m_k forces delta_k = 0)
-            limits = [b + 1 for b in live.bound()]
-        else:
-            cap = max_modulus if max_modulus is not None else UNBOUNDED_SCAN
-            limits = [cap] * len(dims)
-            unbounded_reason = (f"the differences in dimension(s) {', '.join(map(str, dims))} between elements "
-                                f"live at the same time are unbounded ({live.text()})")
-        if max_modulus is not None:
-            limits = [min(b, max_modulus) for b in limits]
-        # a modulus >= the number of indices in a dimension keeps every plane of it: no saving at all
-        spans = _spans(scop, W, array, dims)
-        limits = [min(b, sp) if sp is not None else b for b, sp in zip(limits, spans)]
-        candidates = sorted((t for t in itertools.product(*[range(1, b + 1) for b in limits])
-                             if not (all(sp is not None and m >= sp for m, sp in zip(t, spans))
-                                     and any(sp is not None and sp > 1 for sp in spans))),
-                            key=lambda t: (_prod(t), t))
-        if live.bounded and all(sp is not None and b + 1 >= sp for b, sp in zip(live.bound(), spans)):
-            unbounded_reason = (f"elements up to {', '.join(map(str, live.bound()))} apart in dimension(s) "
-                                f"{', '.join(map(str, dims))} are live at the same time, while the indices "
-                                f"used span only {', '.join(map(str, spans))}: every safe mapping keeps all "
-                                f"the planes")
+        live = _live_distances(st.W, st.F, st.T_new, st.array, st.arr.rank, st.dims, st.scop.context)
+        candidates, reason = _candidates(st, live, max_modulus)
     else:
         mods = (modulus,) if isinstance(modulus, int) else tuple(modulus)
-        if len(mods) != len(dims) or any(m < 1 for m in mods):
-            raise ModelError(f"give one modulus >= 1 per contracted dimension {dims}: {modulus}")
+        if len(mods) != len(st.dims) or any(m < 1 for m in mods):
+            raise ModelError(f"give one modulus >= 1 per contracted dimension {st.dims}: {modulus}")
         candidates = [mods]
-    for mods in candidates:
-        mods = tuple(mods)
-        if live is not None:
-            delta = live.witness(mods)
-            if delta is not None:      # refuted by Delta
-                refuted = sum(1 for a in attempts if not a.safe)
-                last = mods == candidates[-1]
-                if refuted < EXPLAINED:
-                    same = _same_slot(scop.context.get_space(), array, arr.rank, dims, mods)
-                    text, params = _explain(_conflicts(W, F_all, T_new, same, scop.context), W, array)
-                elif refuted < EXEMPLIFIED or last:
-                    ex, params = _pair_example(live, dims, delta)
-                    text = (f"{ex}, {', '.join(map(str, delta))} apart in dimension(s) "
-                            f"{', '.join(map(str, dims))}: the same slot")
-                else:
-                    params = ()
-                    text = (f"elements {', '.join(map(str, delta))} apart in dimension(s) "
-                            f"{', '.join(map(str, dims))} are live at the same time (a difference in Delta)")
-                attempts.append(Attempt(mods, False, text, params))
-                continue
-        same = _same_slot(scop.context.get_space(), array, arr.rank, dims, mods)
-        conf = _conflicts(W, F_all, T_new, same, scop.context)     # the proof (or the refutation)
+    attempts: list[Attempt] = []
+    for mods in map(tuple, candidates):
+        delta = live.witness(mods) if live is not None else None
+        if live is not None and delta is not None:      # refuted by Delta
+            refuted = sum(1 for a in attempts if not a.safe)
+            attempts.append(_refutation(st, live, mods, delta, refuted, mods == tuple(candidates[-1])))
+            continue
+        same = _same_slot(st.scop.context.get_space(), st.array, st.arr.rank, st.dims, mods)
+        conf = _conflicts(st.W, st.F, st.T_new, same, st.scop.context)     # the proof (or the refutation)
         if conf.is_empty():
             attempts.append(Attempt(mods, True))
-            chosen = mods
-            conflict_text = str(conf)
-            break
-        text, params = _explain(conf, W, array)
+            return mods, tuple(attempts), str(conf), live
+        text, params = _explain(conf, st.W, st.array)
         attempts.append(Attempt(mods, False, text, params))
-    if chosen is None and live is not None and live.bounded and not unbounded_reason:
-        unbounded_reason = (f"elements up to {', '.join(map(str, live.bound()))} apart are live at the same "
-                            f"time: the smallest safe modulus is above max_modulus={max_modulus}")
-    if chosen is None:
-        shown = attempts[:2] + (attempts[-1:] if len(attempts) > 2 else [])
-        raise ContractionRefused(
-            f"contracting {array} along dimension(s) {', '.join(map(str, dims))} would lose a value that "
-            f"is still read: " + (unbounded_reason + ("" if not unbounded_reason.startswith("the differences") else
-                                                     ", so no number of planes fixed in advance suffices")
-                                  + (f" (moduli up to {attempts[-1].moduli[0]} tried; e.g. "
-                                     f"{attempts[-1].conflict})" if attempts else "")
-                                  + "; " if unbounded_reason else "")
-            + "; ".join(f"modulo {', '.join(map(str, a.moduli))}: {a.conflict}" for a in shown),
-            attempts=tuple(attempts),
-            hint="choose a schedule that consumes each value sooner (e.g. interleave the initialisation "
-                 "with the sweep), or keep more planes")
-    # rewrite the SCoP
-    smap = _slot_map(scop.context.get_space(), array, arr.rank, dims, chosen, buf)
+    if live is not None and live.bounded and not reason:
+        reason = (f"elements up to {', '.join(map(str, live.bound()))} apart are live at the same "
+                  f"time: the smallest safe modulus is above max_modulus={max_modulus}")
+    raise _refused(st, attempts, reason)
+
+
+def _refused(st: _Setup, attempts: list[Attempt], reason: str) -> ContractionRefused:
+    shown = attempts[:2] + (attempts[-1:] if len(attempts) > 2 else [])
+    why = ""
+    if reason:
+        why = (reason + (", so no number of planes fixed in advance suffices"
+                         if reason.startswith("the differences") else "")
+               + (f" (moduli up to {attempts[-1].moduli[0]} tried; e.g. {attempts[-1].conflict})"
+                  if attempts else "") + "; ")
+    return ContractionRefused(
+        f"contracting {st.array} along dimension(s) {', '.join(map(str, st.dims))} would lose a value that "
+        f"is still read: " + why + "; ".join(f"modulo {', '.join(map(str, a.moduli))}: {a.conflict}"
+                                             for a in shown),
+        attempts=tuple(attempts),
+        hint="choose a schedule that consumes each value sooner (e.g. interleave the initialisation "
+             "with the sweep), or keep more planes")
+
+
+def _rewrite(st: _Setup, chosen: tuple[int, ...], base: Schedule) -> tuple[Scop, isl.Map, tuple[str, ...]]:
+    """The contracted SCoP (every access to the array through the buffer, the copy-outs appended, the
+    schedule tree of the new order), the storage mapping and the buffer's extents."""
+    scop, array, buf, dims = st.scop, st.array, st.buf, st.dims
+    smap = _slot_map(scop.context.get_space(), array, st.arr.rank, dims, chosen, buf)
 
     def sub(idx: tuple[Expr, ...]) -> tuple[Expr, ...]:
         out = []
@@ -557,70 +613,54 @@ def contract(scop: Scop, schedule: Any = None, array: str = "", *, dims: Sequenc
                 out.append(e)
         return tuple(out)
 
-    def rewrite(x: Expr):
-        if isinstance(x, ArrayRef) and x.array == array:
-            return ArrayRef(buf, sub(x.indices), x.access)
-        return None
-
-    new_stmts: list[Statement] = []
-    for s in scop.statements:
-        if not any(a.array == array for a in s.accesses):
-            new_stmts.append(s)
-            continue
-        body = s.body
-        new_body = Assignment(transform(body.target, rewrite), body.op, transform(body.value, rewrite))
-        refs = {}
-        for r in [new_body.target] + [x for x in _refs(new_body.value)]:
-            refs[r.access] = r
-        accs = tuple(replace(a, array=buf, relation=a.relation.apply_range(smap.align_params(
-            a.relation.get_space())), text=to_c(refs[a.index]) if a.index in refs else a.text)
-            if a.array == array else a for a in s.accesses)
-        new_stmts.append(replace(s, body=new_body, accesses=accs, text=assignment_to_c(new_body)))
+    new_stmts = [s if not any(a.array == array for a in s.accesses) else _through_buffer(s, array, buf, sub, smap)
+                 for s in scop.statements]
     copies = []
-    for s, name, dom in copy_specs:
+    for s, name, dom in st.copies:
         tgt = ArrayRef(array, s.body.target.indices, 0)
         src = ArrayRef(buf, sub(s.body.target.indices), 1)
         body = Assignment(tgt, "=", src)
         wrel = [a for a in s.writes if a.array == array][0].relation
         wrel = wrel.intersect_domain(dom.set_tuple_name(s.name)).set_tuple_name(isl.dim_type.in_, name)
         rrel = wrel.apply_range(smap.align_params(wrel.get_space()))
-        text = assignment_to_c(body)
         accs = (Access(0, "write", array, wrel, s.location, to_c(tgt)),
                 Access(1, "read", buf, rrel, s.location, to_c(src)))
-        copies.append(Statement(name, text, s.location, s.iterators, dom, accs, body))
-    accessed = W.range().union(scop.reads.range())
-    elems = [q for q in sets(accessed) if q.get_tuple_name() == array]
-    extents = []
-    for k in range(arr.rank):
-        if k in dims:
-            extents.append(str(chosen[dims.index(k)]))
-        else:
-            extents.append(_extent(scop, elems[0], k, arr.extents[k]) if elems else arr.extents[k])
-    new_arrays = scop.arrays + (Array(buf, arr.ctype, tuple(extents), declared=False),)
+        copies.append(Statement(name, assignment_to_c(body), s.location, s.iterators, dom, accs, body))
+    accessed = st.W.range().union(scop.reads.range())
+    elems = [q for q in sets_of(accessed) if q.get_tuple_name() == array]
+    extents = tuple(str(chosen[dims.index(k)]) if k in dims
+                    else (_extent(scop, elems[0], k, st.arr.extents[k]) if elems else st.arr.extents[k])
+                    for k in range(st.arr.rank))
     all_stmts = tuple(new_stmts) + tuple(copies)
     dom_all = isl.UnionSet.empty(scop.context.get_space())
     for s in all_stmts:
         dom_all = dom_all.union(isl.UnionSet.from_set(s.domain))
-    if copies:
-        tree = schedule_from_map(T_new.coalesce(), dom_all)
-    else:
-        tree = schedule_tree(base)
-    new_scop = replace(scop, statements=all_stmts, arrays=new_arrays, schedule=tree,
-                       notes=scop.notes + (f"{array} contracted to {buf} under the storage mapping "
-                                           f"{smap}",))
-    rank_vars = [f"i{k}" for k in range(arr.rank)]
-    mapping = (f"{array}[{']['.join(rank_vars)}] -> {buf}[" + "][".join(
-        (f"{v} % {chosen[dims.index(k)]}" if k in dims else v) for k, v in enumerate(rank_vars)) + "]")
-    out = wrap_schedule(schedule, tree, new_scop, steps=(f"contract({array})",))
-    out, kept, dropped = _keep_parallel(base, out, buf)
-    report = ContractionReport(array, buf, dims, chosen, mapping, tuple(extents), tuple(attempts),
-                               conflict_text, tuple((n, str(d)) for _, n, d in copy_specs),
-                               time.perf_counter() - t0, live.text() if live is not None else "",
-                               kept, dropped)
-    return new_scop, out, report
+    tree = schedule_tree(st.T_new.coalesce(), dom_all) if copies else base.tree
+    new_scop = replace(scop, statements=all_stmts,
+                       arrays=scop.arrays + (Array(buf, st.arr.ctype, extents, declared=False),),
+                       schedule=tree,
+                       notes=scop.notes + (f"{array} contracted to {buf} under the storage mapping {smap}",))
+    return new_scop, smap, extents
 
 
-def _keep_parallel(template: Any, out: Any, buf: str) -> tuple[Any, tuple[int, ...], tuple[tuple[int, str], ...]]:
+def _through_buffer(s: Statement, array: str, buf: str, sub, smap: isl.Map) -> Statement:
+    """Statement ``s`` with every reference to ``array`` rewritten to ``buf`` at the slot ``sub(index)``."""
+    def rewrite(x: Expr):
+        if isinstance(x, ArrayRef) and x.array == array:
+            return ArrayRef(buf, sub(x.indices), x.access)
+        return None
+
+    body = s.body
+    new_body = Assignment(transform(body.target, rewrite), body.op, transform(body.value, rewrite))
+    refs = {r.access: r for r in [new_body.target] + _refs(new_body.value)}
+    accs = tuple(replace(a, array=buf, relation=a.relation.apply_range(smap.align_params(
+        a.relation.get_space())), text=to_c(refs[a.index]) if a.index in refs else a.text)
+        if a.array == array else a for a in s.accesses)
+    return replace(s, body=new_body, accesses=accs, text=assignment_to_c(new_body))
+
+
+def _keep_parallel(template: Schedule, out: Schedule, buf: str
+                   ) -> tuple[Schedule, tuple[int, ...], tuple[tuple[int, str], ...]]:
     """Carry the parallel marks of ``template`` over to ``out`` (the schedule of the contracted SCoP).
 
     Contraction changes no time vector (dimension ``d`` of ``out`` is dimension ``d`` of ``template``; the
@@ -629,10 +669,8 @@ def _keep_parallel(template: Any, out: Any, buf: str) -> tuple[Any, tuple[int, .
     dependences of the contracted SCoP (the schedule layer's :meth:`Schedule.is_coincident`); otherwise
     the mark is dropped, with the dependence that is now carried by it.
     """
-    if not hasattr(out, "is_coincident"):
-        return out, (), ()
     out = _same_functions(template, out)
-    marked = getattr(template, "marked", None)
+    marked = template.marked
     if not marked:
         return out, (), ()
     kept: list[int] = []
@@ -645,13 +683,11 @@ def _keep_parallel(template: Any, out: Any, buf: str) -> tuple[Any, tuple[int, .
     return replace(out, marked=frozenset(kept)), tuple(kept), tuple(dropped)
 
 
-def _same_functions(template: Any, out: Any) -> Any:
+def _same_functions(template: Schedule, out: Schedule) -> Schedule:
     """``out`` with the time functions the user gave (``template``'s, followed by 0) for the statements
     that kept their instances, where they agree with ``out`` on the domain (they do by construction; the
     round trip through one isl band would otherwise print them one piece per face of the domain)."""
-    tmaps = getattr(template, "maps", None)
-    if not tmaps:
-        return out
+    tmaps = template.maps
     new = dict(out.maps)
     changed = False
     for s in out.scop.statements:
@@ -667,18 +703,18 @@ def _same_functions(template: Any, out: Any) -> Any:
             m = m.align_params(new[s.name].get_space())
             same = m.intersect_domain(dom.align_params(m.get_space().domain())).is_equal(
                 new[s.name].intersect_domain(dom.align_params(m.get_space().domain())))
-        except isl.Error:
+        except isl.Error:  # maps isl cannot compare: keep the contracted schedule's own function
             continue
         if same:
             new[s.name] = m
             changed = True
     if not changed:
         return out
-    return type(out).from_maps(out.scop, new, steps=out.steps, marked=out.marked, notes=out.notes,
+    return Schedule.from_maps(out.scop, new, steps=out.steps, marked=out.marked, notes=out.notes,
                                details=out.details)
 
 
-def _carried_by(sched: Any, d: int, buf: str) -> str:
+def _carried_by(sched: Schedule, d: int, buf: str) -> str:
     """A dependence of ``sched.scop`` whose instances agree in time before ``d`` and differ at ``d``."""
     n = sched.n_dims
     a = [f"a{k}" for k in range(n)]
@@ -694,7 +730,7 @@ def _carried_by(sched: Any, d: int, buf: str) -> str:
             want = isl.Map(f"{{ [{', '.join(a)}] -> [{', '.join(b)}] : {cond} }}").wrap()
             bad = times.intersect_range(want.align_params(times.get_space().range())).domain().unwrap()
             bad = bad.intersect_params(sched.scop.context)
-        except isl.Error:
+        except isl.Error:  # a dependence isl cannot relate to the times: look at the next one
             continue
         if bad.is_empty():
             continue
@@ -705,13 +741,5 @@ def _carried_by(sched: Any, d: int, buf: str) -> str:
     return "it is not coincident for the contracted SCoP"
 
 
-def _prod(t: Sequence[int]) -> int:
-    out = 1
-    for x in t:
-        out *= x
-    return out
-
-
-def _refs(e: Expr):
-    from polylab.model.expr import walk
+def _refs(e: Expr) -> list[ArrayRef]:
     return [x for x in walk(e) if isinstance(x, ArrayRef)]

@@ -23,14 +23,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Iterable
 
 import islpy as isl
 
+from polylab.analysis import dataflow
+from polylab.model.islutil import sets_of
 from polylab.model.scop import Scop
-from polylab.analysis.dataflow import dataflow
-from polylab.storage.islutil import sets
-from polylab.storage.report import Displayable, condition_text, esc, text_table
+from polylab.render import Displayable, esc, text_table
+from polylab.storage.report import condition_text
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,7 +90,7 @@ class DeadWriteReport(Displayable):
                 f"<th>domain after</th></tr>{rows}</table></div>")
 
 
-def remove_dead_writes(scop: Scop, *, live_out: Any = None, rounds: int = 1,
+def remove_dead_writes(scop: Scop, *, live_out: isl.UnionSet | str | None = None, rounds: int = 1,
                        statements: Iterable[str] | None = None) -> tuple[Scop, DeadWriteReport]:
     """Restrict every statement to the instances whose value is read in the region or is live-out.
 
@@ -119,7 +120,7 @@ def remove_dead_writes(scop: Scop, *, live_out: Any = None, rounds: int = 1,
             converged = True
             break
         kept = new_kept
-    per_stmt = {s.get_tuple_name(): s for s in sets(kept)}
+    per_stmt = {s.get_tuple_name(): s for s in sets_of(kept)}
     changes, stmts = [], []
     for s in scop.statements:
         before = s.domain.intersect_params(scop.context)

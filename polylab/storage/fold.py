@@ -24,15 +24,14 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
+from polylab.analysis import dataflow
 from polylab.errors import ModelError
-from polylab.model.expr import ArrayRef, Assignment, Binary, Const, Expr, transform, walk
+from polylab.model.expr import ArrayRef, Assignment, Binary, Const, Expr, assignment_to_c, transform, walk
 from polylab.model.scop import Access, Scop, Statement
-from polylab.storage.cvalue import NotConstant, const_value, convert, evaluate, literal
-from polylab.storage.handmade import parse_expr
-from polylab.storage.interpret import bits
-from polylab.analysis.dataflow import dataflow
+from polylab.reference.cvalue import NotConstant, bits, const_value, convert, evaluate, literal, parse_expr
+from polylab.render import Displayable, esc, text_table
 from polylab.storage.islutil import example_text, set_example_text
-from polylab.storage.report import Displayable, condition_text, esc, text_table
+from polylab.storage.report import condition_text
 
 
 @dataclass(frozen=True)
@@ -155,7 +154,6 @@ def replace_reads(s: Statement, constants: Mapping[int, Const]) -> Statement:
     target = ArrayRef(body.target.array, body.target.indices, renum[body.target.access])
     new_body = Assignment(target, op, value)
     accesses = tuple(replace(a, index=renum[a.index]) for a in keep)
-    from polylab.model.expr import assignment_to_c
     return replace(s, accesses=accesses, body=new_body, text=assignment_to_c(new_body))
 
 

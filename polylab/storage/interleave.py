@@ -13,23 +13,24 @@ builds the schedule
   the region reads keep the first outer iteration).
 
 Either is accepted only when it is legal: every memory dependence ``u -> v`` of the SCoP satisfies
-``T(u) <lex T(v)`` (checked exactly with isl; with the schedule layer's checker when it exists).
+``T(u) <lex T(v)`` (the schedule layer's exact check, :func:`polylab.schedule.check`).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Iterable
 
 import islpy as isl
 
+from polylab.analysis import dataflow
 from polylab.errors import IllegalTransformationError, ScheduleError
+from polylab.model.islutil import maps_of, sets_of
 from polylab.model.scop import Scop
-from polylab.analysis.dataflow import dataflow
-from polylab.storage.islutil import (check_legal, maps, pad_schedule, schedule_from_map, sets,
-                                     schedule_map, time_dims, wrap_schedule)
-from polylab.storage.report import Displayable, esc
+from polylab.schedule import Schedule, check
+from polylab.storage.islutil import pad_schedule, padded_map, schedule_of, schedule_on, time_dims
+from polylab.render import Displayable, esc
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -69,7 +70,7 @@ def _constant_dim(m: isl.Map, d: int) -> bool:
 def _same_constant(T: isl.UnionMap, d: int) -> bool:
     """Is time dimension ``d`` the same constant for every statement of ``T``?"""
     vals = None
-    for m in maps(T):
+    for m in maps_of(T):
         if not _constant_dim(m, d):
             return False
         proj = m.range().project_out(isl.dim_type.set, d + 1, m.dim(isl.dim_type.out) - d - 1) \
@@ -82,7 +83,7 @@ def _same_constant(T: isl.UnionMap, d: int) -> bool:
 
 
 def _pieces(T: isl.UnionMap) -> dict[str, isl.Map]:
-    return {m.get_tuple_name(isl.dim_type.in_): m for m in maps(T)}
+    return {m.get_tuple_name(isl.dim_type.in_): m for m in maps_of(T)}
 
 
 def _select(m: isl.Map, dims: list[int]) -> isl.Map:
@@ -100,17 +101,43 @@ def _prefix(m: isl.Map, value: int) -> isl.Map:
     return m.fix_val(isl.dim_type.out, 1, isl.Val.int_from_si(m.get_ctx(), value))
 
 
-def interleave(scop: Scop, schedule: Any = None, *, producers: Any = None) -> tuple[Any, InterleaveReport]:
+def _first_consumer_map(p: str, it: str, dom: isl.Set, F: isl.UnionMap, outer_c: isl.UnionMap) -> isl.Map:
+    """``P[p] -> [min { o(c) : p -> c is a flow }, 0, p]`` (producer instances nobody in the region reads:
+    the first outer time of the consumers, or 0 for parameter values where the consumers never run)."""
+    first = F.intersect_domain(isl.UnionSet.from_set(dom)).apply_range(outer_c).lexmin()
+    fm = maps_of(first)
+    m = fm[0] if fm else isl.Map.empty(isl.Space.map_from_domain_and_range(
+        dom.get_space(), isl.Space.set_alloc(dom.get_ctx(), 0, 1)).align_params(dom.get_space()))
+    unread = dom.subtract(m.domain())
+    if not unread.is_empty():
+        start = outer_c.range().lexmin()
+        zero = isl.Set("{ [0] }").align_params(dom.get_space())
+        for st in sets_of(start):
+            u1 = unread.intersect_params(st.params())
+            for mm in maps_of(isl.UnionMap.from_domain_and_range(isl.UnionSet.from_set(u1),
+                                                                 isl.UnionSet.from_set(st))):
+                m = m.union(mm.reset_tuple_id(isl.dim_type.out)) if not m.is_empty() else mm
+        rest_u = dom.subtract(m.domain())
+        if not rest_u.is_empty():
+            mz = isl.Map.from_domain_and_range(rest_u, zero)
+            m = m.union(mz) if not m.is_empty() else mz
+    ident = isl.Map(f"{{ {p}[{it}] -> [{it}] }}").align_params(dom.get_space())
+    m = m.reset_tuple_id(isl.dim_type.out).range_product(ident).flatten_range()
+    return _prefix(m, 0)
+
+
+def interleave(scop: Scop, schedule: Schedule | None = None, *, producers: Iterable[str] | None = None
+               ) -> tuple[Schedule, InterleaveReport]:
     """A legal schedule that runs each producer instance in the outer iteration that first needs it.
 
     See the module text for the maps. ``schedule``: the consumers' schedule to start from (default: the
     SCoP's own); ``producers``: statement names (default: the statements whose reads all come from
-    before the region). Raises :class:`IllegalTransformationError` when neither placement is legal.
+    before the region). Returns the new schedule (the steps of ``schedule`` followed by ``interleave``) and
+    the report. Raises :class:`IllegalTransformationError` when neither placement is legal.
     """
     t0 = time.perf_counter()
-    base = schedule if schedule is not None else scop.schedule
-    T = schedule_map(base, scop.domain).intersect_params(scop.context)
-    T = pad_schedule(T, time_dims(T))
+    base = schedule_on(scop, schedule)
+    T = padded_map(base)
     flow = dataflow(scop)   # exact value-based dataflow of the reads
     if producers is None:
         has_source = {rf.statement for rf in flow.reads if rf.sources}
@@ -137,6 +164,10 @@ def interleave(scop: Scop, schedule: Any = None, *, producers: Any = None) -> tu
     width = len(rest) + 2
     tried: list[tuple[str, str]] = []
     F = flow.flow_map()
+    outer_c = isl.UnionMap.empty(scop.context.get_space())
+    for c, m_c in pieces.items():
+        if c in cons:
+            outer_c = outer_c.union(isl.UnionMap.from_map(_select(m_c, [outer])))
     result = None
     for rule in ("fused", "first consumer"):
         new_prod = {}
@@ -150,32 +181,7 @@ def interleave(scop: Scop, schedule: Any = None, *, producers: Any = None) -> tu
                 m = isl.Map(f"{{ {p}[{it}] -> [{', '.join([s.iterators[0], '0', *s.iterators[1:]])}] }}")
                 m = m.align_params(dom.get_space()).intersect_domain(dom)
             else:
-                outer_c = isl.UnionMap.empty(scop.context.get_space())
-                for c, m_c in pieces.items():
-                    if c in cons:
-                        outer_c = outer_c.union(isl.UnionMap.from_map(_select(m_c, [outer])))
-                first = F.intersect_domain(isl.UnionSet.from_set(dom)).apply_range(outer_c).lexmin()
-                fm = maps(first)
-                m = fm[0] if fm else isl.Map.empty(isl.Space.map_from_domain_and_range(
-                    dom.get_space(), isl.Space.set_alloc(dom.get_ctx(), 0, 1)).align_params(dom.get_space()))
-                unread = dom.subtract(m.domain())
-                if not unread.is_empty():
-                    # instances nobody in the region reads: the first outer time of the consumers,
-                    # or 0 for parameter values where the consumers have no instance at all
-                    start = outer_c.range().lexmin()
-                    zero = isl.Set("{ [0] }").align_params(dom.get_space())
-                    for st in sets(start):
-                        u1 = unread.intersect_params(st.params())
-                        for mm in maps(isl.UnionMap.from_domain_and_range(isl.UnionSet.from_set(u1),
-                                                                          isl.UnionSet.from_set(st))):
-                            m = m.union(mm.reset_tuple_id(isl.dim_type.out)) if not m.is_empty() else mm
-                    rest_u = dom.subtract(m.domain())
-                    if not rest_u.is_empty():
-                        mz = isl.Map.from_domain_and_range(rest_u, zero)
-                        m = m.union(mz) if not m.is_empty() else mz
-                ident = isl.Map(f"{{ {p}[{it}] -> [{it}] }}").align_params(dom.get_space())
-                m = m.reset_tuple_id(isl.dim_type.out).range_product(ident).flatten_range()
-                m = _prefix(m, 0)
+                m = _first_consumer_map(p, it, dom, F, outer_c)
             new_prod[p] = m
         if len(new_prod) != len(prods):
             tried.append((rule, "a producer has no loop"))
@@ -185,21 +191,23 @@ def interleave(scop: Scop, schedule: Any = None, *, producers: Any = None) -> tu
         for m in list(new_cons.values()) + list(new_prod.values()):
             um = um.union(isl.UnionMap.from_map(m))
         um = pad_schedule(um, w).coalesce()
-        legal, why = check_legal(scop, um)
-        tried.append((rule, "legal" if legal else why))
-        if legal:
-            result = (rule, um, why)
+        candidate = schedule_of(scop, um, steps=base.steps + ("interleave",))
+        verdict = check(candidate)
+        why = ("every dependence u -> v has T(u) <lex T(v)" if verdict.legal
+               else "violated: " + verdict.violations[0].message)
+        tried.append((rule, "legal" if verdict.legal else why))
+        if verdict.legal:
+            result = (rule, um, why, candidate)
             break
     if result is None:
         raise IllegalTransformationError(
             "no legal placement of the producers next to their consumers: " +
             "; ".join(f"{r}: {w}" for r, w in tried),
             hint="keep the original schedule (storage contraction may then need more storage)")
-    rule, um, why = result
-    tree = schedule_from_map(um, scop.domain)
+    rule, um, why, out = result
     report = InterleaveReport(tuple(prods), tuple(cons), rule, um, why, tuple(tried),
                               time.perf_counter() - t0)
-    return wrap_schedule(schedule, tree, scop, steps=("interleave",)), report
+    return out, report
 
 
 fuse_producers = interleave

@@ -16,12 +16,13 @@ from typing import Any, Iterable, Mapping
 
 from polylab.errors import PolylabError
 from polylab.model.scop import Scop
+from polylab.schedule import Schedule, original
 from polylab.storage.contract import contract
 from polylab.storage.dead import remove_dead_writes
 from polylab.storage.fold import constant_writers, fold_live_ins
 from polylab.storage.interleave import interleave
-from polylab.storage.islutil import wrap_schedule, writes_map
-from polylab.storage.report import Displayable, esc
+from polylab.storage.islutil import writes_map
+from polylab.render import Displayable, esc
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -29,8 +30,8 @@ class StoragePlan(Displayable):
     """The result of :func:`storage_pipeline`: the final SCoP and schedule and each step's report."""
 
     scop: Scop
-    schedule: Any
-    steps: tuple[tuple[str, Any], ...]
+    schedule: Schedule
+    steps: tuple[tuple[str, Displayable], ...]
     seconds: float = 0.0
 
     def step_names(self) -> tuple[str, ...]:
@@ -46,8 +47,7 @@ class StoragePlan(Displayable):
         return "\n".join(lines)
 
     def html(self) -> str:
-        parts = "".join(f"<li><b>{esc(n)}</b>{r._repr_html_() if hasattr(r, '_repr_html_') else esc(r)}</li>"
-                        for n, r in self.steps)
+        parts = "".join(f"<li><b>{esc(n)}</b>{r.html()}</li>" for n, r in self.steps)
         code = "<br>".join(f"{esc(s.name)}: <code>{esc(s.code())}</code>" for s in self.scop.statements)
         return f"<div class='polylab-storage'><b>storage pipeline</b><ol>{parts}</ol>{code}</div>"
 
@@ -65,14 +65,15 @@ class Skipped(Displayable):
         return f"<p>{esc(self.reason)}</p>"
 
 
-def storage_pipeline(scop: Scop, schedule: Any = None, *, initial_values: Mapping[str, Any] | None = None,
+def storage_pipeline(scop: Scop, schedule: Schedule | None = None, *,
+                     initial_values: Mapping[str, Any] | None = None,
                      arrays: Iterable[str] | None = None, max_modulus: int | None = None) -> StoragePlan:
     """Find a chain of storage steps for ``scop`` (see the module text); every step is exact and legal.
 
     ``arrays``: the arrays to contract (default: every array of rank >= 1 written in the region).
     """
     t0 = time.perf_counter()
-    steps: list[tuple[str, Any]] = []
+    steps: list[tuple[str, Displayable]] = []
     cur, sched = scop, schedule
     folded, frep = fold_live_ins(cur, initial_values=initial_values)
     steps.append(("fold_live_ins", frep))
@@ -112,5 +113,5 @@ def storage_pipeline(scop: Scop, schedule: Any = None, *, initial_values: Mappin
         steps.append((f"contract({arr})", crep))
         cur, sched = new, new_sched
     if sched is None:
-        sched = wrap_schedule(None, cur.schedule, cur)
+        sched = original(cur)
     return StoragePlan(cur, sched, tuple(steps), time.perf_counter() - t0)

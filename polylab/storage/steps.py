@@ -1,109 +1,94 @@
-"""The storage steps as recipe steps of the schedule layer.
+"""The storage steps as recipe steps, and the full step table of the spec readers above this layer.
 
-A recipe step takes a schedule value (which knows its SCoP, ``schedule.scop``) and returns a new one. The
-storage steps change the SCoP as well, so each returns a schedule of the *new* SCoP:
-``fold_live_ins``, ``remove_dead_writes``, ``interleave`` (alias ``fuse_producers``), ``contract(x)``
-(``contract(x, 2)`` fixes the modulus) and ``storage`` (the whole automatic chain). Their reports are
-attached to the returned schedule's ``details['storage']`` when the schedule value has ``details``.
+A recipe step takes a :class:`~polylab.schedule.Schedule` (which knows its SCoP, ``schedule.scop``) and
+returns a new one. The storage steps change the SCoP as well, so each returns a schedule of the *new*
+SCoP: ``fold_live_ins``, ``remove_dead_writes``, ``interleave`` (alias ``fuse_producers``),
+``contract(x)`` (``contract(x, 2)`` fixes the modulus) and ``storage`` (the whole automatic chain). Their
+reports are attached to the returned schedule's ``details['storage']``.
+
+Nothing is registered anywhere when this module is imported: :data:`STORAGE_STEPS` is a table, and
+:func:`recipe_steps` the schedule layer's steps together with these, which the readers of the layers
+above (``polylab run``/``codegen``/``bench``, the magics) pass to :func:`polylab.schedule.parse_schedule`.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
-from polylab.storage.islutil import wrap_schedule
+from polylab.schedule import Schedule, StepTable, make_step, steps
+from polylab.schedule.recipe import table
+from polylab.storage.contract import contract
+from polylab.storage.dead import remove_dead_writes
+from polylab.storage.fold import constant_writers, fold_live_ins
+from polylab.storage.interleave import interleave
+from polylab.storage.pipeline import storage_pipeline
 
 
-def _scop_of(schedule: Any):
-    scop = getattr(schedule, "scop", None)
-    if scop is None:
-        raise TypeError("a storage recipe step needs a schedule value that knows its SCoP (.scop)")
-    return scop
+def _with_report(value: Schedule, name: str, report: Any, before: Schedule) -> Schedule:
+    """``value`` with the storage reports of ``before`` (the step's input) and ``(name, report)`` in
+    ``details['storage']``."""
+    new = dict(value.details)
+    new["storage"] = tuple(before.details.get("storage", ())) + ((name, report),)
+    return replace(value, details=MappingProxyType(new))
 
 
-def _with_report(value: Any, name: str, report: Any) -> Any:
-    details = getattr(value, "details", None)
-    if details is None:
-        return value
-    try:
-        new = dict(details)
-        new.setdefault("storage", ())
-        new["storage"] = tuple(new["storage"]) + ((name, report),)
-        from types import MappingProxyType
-        return replace(value, details=MappingProxyType(new))
-    except Exception:  # noqa: BLE001 - reports are an extra, never a reason to fail
-        return value
+def _same_times(schedule: Schedule, scop, step: str) -> Schedule:
+    """The time vectors of ``schedule`` for the statements of ``scop`` (a SCoP that a storage step rewrote
+    without changing its statements' instances' order); the parallel marks stay, since folding and
+    dead-write removal only remove dependences."""
+    maps = {s.name: schedule.maps[s.name] for s in scop.statements}
+    return Schedule.from_maps(scop, maps, steps=schedule.steps + (step,), marked=schedule.marked,
+                              notes=schedule.notes, details=schedule.details)
 
 
-def step_fold_live_ins(schedule: Any, **initial_values: Any) -> Any:
+def step_fold_live_ins(schedule: Schedule, **initial_values: Any) -> Schedule:
     """Recipe step ``fold_live_ins``: the schedule of the folded SCoP (same time vectors)."""
-    from polylab.storage.fold import fold_live_ins
-
-    scop, rep = fold_live_ins(_scop_of(schedule), initial_values=initial_values or None)
-    out = wrap_schedule(schedule, _tree(schedule, scop), scop, steps=("fold_live_ins",))
-    return _with_report(out, "fold_live_ins", rep)
+    scop, rep = fold_live_ins(schedule.scop, initial_values=initial_values or None)
+    return _with_report(_same_times(schedule, scop, "fold_live_ins"), "fold_live_ins", rep, schedule)
 
 
-def step_remove_dead_writes(schedule: Any, *statements: str) -> Any:
+def step_remove_dead_writes(schedule: Schedule, *statements: str) -> Schedule:
     """Recipe step ``remove_dead_writes`` (or ``remove_dead_writes(S0, S2)``): the same time vectors on
     the restricted domains. Without names it restricts the statements that store constants (the
     initialisations), as the automatic chain does; name statements to restrict others too."""
-    from polylab.storage.dead import remove_dead_writes
-    from polylab.storage.fold import constant_writers
-
-    scop = _scop_of(schedule)
-    names = list(statements) if statements else list(constant_writers(scop))
-    scop, rep = remove_dead_writes(scop, statements=names)
-    out = wrap_schedule(schedule, _tree(schedule, scop), scop, steps=("remove_dead_writes",))
-    return _with_report(out, "remove_dead_writes", rep)
+    names = list(statements) if statements else list(constant_writers(schedule.scop))
+    scop, rep = remove_dead_writes(schedule.scop, statements=names)
+    return _with_report(_same_times(schedule, scop, "remove_dead_writes"), "remove_dead_writes", rep, schedule)
 
 
-def step_interleave(schedule: Any) -> Any:
+def step_interleave(schedule: Schedule) -> Schedule:
     """Recipe step ``interleave``: producers next to the consumer iteration that first reads them."""
-    from polylab.storage.interleave import interleave
-
-    out, rep = interleave(_scop_of(schedule), schedule)
-    return _with_report(out, "interleave", rep)
+    out, rep = interleave(schedule.scop, schedule)
+    return _with_report(out, "interleave", rep, schedule)
 
 
-def step_contract(schedule: Any, array: str, modulus: int | None = None) -> Any:
+def step_contract(schedule: Schedule, array: str, modulus: int | None = None) -> Schedule:
     """Recipe step ``contract(x)``: the schedule of the contracted SCoP (with its copy-outs)."""
-    from polylab.storage.contract import contract
-
-    _, out, rep = contract(_scop_of(schedule), schedule, str(array),
+    _, out, rep = contract(schedule.scop, schedule, str(array),
                            modulus=int(modulus) if modulus is not None else None)
-    return _with_report(out, f"contract({array})", rep)
+    return _with_report(out, f"contract({array})", rep, schedule)
 
 
-def step_storage(schedule: Any) -> Any:
+def step_storage(schedule: Schedule) -> Schedule:
     """Recipe step ``storage``: the automatic chain of :func:`polylab.storage.storage_pipeline`."""
-    from polylab.storage.pipeline import storage_pipeline
-
-    plan = storage_pipeline(_scop_of(schedule), schedule)
-    return _with_report(plan.schedule, "storage", plan)
+    plan = storage_pipeline(schedule.scop, schedule)
+    return _with_report(plan.schedule, "storage", plan, schedule)
 
 
-def _tree(schedule: Any, scop: Any):
-    from polylab.storage.islutil import schedule_map, schedule_from_map
+#: the recipe steps of the storage layer
+STORAGE_STEPS: StepTable = table(
+    make_step("fold_live_ins", step_fold_live_ins),
+    make_step("remove_dead_writes", step_remove_dead_writes),
+    make_step("interleave", step_interleave),
+    make_step("fuse_producers", step_interleave),
+    make_step("contract", step_contract),
+    make_step("storage", step_storage),
+)
 
-    return schedule_from_map(schedule_map(schedule, scop.domain), scop.domain)
 
-
-STEPS = {"fold_live_ins": step_fold_live_ins, "remove_dead_writes": step_remove_dead_writes,
-         "interleave": step_interleave, "fuse_producers": step_interleave, "contract": step_contract,
-         "storage": step_storage}
-
-
-def register_steps() -> bool:
-    """Register the storage steps with the schedule layer's recipe registry (when it has one)."""
-    try:
-        from polylab.schedule import register_step  # type: ignore[attr-defined]
-    except ImportError:
-        return False
-    for name, fn in STEPS.items():
-        try:
-            register_step(name, fn)
-        except Exception:  # noqa: BLE001 - a name the schedule layer already owns stays theirs
-            continue
-    return True
+def recipe_steps() -> StepTable:
+    """The step table of every spec reader above this layer: the schedule layer's steps (with those the
+    user registered) and :data:`STORAGE_STEPS`."""
+    return MappingProxyType({**steps(), **STORAGE_STEPS})

@@ -1,7 +1,9 @@
 """C arithmetic on Python values, the way a C compiler evaluates a statement body.
 
-Used to decide whether an expression is a constant (and which value it stores into an element of a given
-type) and by the reference interpreter (:mod:`polylab.storage.interpret`). Types follow C's usual
+Used by the storage layer to decide whether an expression is a constant (and which value it stores into an
+element of a given type) and by the reference interpreter (:mod:`polylab.reference.interpret`), so both
+evaluate exactly alike. :func:`parse_expr` reads a C-like expression (the test builder's statement bodies,
+the initial values given to ``fold_live_ins``). Types follow C's usual
 arithmetic conversions: ``int`` values are Python ints (C division and remainder truncate toward zero),
 ``float`` values are ``numpy.float32`` and ``double`` values ``numpy.float64``, so float arithmetic is
 rounded exactly as in single precision. Nothing is reassociated: the tree is evaluated as written.
@@ -9,16 +11,67 @@ rounded exactly as in single precision. Nothing is reassociated: the tree is eva
 
 from __future__ import annotations
 
+import ast
 import math
 from typing import Callable, Mapping
 
 import numpy as np
 
-from polylab.model.expr import ArrayRef, Binary, Call, Cast, Cond, Const, Expr, Name, Unary
+from polylab.errors import ModelError
+from polylab.model.expr import ArrayRef, Binary, Call, Cast, Cond, Const, Expr, Name, Unary, transform
 
 FLOAT_TYPES = {"float": np.float32, "double": np.float64, "long double": np.float64}
 INT_TYPES = {"int", "long", "long long", "short", "char", "unsigned", "unsigned int", "size_t",
              "long int", "unsigned long", "bool", "_Bool"}
+
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%"}
+
+
+def parse_expr(text: str) -> Expr:
+    """A C-like expression (the common subset of C and Python) as an expression tree."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as exc:
+        raise ModelError(f"cannot parse the expression {text!r}: {exc.msg}") from None
+
+    def conv(n: ast.AST) -> Expr:
+        match n:
+            case ast.Constant(value=bool()):
+                raise ModelError(f"unsupported constant in {text!r}")
+            case ast.Constant(value=int() as v):
+                return Const(str(v), "int")
+            case ast.Constant(value=float() as v):
+                return Const(repr(v), "double")
+            case ast.Name(id=i):
+                return Name(i)
+            case ast.UnaryOp(op=ast.USub(), operand=o):
+                return Unary("-", conv(o))
+            case ast.UnaryOp(op=ast.UAdd(), operand=o):
+                return conv(o)
+            case ast.BinOp(op=op, left=a, right=b) if type(op) in _BINOPS:
+                return Binary(_BINOPS[type(op)], conv(a), conv(b))
+            case ast.Call(func=ast.Name(id="f32"), args=[a]):
+                return transform(conv(a), lambda x: Const(f"{float(x.text)!r}f", "float")
+                                 if isinstance(x, Const) else None)
+            case ast.Call(func=ast.Name(id=("float" | "double" | "int") as t), args=[a]):
+                return Cast(t, conv(a))
+            case ast.Call(func=ast.Name(id=f), args=args):
+                return Call(f, tuple(conv(a) for a in args))
+            case ast.Subscript():
+                idx: list[Expr] = []
+                cur: ast.AST = n
+                while isinstance(cur, ast.Subscript):
+                    sl = cur.slice
+                    parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+                    idx = [conv(p) for p in parts] + idx
+                    cur = cur.value
+                if not isinstance(cur, ast.Name):
+                    raise ModelError(f"unsupported array reference in {text!r}")
+                return ArrayRef(cur.id, tuple(idx), -1)
+        raise ModelError(f"unsupported construct in {text!r}: {ast.dump(n)[:60]}")
+
+    return conv(node)
 
 
 class NotConstant(Exception):
@@ -203,3 +256,10 @@ def literal(value, ctype: str) -> Const:
 def literal_value(c: Const) -> float:
     """The numeric value of a literal (for tests and displays)."""
     return float(const_value(c))
+
+
+def bits(value: object) -> object:
+    """The bit pattern of a value (floats compared bit for bit, so -0.0 != 0.0 and NaN == NaN)."""
+    if isinstance(value, np.floating):
+        return value.tobytes()
+    return value

@@ -3,7 +3,7 @@
 The brute-force oracle of the storage steps. At fixed (small) parameter values isl enumerates every
 instance ``S[x]`` with its time vector ``T(S[x])``; instances run in lexicographic order of their time
 vectors (ties, which a legal schedule only allows between independent instances, in statement order);
-each body is evaluated with C's arithmetic (:mod:`polylab.storage.cvalue`): ``float`` data in single
+each body is evaluated with C's arithmetic (:mod:`polylab.reference.cvalue`): ``float`` data in single
 precision, nothing reassociated, so a transformation that preserves the program's meaning gives
 bit-identical values. Memory is a dictionary per array (only touched elements exist), so declared
 extents such as ``MAXN = 400`` cost nothing.
@@ -20,10 +20,10 @@ import islpy as isl
 import numpy as np
 
 from polylab.errors import ModelError
-from polylab.model.expr import ArrayRef, Const
+from polylab.model.expr import ArrayRef, Const, walk
+from polylab.model.islutil import fix_parameters, maps_of, point_coordinates
 from polylab.model.scop import Scop
-from polylab.storage.cvalue import FLOAT_TYPES, binary, const_value, convert, evaluate
-from polylab.storage.islutil import maps, schedule_map
+from polylab.reference.cvalue import FLOAT_TYPES, binary, bits, const_value, convert, evaluate
 
 
 def default_initial(array: str, index: tuple[int, ...], ctype: str):
@@ -60,19 +60,19 @@ class Memory:
         return self.load(array, index)
 
 
-def instances(scop: Scop, params: Mapping[str, int], schedule: Any = None
+def instances(scop: Scop, params: Mapping[str, int], schedule: isl.UnionMap | None = None
               ) -> list[tuple[tuple[int, ...], int, str, tuple[int, ...]]]:
-    """Every instance as ``(time vector, statement position, statement name, iteration vector)``, sorted."""
-    ctx = scop.context
-    for name, v in params.items():
-        k = ctx.find_dim_by_name(isl.dim_type.param, name)
-        if k < 0:
-            raise ModelError(f"no parameter named {name!r}")
-        ctx = ctx.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(ctx.get_ctx(), int(v)))
+    """Every instance as ``(time vector, statement position, statement name, iteration vector)``, sorted.
+
+    ``schedule`` is the order, ``{ S[x] -> [t] }`` (a Schedule's ``union_map``); default: the SCoP's own."""
+    unknown = [name for name in params if name not in scop.parameters]
+    if unknown:
+        raise ModelError(f"no parameter named {unknown[0]!r}")
     missing = [p for p in scop.parameters if p not in params]
     if missing:
         raise ModelError(f"give a value to every parameter (missing: {', '.join(missing)})")
-    T = schedule_map(schedule if schedule is not None else scop.schedule, scop.domain)
+    ctx = fix_parameters(scop.context, params)
+    T = (schedule if schedule is not None else scop.schedule_map).intersect_domain(scop.domain)
     T = T.intersect_params(ctx)
     order = {s.name: k for k, s in enumerate(scop.statements)}
     out: list = []
@@ -80,12 +80,11 @@ def instances(scop: Scop, params: Mapping[str, int], schedule: Any = None
     def visit(p: isl.Point) -> None:
         sp = p.get_space().unwrap()
         n_in = sp.dim(isl.dim_type.in_)
-        n_out = sp.dim(isl.dim_type.out)
-        vals = [p.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n_in + n_out)]
+        vals = point_coordinates(p)
         name = sp.get_tuple_name(isl.dim_type.in_)
-        out.append((tuple(vals[n_in:]), order[name], name, tuple(vals[:n_in])))
+        out.append((vals[n_in:], order[name], name, vals[:n_in]))
 
-    for m in maps(T):
+    for m in maps_of(T):
         if not m.is_single_valued():
             raise ModelError(f"the schedule of {m.get_tuple_name(isl.dim_type.in_)} is not a function")
         m.wrap().foreach_point(visit)
@@ -93,7 +92,7 @@ def instances(scop: Scop, params: Mapping[str, int], schedule: Any = None
     return out
 
 
-def execute(scop: Scop, params: Mapping[str, int], *, schedule: Any = None,
+def execute(scop: Scop, params: Mapping[str, int], *, schedule: isl.UnionMap | None = None,
             initial: Callable[[str, tuple[int, ...], str], Any] = default_initial,
             scalars: Mapping[str, Any] | None = None) -> Memory:
     """Run every instance of ``scop`` at ``params`` in the order of ``schedule`` (default: its own)."""
@@ -136,19 +135,13 @@ def execute(scop: Scop, params: Mapping[str, int], *, schedule: Any = None,
 def live_out_elements(scop: Scop, params: Mapping[str, int], arrays: Any = None
                       ) -> list[tuple[str, tuple[int, ...]]]:
     """The live-out elements at ``params``: ``scop.live_out``, or every element written when None."""
-    ctx = scop.context
-    for name, v in params.items():
-        k = ctx.find_dim_by_name(isl.dim_type.param, name)
-        ctx = ctx.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(ctx.get_ctx(), int(v)))
+    ctx = fix_parameters(scop.context, params)
     live = scop.live_out if scop.live_out is not None else scop.writes.range()
     live = live.intersect_params(ctx)
     out: list = []
 
     def visit(p: isl.Point) -> None:
-        sp = p.get_space()
-        n = sp.dim(isl.dim_type.set)
-        out.append((sp.get_tuple_name(isl.dim_type.set),
-                    tuple(p.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n))))
+        out.append((p.get_space().get_tuple_name(isl.dim_type.set), point_coordinates(p)))
 
     live.foreach_point(visit)
     if arrays is not None:
@@ -156,18 +149,12 @@ def live_out_elements(scop: Scop, params: Mapping[str, int], arrays: Any = None
     return sorted(out)
 
 
-def bits(value) -> Any:
-    """The bit pattern of a value (floats compared bit for bit, so -0.0 != 0.0 and NaN == NaN)."""
-    if isinstance(value, np.floating):
-        return value.tobytes()
-    return value
-
-
 def same_live_out(original: Scop, transformed: Scop, params: Mapping[str, int], *,
-                  schedule: Any = None, initial: Callable[[str, tuple[int, ...], str], Any] = default_initial
+                  schedule: isl.UnionMap | None = None, initial: Callable[[str, tuple[int, ...], str], Any] = default_initial
                   ) -> list[tuple[str, tuple[int, ...], Any, Any]]:
     """The live-out elements whose values differ (bit for bit) between ``original`` run in its own
-    order and ``transformed`` run under ``schedule`` (default: its own); empty when they agree."""
+    order and ``transformed`` run under ``schedule`` (``{ S[x] -> [t] }``, default: its own); empty when they
+    agree."""
     m0 = execute(original, params, initial=initial)
     m1 = execute(transformed, params, schedule=schedule, initial=initial)
     out = []
@@ -178,7 +165,7 @@ def same_live_out(original: Scop, transformed: Scop, params: Mapping[str, int], 
     return out
 
 
-def clobbers(scop: Scop, schedule: Any, array: str, slot: Callable[[tuple[int, ...]], tuple],
+def clobbers(scop: Scop, schedule: isl.UnionMap | None, array: str, slot: Callable[[tuple[int, ...]], tuple],
              params: Mapping[str, int], live: bool = True) -> list[str]:
     """Brute force, independent of isl's conflict set: run ``scop`` under ``schedule`` with ``array``
     stored by ``slot(element)`` and list every read that would find its slot holding another element's
@@ -223,6 +210,4 @@ def clobbers(scop: Scop, schedule: Any, array: str, slot: Callable[[tuple[int, .
 
 
 def _refs(e):
-    from polylab.model.expr import walk
-
     return [x for x in walk(e) if isinstance(x, ArrayRef)]

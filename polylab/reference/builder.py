@@ -7,69 +7,21 @@ Meant for tests and exercises that need a model without going through the front 
     scop = make_scop("demo", [s0, s1], arrays=[("x", "double", ("n",))],
                      schedule="[n] -> { S0[i] -> [0, i]; S1[i] -> [1, i] }")
 
-Bodies are parsed with Python's expression grammar (``x[i][j]`` or ``x[i, j]``, ``+ - * / %``, calls,
-unary minus); float literals are ``double`` unless written as ``f32(1.5)``, which gives ``1.5f``.
+Bodies are parsed by :func:`polylab.reference.cvalue.parse_expr` (Python's expression grammar (``x[i][j]`` or ``x[i, j]``, ``+ - * / %``, calls,
+unary minus; float literals are ``double`` unless written as ``f32(1.5)``, which gives ``1.5f``).
 """
 
 from __future__ import annotations
 
-import ast
 from typing import Iterable, Sequence
 
 import islpy as isl
 
 from polylab.errors import ModelError, SourceLocation
-from polylab.model.expr import (ArrayRef, Assignment, Binary, Call, Cast, Const, Expr, Name, Unary,
-                                assignment_to_c, to_c, transform, walk)
+from polylab.model.expr import (ArrayRef, Assignment, Binary, Const, Expr, Name, Unary, assignment_to_c, to_c,
+                                transform, walk)
 from polylab.model.scop import Access, Array, Scalar, Scop, Statement
-
-_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%"}
-
-
-def parse_expr(text: str) -> Expr:
-    """A C-like expression (the common subset of C and Python) as an expression tree."""
-    try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError as exc:
-        raise ModelError(f"cannot parse the expression {text!r}: {exc.msg}") from None
-
-    def conv(n: ast.AST) -> Expr:
-        match n:
-            case ast.Constant(value=bool()):
-                raise ModelError(f"unsupported constant in {text!r}")
-            case ast.Constant(value=int() as v):
-                return Const(str(v), "int")
-            case ast.Constant(value=float() as v):
-                return Const(repr(v), "double")
-            case ast.Name(id=i):
-                return Name(i)
-            case ast.UnaryOp(op=ast.USub(), operand=o):
-                return Unary("-", conv(o))
-            case ast.UnaryOp(op=ast.UAdd(), operand=o):
-                return conv(o)
-            case ast.BinOp(op=op, left=a, right=b) if type(op) in _BINOPS:
-                return Binary(_BINOPS[type(op)], conv(a), conv(b))
-            case ast.Call(func=ast.Name(id="f32"), args=[a]):
-                return transform(conv(a), lambda x: Const(f"{float(x.text)!r}f", "float")
-                                 if isinstance(x, Const) else None)
-            case ast.Call(func=ast.Name(id=("float" | "double" | "int") as t), args=[a]):
-                return Cast(t, conv(a))
-            case ast.Call(func=ast.Name(id=f), args=args):
-                return Call(f, tuple(conv(a) for a in args))
-            case ast.Subscript():
-                idx: list[Expr] = []
-                cur: ast.AST = n
-                while isinstance(cur, ast.Subscript):
-                    sl = cur.slice
-                    parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
-                    idx = [conv(p) for p in parts] + idx
-                    cur = cur.value
-                if not isinstance(cur, ast.Name):
-                    raise ModelError(f"unsupported array reference in {text!r}")
-                return ArrayRef(cur.id, tuple(idx), -1)
-        raise ModelError(f"unsupported construct in {text!r}: {ast.dump(n)[:60]}")
-
-    return conv(node)
+from polylab.reference.cvalue import parse_expr
 
 
 def isl_expr(e: Expr) -> str:

@@ -1,0 +1,75 @@
+"""Reading isl values: the coordinates of a point, the pieces of a union, parameters fixed to numbers.
+
+These are the only places polylab takes an ``isl.Point`` apart or walks a union map / union set; every
+layer above the model uses them (isl stays the arithmetic; nothing here computes anything).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, TypeVar
+
+import islpy as isl
+
+__all__ = ["fix_parameters", "maps_of", "parameter_values", "point_coordinates", "readable", "sets_of"]
+
+_IslObject = TypeVar("_IslObject", isl.Set, isl.Map, isl.UnionSet, isl.UnionMap, isl.BasicSet, isl.BasicMap)
+
+
+def point_coordinates(point: isl.Point, start: int = 0, count: int | None = None, *,
+                      dim_type: isl.dim_type = isl.dim_type.set) -> tuple[int, ...]:
+    """The integer coordinates ``start .. start + count - 1`` of ``point`` (of its set dimensions by
+    default; all of them from ``start`` when ``count`` is None)."""
+    if count is None:
+        count = point.get_space().dim(dim_type) - start
+    return tuple(int(point.get_coordinate_val(dim_type, start + k).to_python()) for k in range(count))
+
+
+def parameter_values(point: isl.Point) -> dict[str, int]:
+    """The parameter values of ``point`` by name (``{'N': 3}``)."""
+    space = point.get_space()
+    names = [space.get_dim_name(isl.dim_type.param, k) for k in range(space.dim(isl.dim_type.param))]
+    return dict(zip(names, point_coordinates(point, dim_type=isl.dim_type.param)))
+
+
+def maps_of(umap: isl.UnionMap | isl.Map) -> list[isl.Map]:
+    """The maps of a union map, one per pair of spaces (a map is its own single piece)."""
+    if isinstance(umap, isl.Map):
+        return [umap]
+    out: list[isl.Map] = []
+    umap.foreach_map(out.append)
+    return out
+
+
+def sets_of(uset: isl.UnionSet | isl.Set) -> list[isl.Set]:
+    """The sets of a union set, one per space (a set is its own single piece)."""
+    if isinstance(uset, isl.Set):
+        return [uset]
+    out: list[isl.Set] = []
+    uset.foreach_set(out.append)
+    return out
+
+
+def readable(obj: isl.Set | isl.Map | isl.UnionSet | isl.UnionMap) -> str:
+    """isl text without the parameter-only constraints (they only say when the set is non-empty)."""
+    try:
+        return str(obj.gist_params(obj.params()).coalesce())
+    except isl.Error:  # isl could not simplify: its plain text is still exact
+        return str(obj)
+
+
+def fix_parameters(obj: _IslObject, values: Mapping[str, int]) -> _IslObject:
+    """``obj`` with each named parameter it has fixed to its value (names it lacks are ignored)."""
+    for name, v in values.items():
+        if isinstance(obj, (isl.UnionSet, isl.UnionMap)):
+            space = obj.get_space()
+            if space.find_dim_by_name(isl.dim_type.param, name) < 0:
+                continue
+            ctx = isl.Set.universe(isl.Space.params_alloc(obj.get_ctx(), 0)).align_params(space)
+            k = ctx.find_dim_by_name(isl.dim_type.param, name)
+            obj = obj.intersect_params(ctx.fix_val(isl.dim_type.param, k,
+                                                   isl.Val.int_from_si(obj.get_ctx(), int(v))))
+            continue
+        k = obj.find_dim_by_name(isl.dim_type.param, name)
+        if k >= 0:
+            obj = obj.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(obj.get_ctx(), int(v)))
+    return obj
