@@ -217,3 +217,32 @@ def test_bench_measures_a_real_peer_in_the_same_table(name, tmp_path):
         assert "gcc parallelized 2 loop(s)" in rows[1]["reason"]
     if name == "polly":
         assert all(r["reason"].startswith("Polly modelled 1 SCoP(s) in the kernel") for r in rows), rows
+
+
+PLUTO_LOG = """\
+[pluto] Affine transformations [<iter coeff's> <param> <const>]
+
+T(S1): (2t-i, 2t+i, 2t+j)
+loop types (loop, loop, loop)
+
+[Pluto] After tile scheduling:
+T(S1): ((2t-i)/32+(2t+i)/32, (2t+i)/32, (2t+j)/32, t, 2t+i, 2t+j)
+loop types (loop, loop, loop, loop, loop, loop)
+
+T(S2): (zT3+zT4, zT4, zT5, t, 2t+i+1, 2t+j+1)
+[pluto] Timing statistics
+[pluto] SCoP extraction + dependence analysis time: 0.001226s
+[pluto] Auto-transformation time: 0.019320s
+[pluto] \t\tTotal constraint solving time (LP/MIP/ILP) time: 0.002417s
+[pluto] Total time: 1.183743s
+[pluto] All times: 0.001226 0.019320 0.863401 0.299796
+"""
+
+
+def test_plutos_log_gives_its_final_transformation_and_its_own_times():
+    """Read from PLUTO 0.13.0's output format (so CI, which has no PLUTO, checks the reading)."""
+    times = dict(peers._tool_times(PLUTO_LOG))
+    assert times == {"scop extraction + dependence analysis": 0.001226, "auto-transformation": 0.01932,
+                     "total constraint solving (lp/mip/ilp)": 0.002417, "total": 1.183743}
+    assert peers._pluto_schedule(PLUTO_LOG) == ("T(S1): ((2t-i)/32+(2t+i)/32, (2t+i)/32, (2t+j)/32, t, 2t+i, 2t+j); "
+                                               "T(S2): (zT3+zT4, zT4, zT5, t, 2t+i+1, 2t+j+1)")

@@ -119,7 +119,8 @@ class Peer:
     @property
     def command(self) -> str:
         """How the peer is run, in words (for reports)."""
-        compile_cmd = " ".join([Path(self.compiler.path).name, *TIMING_FLAGS, *self.compile_flags(None)]
+        threads = [self.threads_flag.format("T")] if self.threads_flag else []
+        compile_cmd = " ".join([Path(self.compiler.path).name, *TIMING_FLAGS, *self.flags, *threads]
                                + (["-fopenmp"] if self.openmp else []))
         if self.transformer:
             return f"{shlex.join(self.transformer)} IN.c -o OUT.c; {compile_cmd} OUT.c"
