@@ -11,14 +11,13 @@ import io
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 import pytest
 
 import polylab
 from polylab import toolchain as tc
-from polylab.bench import load_kernel, plan, run_bench
+from polylab.bench import load_kernel, plan
 from polylab.bench import peers
 from polylab.bench.sweep import split_name
 from polylab.cli import main
@@ -246,3 +245,10 @@ def test_plutos_log_gives_its_final_transformation_and_its_own_times():
                      "total constraint solving (lp/mip/ilp)": 0.002417, "total": 1.183743}
     assert peers._pluto_schedule(PLUTO_LOG) == ("T(S1): ((2t-i)/32+(2t+i)/32, (2t+i)/32, (2t+j)/32, t, 2t+i, 2t+j); "
                                                "T(S2): (zT3+zT4, zT4, zT5, t, 2t+i+1, 2t+j+1)")
+
+
+def test_an_unknown_peer_spec_is_a_row_not_a_crash():
+    kernel = load_kernel("jacobi2d.c")
+    (case,) = plan([kernel], ["peer:icc"], threads=[1], params=QUICK, quick=True)
+    r = peers.run_peer_case(kernel, case, None, repeat=1, warmup=0, timeout=60)
+    assert r.status == "not run" and "no peer named 'icc'" in (r.reason or "")

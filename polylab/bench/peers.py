@@ -285,6 +285,8 @@ def _find_graphite(cc_env: str | None, path_env: str | None) -> tuple[Peer | Non
 
 
 def _search(name: str) -> tuple[Peer | None, str]:
+    """The peer ``name`` or the reason it is absent. The finders are cached on the environment variables
+    they read (and ``PATH``), so a changed environment is probed anew."""
     env, path = os.environ.get, os.environ.get("PATH")
     match name:
         case "pluto":
@@ -380,7 +382,10 @@ def run_peer_case(kernel: Kernel, case: Case, baseline: tc.Timing | None, *, rep
                   timeout: float, progress: Callable[[str], None] | None = None) -> PeerResult:
     """The peer that ``case.spec`` names (``peer:NAME``), measured by :func:`measure_peer`; a peer that is not
     on this machine gives a ``not run`` result with the reason."""
-    peer, reason = _search(peer_name(case.spec) or "")
+    name = peer_name(case.spec) or ""
+    if name not in PEER_NAMES:
+        return PeerResult(case, NOT_RUN, reason=f"no peer named {name!r}: the peers are {', '.join(PEER_NAMES)}")
+    peer, reason = _search(name)
     if peer is None:
         return PeerResult(case, NOT_RUN, reason=reason)
     return measure_peer(peer, kernel, case, baseline, repeat=repeat, warmup=warmup, timeout=timeout,
