@@ -252,3 +252,20 @@ def test_an_unknown_peer_spec_is_a_row_not_a_crash():
     (case,) = plan([kernel], ["peer:icc"], threads=[1], params=QUICK, quick=True)
     r = peers.run_peer_case(kernel, case, None, repeat=1, warmup=0, timeout=60)
     assert r.status == "not run" and "no peer named 'icc'" in (r.reason or "")
+
+
+def test_peers_flag_measures_every_peer_found_and_names_the_absent(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYCC", str(tmp_path / "no-polycc"))
+    monkeypatch.setenv("OMP_WAIT_POLICY", "passive")
+    js = tmp_path / "report.json"
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(["bench", "sweep2d.c", "--quick", "--no-progress", "--schedules", "original", "--peers",
+                   "--threads", "1", "--json", str(js)])
+    out, data = buf.getvalue(), json.loads(js.read_text())
+    assert rc == 0, out
+    assert "POLYCC" in data["settings"]["peers_absent"]["pluto"]
+    assert "peer pluto: not measured: POLYCC=" in out
+    here = [p.name for p in peers.available_peers()]
+    assert [p["name"] for p in data["settings"]["peers"]] == here
+    assert sorted({r["spec"] for r in data["results"]} - {"original"}) == sorted(f"peer:{n}" for n in here)
