@@ -191,9 +191,11 @@ def run_bench(kernels: Sequence[Kernel], cases: Sequence[Case], *, repeat: int =
               timeout: float = 300.0, settings: Mapping[str, Any] | None = None,
               on_start: Callable[[Case], None] | None = None,
               on_result: Callable[[CaseResult], None] | None = None,
-              progress: Callable[[str], None] | None = None) -> BenchReport:
+              progress: Callable[[str], None] | None = None,
+              run_one: Callable[..., CaseResult] = run_case) -> BenchReport:
     """Run every case (module text). ``on_start``/``on_result`` are called around each case and
-    ``progress`` with each sub-step (a progress bar hooks in there); nothing is printed.
+    ``progress`` with each sub-step (a progress bar hooks in there); nothing is printed. ``run_one``
+    measures one case (:func:`run_case`'s signature; :func:`polylab.bench.peers.run_case` adds peers).
 
     A variant whose code has no parallel loop is measured with the first thread count only: its later
     cases with other thread counts are not repeated (``on_result`` gets the first result again)."""
@@ -243,7 +245,7 @@ def run_bench(kernels: Sequence[Kernel], cases: Sequence[Case], *, repeat: int =
             if on_result:
                 on_result(seq)
             continue
-        result = run_case(kernel, case, baselines[case.kernel], repeat=repeat, warmup=warmup, timeout=timeout,
+        result = run_one(kernel, case, baselines[case.kernel], repeat=repeat, warmup=warmup, timeout=timeout,
                           progress=(lambda m, c=case: progress(f"{c.kernel} [{c.label}]: {m}"))
                           if progress else None)
         results.append(result)

@@ -20,8 +20,15 @@ status ('verified'|'unverified'|'illegal'|'error'|'not run'), verified (true|fal
 runs, baseline_median_s, baseline_min_s, speedup (null unless verified), parallel, schedule, reason,
 first_difference, build_seconds}], "best" {kernel: {variant, threads, parallel, speedup, median_s}}, "seconds"}.
 
+Peers (--peers, or --peer NAME): PLUTO (polycc on PATH), clang with Polly and gcc with Graphite, where they
+are here, become rows of the same table: each gets the kernel's original program with the region between
+'#pragma scop' and '#pragma endscop', is built with the variants' flags and thread counts, verified bit for
+bit and timed like them (see polylab.bench.peers; spec 'peer:NAME' in --schedules does the same). Their
+JSON results carry a "peer" object {name, title, version, command, transform_seconds, tool_times, input}.
+
 Exit status: 0 when every variant that ran was verified (illegal variants are not failures); 1 when some
-variant's output differed from the original's or it could not be built or run; 2 for a user error.
+variant's output differed from the original's or it could not be built or run; 2 for a user error. Peer
+rows never change the exit status.
 """
 
 from __future__ import annotations
@@ -68,6 +75,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="OMP_WAIT_POLICY of the OpenMP runs (default: the environment's, else passive: "
                         "waiting threads sleep instead of spinning, which keeps a busy machine usable)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--peers", action="store_true", help="also measure every peer found here (pluto, polly, graphite)")
+    p.add_argument("--peer", action="append", default=[], choices=("pluto", "polly", "graphite"),
+                   help="also measure this peer (repeatable)")
     return p
 
 
@@ -103,6 +113,10 @@ def run(args: argparse.Namespace) -> int:
         raise PolylabError("--repeat must be at least 1")
     if warmup < 0:
         raise PolylabError("--warmup must not be negative")
+    from polylab.bench import peers
+
+    chosen, absent = peers.select(args.peer or None) if args.peers or args.peer else ([], {})
+    specs = [*specs, *(p.spec for p in chosen)]
     params = parse_params(args.param)
     verify_params = parse_params(args.verify_param)
     policy = set_wait_policy(args.wait_policy)
@@ -111,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
                        verify_params=verify_params, quick=quick, target=args.target)
     settings = {"kernels": [k.name for k in kernels], "schedules": specs, "threads": threads, "tile_sizes": tiles,
                 "params": params, "verify_params": verify_params, "repeat": repeat, "warmup": warmup,
-                "target": args.target, "quick": quick, "omp_wait_policy": policy}
+                "target": args.target, "quick": quick, "omp_wait_policy": policy,
+                "peers": [p.to_json() for p in chosen], "peers_absent": absent}
 
     from tqdm import tqdm
 
@@ -129,15 +144,18 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         report = bench.run_bench(kernels, cases, repeat=repeat, warmup=warmup, timeout=args.timeout,
-                                 settings=settings, on_start=on_start, on_result=on_result, progress=progress)
+                                 settings=settings, on_start=on_start, on_result=on_result, progress=progress,
+                                 run_one=peers.run_case)
     finally:
         bar.close()
     print(report.table())
+    for line in peers.summary(report.results, absent):
+        print(line)
     if args.json_file:
         path = bench.write_json(report, args.json_file)
         print(f"JSON report: {path}")
     if args.chart:
         path = bench.write_chart(report, args.chart)
         print(f"chart: {path}")
-    bad = [r for r in report.results if r.status in ("unverified", "error")]
+    bad = [r for r in report.results if r.status in ("unverified", "error") and not peers.is_peer(r.case.spec)]
     return 1 if bad else 0

@@ -311,19 +311,24 @@ def _region_iterators(scop: Scop) -> list[str]:
     return seen
 
 
-def original_kernel(scop: Scop) -> str:
-    """The region's own text as the kernel function, its iterators declared as ``int``."""
+def original_kernel(scop: Scop, *, scop_pragmas: bool = False) -> str:
+    """The region's own text as the kernel function, its iterators declared as ``int``; with
+    ``scop_pragmas`` the region is wrapped in ``#pragma scop`` / ``#pragma endscop`` (for other polyhedral
+    tools, which read the region between them)."""
     its = [it for it in _region_iterators(scop) if not re.search(rf"\bint\s+{re.escape(it)}\b", scop.source)]
     decl = f"  int {', '.join(its)};\n" if its else ""
     src = scop.source.strip("\n")
     if scop.location is not None and scop.location.column > 1:
         src = " " * (scop.location.column - 1) + src  # the region starts mid-line: restore its indent
     text = textwrap.indent(textwrap.dedent(src), "  ")
+    if scop_pragmas:
+        text = f"#pragma scop\n{text}\n#pragma endscop"
     return f"{kernel_signature(scop)}\n{{\n{decl}{text}\n}}\n"
 
 
-def original_program(scop: Scop) -> str:
-    """The original program: ``Scop.source`` verbatim in the harness every variant uses."""
+def original_program(scop: Scop, *, scop_pragmas: bool = False) -> str:
+    """The original program: ``Scop.source`` verbatim in the harness every variant uses (``scop_pragmas``:
+    see :func:`original_kernel`)."""
     header = (f"/* polylab: the original program of {scop.name}, the reference for verification.\n"
               f"   Schedule: the source's own loop order. */")
-    return c_program(scop, header, original_kernel(scop), helpers=SYSY_RUNTIME)
+    return c_program(scop, header, original_kernel(scop, scop_pragmas=scop_pragmas), helpers=SYSY_RUNTIME)
