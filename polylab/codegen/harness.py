@@ -56,7 +56,7 @@ from polylab.toolchain.compare import HARNESS_SUPPORT_C, OUTPUTS_VARIABLE, OUTPU
 
 __all__ = [
     "PARAMETER_CTYPE", "SOURCE_FILE", "SYSY_RUNTIME", "LiveOut", "array_param", "c_program", "dump_function",
-    "element", "flat_index", "init_function", "initial_values", "is_float", "kernel_arrays", "kernel_call",
+    "element", "flat_index", "init_function", "initial_elements", "initial_values", "is_float", "kernel_arrays", "kernel_call",
     "kernel_signature", "live_out_points", "live_outs", "main_prologue", "original_kernel",
     "original_program", "output_points", "prelude", "set_points", "size_expr", "source_text", "written_arrays",
     "written_elements",
@@ -102,6 +102,12 @@ POLYLAB_UNUSED static unsigned long long polylab_uint(unsigned long long k, unsi
 }
 POLYLAB_UNUSED static double polylab_unit(unsigned long long k, unsigned long long idx) {
     return (double)polylab_uint(k, idx) / 1022.0;
+}
+/* isl's min, max and floor division in the harness's own loops over output elements */
+POLYLAB_UNUSED static long long polylab_min(long long a, long long b) { return a < b ? a : b; }
+POLYLAB_UNUSED static long long polylab_max(long long a, long long b) { return a > b ? a : b; }
+POLYLAB_UNUSED static long long polylab_floord(long long a, long long b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 """
 
@@ -278,8 +284,33 @@ def numpy_dtype(ctype: str) -> np.dtype:
         raise ModelError(f"no numpy type for the C type {ctype!r}") from None
 
 
+def initial_elements(scop: Scop, array: Array, values: Mapping[str, int], flat_indices: np.ndarray) -> np.ndarray:
+    """The initial values of the elements of ``array`` at the given row-major flat indices (see
+    :func:`initial_values` for the rule), as a one-dimensional array of the element type."""
+    dtype = numpy_dtype(array.ctype)
+    k = np.uint64(array_seed(array.name))
+    extents = extent_values(scop, array, values)
+    idx = np.asarray(flat_indices, dtype=np.uint64)
+
+    def u(i: np.ndarray) -> np.ndarray:
+        return (i * np.uint64(7919) + k * np.uint64(104729)) % np.uint64(1021) + np.uint64(1)
+
+    if not is_float(array.ctype):
+        return u(idx).astype(dtype)
+    unit = u(idx).astype(np.float64) / 1022.0
+    if array.rank == 1:
+        unit = unit / np.float64(extents[0])
+    elif array.rank == 2 and extents[0] == extents[1]:
+        m = np.uint64(extents[1])
+        i, j = idx // m, idx % m
+        mirror = u(np.minimum(i, j) * m + np.maximum(i, j)).astype(np.float64) / 1022.0 / np.float64(extents[1])
+        unit = np.where(i == j, 1.0 + unit, mirror)
+    return unit.astype(dtype)
+
+
 def initial_values(scop: Scop, values: Mapping[str, int]) -> dict[str, np.ndarray]:
-    """The initial value of every array of ``scop`` at the parameter ``values`` (the harness's rule).
+    """The initial value of every array of ``scop`` at the parameter ``values`` (the harness's rule),
+    shaped by the extents.
 
     With ``k`` = :func:`array_seed` of the array's name and ``idx`` the row-major flat index, let
     ``u(idx) = ((idx * 7919 + k * 104729) mod 1021 + 1)`` (an integer in ``1 .. 1021``; unsigned 64-bit
@@ -295,30 +326,15 @@ def initial_values(scop: Scop, values: Mapping[str, int]) -> dict[str, np.ndarra
     * other floating-point arrays: ``unit(idx)``; a written scalar (rank 0): ``unit(0)`` or ``u(0)``.
 
     The rule depends only on what the harness knows (the element type, the extents, the array's name),
-    never on the kernel. Each value is computed in double precision exactly as the C code does it and then
-    converted to the element type. Returns arrays shaped by the extents."""
+    never on the kernel. Each value is computed in double precision exactly as the C code does it, then
+    converted to the element type."""
     out: dict[str, np.ndarray] = {}
     for a in scop.arrays:
-        dtype = numpy_dtype(a.ctype)
-        k = np.uint64(array_seed(a.name))
         extents = extent_values(scop, a, values)
-        count = int(np.prod(extents, dtype=object)) if extents else 1
-        idx = np.arange(count, dtype=np.uint64)
-        u = (idx * np.uint64(7919) + k * np.uint64(104729)) % np.uint64(1021) + np.uint64(1)
-        if not is_float(a.ctype):
-            flat = u.astype(dtype)
-        else:
-            unit = u.astype(np.float64) / 1022.0
-            if a.rank == 1:
-                unit = unit / np.float64(count)
-            elif a.rank == 2 and extents[0] == extents[1]:
-                m = extents[1]
-                i, j = np.divmod(np.arange(count, dtype=np.uint64), np.uint64(m))
-                lo, hi = np.minimum(i, j), np.maximum(i, j)
-                mirror = unit[(lo * np.uint64(m) + hi).astype(np.int64)] / np.float64(m)
-                unit = np.where(i == j, 1.0 + unit, mirror)
-            flat = unit.astype(dtype)
-        out[a.name] = flat.reshape(extents)
+        count = 1
+        for e in extents:
+            count *= e
+        out[a.name] = initial_elements(scop, a, values, np.arange(count, dtype=np.uint64)).reshape(extents)
     return out
 
 
@@ -375,6 +391,15 @@ def dump_function(scop: Scop, *, flat: bool = False) -> str:
                       *written, "  } else {", *default, "  }", "}"]) + "\n"
 
 
+def _harness_expr(e: A.AExpr) -> str:
+    """An isl AST expression as C that calls the harness's own ``polylab_min``/``_max``/``_floord`` (the
+    original program defines no ``min``)."""
+    return _HELPER_CALL.sub(r"polylab_\1(", c_expr(e))
+
+
+_HELPER_CALL = re.compile(r"\b(min|max|floord)\(")
+
+
 def _element_loops(scop: Scop, lo: LiveOut, action: str, flat: bool, depth: int) -> str:
     """Loops over the points of an isl set of elements (isl's AST generator, lexicographic order);
     ``action`` is C text in which ``{elem}`` stands for the element."""
@@ -402,21 +427,21 @@ def _element_loops(scop: Scop, lo: LiveOut, action: str, flat: bool, depth: int)
                     emit(c, depth)
             case A.For():
                 if node.degenerate:
-                    lines.append(f"{pad}{{ const int {node.iterator} = {c_expr(node.init)};")
+                    lines.append(f"{pad}{{ const int {node.iterator} = {_harness_expr(node.init)};")
                 else:
-                    lines.append(f"{pad}for (int {node.iterator} = {c_expr(node.init)}; "
-                                 f"{c_expr(node.cond)}; {node.iterator} += {node.inc}) {{")
+                    lines.append(f"{pad}for (int {node.iterator} = {_harness_expr(node.init)}; "
+                                 f"{_harness_expr(node.cond)}; {node.iterator} += {node.inc}) {{")
                 emit(node.body, depth + 1)
                 lines.append(f"{pad}}}")
             case A.If(cond=c, then=t, other=o):
-                lines.append(f"{pad}if ({c_expr(c)}) {{")
+                lines.append(f"{pad}if ({_harness_expr(c)}) {{")
                 emit(t, depth + 1)
                 if o is not None:
                     lines.append(f"{pad}}} else {{")
                     emit(o, depth + 1)
                 lines.append(f"{pad}}}")
             case A.User(args=args):
-                elem = element(a, [c_expr(x) for x in args], flat)
+                elem = element(a, [_harness_expr(x) for x in args], flat)
                 lines.append(pad + action.replace("{elem}", elem))
     emit(root, depth)
     return "\n".join(lines)
