@@ -127,7 +127,7 @@ def code_text(generated: Any) -> str:
 
 def experiment(scop, schedule, *, target: str = "c", params: Mapping[str, int] | None = None,
                threads: int | None = None, repeat: int = 3, force: bool = False,
-               verify_params: Mapping[str, int] | None = None) -> Any:
+               verify_params: Mapping[str, int] | None = None, timeout: float | None = None) -> Any:
     """Compile, verify and time ``schedule`` against the original program (``polylab.experiment.measure``).
 
     ``force`` is passed on when the experiment layer accepts it (rebuild instead of reusing cached
@@ -137,6 +137,8 @@ def experiment(scop, schedule, *, target: str = "c", params: Mapping[str, int] |
 
     mod = _module("polylab.experiment")
     kwargs: dict[str, Any] = dict(params=dict(params or {}), threads=threads, repeat=repeat)
+    if timeout is not None:
+        kwargs["timeout"] = timeout  # seconds per run: the toolchain kills the program's process group after it
     accepted = inspect.signature(mod.measure).parameters
     if force and "force" in accepted:
         kwargs["force"] = True
