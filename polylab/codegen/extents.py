@@ -27,7 +27,7 @@ from pycparser.c_parser import CParser, ParseError
 from polylab.errors import CodegenError
 from polylab.model.scop import Array, Scop
 
-__all__ = ["extent_functions", "extent_values"]
+__all__ = ["extent_box", "extent_functions", "extent_values"]
 
 
 @functools.lru_cache(maxsize=512)
@@ -141,21 +141,42 @@ def _isl_text(node: c_ast.Node, params: frozenset[str], constants: Mapping[str, 
     return None
 
 
-def extent_functions(scop: Scop, array: Array) -> tuple[isl.PwAff, ...] | None:
-    """The extents of ``array`` as isl functions of the SCoP's parameters, or None when one of them is not
-    quasi-affine (then only :func:`extent_values` at concrete values can be used)."""
-    params = scop.parameters
-    prefix = f"[{', '.join(params)}] -> " if params else ""
-    out: list[isl.PwAff] = []
+def _extent_texts(scop: Scop, array: Array) -> list[str] | None:
+    out = []
     for e in array.extents:
         try:
-            text = _isl_text(_parse(e), frozenset(params), dict(scop.constants))
+            text = _isl_text(_parse(e), frozenset(scop.parameters), dict(scop.constants))
         except CodegenError:
             return None
         if text is None:
             return None
-        try:
-            out.append(isl.PwAff(f"{prefix}{{ [({text})] }}"))
-        except isl.Error:
-            return None
-    return tuple(out)
+        out.append(text)
+    return out
+
+
+def extent_functions(scop: Scop, array: Array) -> tuple[isl.PwAff, ...] | None:
+    """The extents of ``array`` as isl functions of the SCoP's parameters, or None when one of them is not
+    quasi-affine (then only :func:`extent_values` at concrete values can be used)."""
+    texts = _extent_texts(scop, array)
+    if texts is None:
+        return None
+    prefix = f"[{', '.join(scop.parameters)}] -> " if scop.parameters else ""
+    try:
+        return tuple(isl.PwAff(f"{prefix}{{ [({t})] }}") for t in texts)
+    except isl.Error:
+        return None
+
+
+def extent_box(scop: Scop, array: Array) -> isl.Set | None:
+    """``[params] -> { A[e_0, ...] : 0 <= e_k < extent_k }``: the elements ``array`` has, as a function of
+    the parameters; None when an extent is not quasi-affine."""
+    texts = _extent_texts(scop, array)
+    if texts is None or not texts:
+        return None
+    prefix = f"[{', '.join(scop.parameters)}] -> " if scop.parameters else ""
+    names = [f"e{k}" for k in range(len(texts))]
+    cond = " and ".join(f"0 <= {n} < ({t})" for n, t in zip(names, texts))
+    try:
+        return isl.Set(f"{prefix}{{ {array.name}[{', '.join(names)}] : {cond} }}")
+    except isl.Error:
+        return None

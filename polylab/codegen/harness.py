@@ -56,7 +56,8 @@ from polylab.toolchain.compare import HARNESS_SUPPORT_C, OUTPUTS_VARIABLE, OUTPU
 
 __all__ = [
     "PARAMETER_CTYPE", "SOURCE_FILE", "SYSY_RUNTIME", "LiveOut", "array_param", "c_program", "dump_function",
-    "element", "flat_index", "init_function", "initial_elements", "initial_values", "is_float", "kernel_arrays", "kernel_call",
+    "element", "flat_index", "init_function", "initial_elements", "initial_values", "is_float", "kernel_arrays",
+    "kernel_call",
     "kernel_signature", "live_out_points", "live_outs", "main_prologue", "original_kernel",
     "original_program", "output_points", "prelude", "set_points", "size_expr", "source_text", "written_arrays",
     "written_elements",
@@ -385,7 +386,8 @@ def dump_function(scop: Scop, *, flat: bool = False) -> str:
     written = [_dump_elements(scop, lo, flat) for lo in written_elements(scop)]
     unused = "".join(f"  (void){p};\n" for p in scop.parameters)
     unused += "".join(f"  (void){a.name};\n" for a in kernel_arrays(scop))
-    return "\n".join([f"static void polylab_write_outputs({_harness_params(scop, flat)})", "{" + "\n" + unused.rstrip("\n"),
+    return "\n".join([f"static void polylab_write_outputs({_harness_params(scop, flat)})", "{",
+                      unused.rstrip("\n"),
                       f"  const char *polylab_mode = getenv(\"{OUTPUTS_VARIABLE}\");",
                       f"  if (polylab_mode != NULL && strcmp(polylab_mode, \"{OUTPUTS_WRITTEN}\") == 0) {{",
                       *written, "  } else {", *default, "  }", "}"]) + "\n"

@@ -27,7 +27,8 @@ from polylab.toolchain.timing import Timing, speedup, time_binary
 __all__ = [
     "BASELINE_FLAGS", "DEFAULT_MEMORY_LIMIT_MB", "EXIT_CUDA", "EXIT_OUTPUT", "EXIT_OUT_OF_MEMORY",
     "EXIT_STATUS_MEANINGS", "EXIT_USAGE", "FAST_FLAGS", "HARNESS_SUPPORT_C", "NATIVE_FLAGS",
-    "OUTPUTS_VARIABLE", "OUTPUTS_WRITTEN", "OUTPUT_DIR_VARIABLE", "VERIFY_FLAGS", "ArrayDifference", "Availability", "Binary",
+    "OUTPUTS_VARIABLE", "OUTPUTS_WRITTEN", "OUTPUT_DIR_VARIABLE", "VERIFY_FLAGS", "ArrayDifference", "Availability",
+    "Binary",
     "BuildRequest", "Comparison", "Compiler", "Diagnostic", "RunResult", "Timing", "Tool", "ToolchainReport",
     "c_compiler", "c_compiler_status", "cache_directory", "clear_cache", "compare_checksums",
     "compare_outputs", "compile", "compile_and_run", "compile_many", "cuda_compiler", "cuda_compiler_status",

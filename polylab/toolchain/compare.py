@@ -162,6 +162,11 @@ POLYLAB_UNUSED static void *polylab_alloc(size_t bytes, const char *name) {
     return p;
 }
 
+POLYLAB_UNUSED static void polylab_write_failed(const char *path) {
+    fprintf(stderr, "polylab: cannot write %s: %s\n", path, strerror(errno));
+    exit(POLYLAB_EXIT_OUTPUT);
+}
+
 POLYLAB_UNUSED static void polylab_dump(const char *name, const char *ctype, const void *data, size_t elem_size,
                                         int ndim, const long long *extents) {
     size_t count = 1;
@@ -175,18 +180,16 @@ POLYLAB_UNUSED static void polylab_dump(const char *name, const char *ctype, con
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.bin", dir, name);
     FILE *f = fopen(path, "wb");
-    if (f == NULL) { fprintf(stderr, "polylab: cannot write %s: %s\n", path, strerror(errno)); exit(POLYLAB_EXIT_OUTPUT); }
-    if (count > 0 && fwrite(data, elem_size, count, f) != count) {
-        fprintf(stderr, "polylab: short write to %s: %s\n", path, strerror(errno)); exit(POLYLAB_EXIT_OUTPUT);
-    }
-    if (fclose(f) != 0) { fprintf(stderr, "polylab: cannot write %s: %s\n", path, strerror(errno)); exit(POLYLAB_EXIT_OUTPUT); }
+    if (f == NULL) polylab_write_failed(path);
+    if (count > 0 && fwrite(data, elem_size, count, f) != count) polylab_write_failed(path);
+    if (fclose(f) != 0) polylab_write_failed(path);
     snprintf(path, sizeof path, "%s/%s.meta", dir, name);
     f = fopen(path, "w");
-    if (f == NULL) { fprintf(stderr, "polylab: cannot write %s: %s\n", path, strerror(errno)); exit(POLYLAB_EXIT_OUTPUT); }
+    if (f == NULL) polylab_write_failed(path);
     fprintf(f, "ctype %s\nelem_size %zu\nextents", ctype, elem_size);
     for (int d = 0; d < ndim; d++) fprintf(f, " %lld", extents[d]);
     fprintf(f, "\n");
-    if (fclose(f) != 0) { fprintf(stderr, "polylab: cannot write %s: %s\n", path, strerror(errno)); exit(POLYLAB_EXIT_OUTPUT); }
+    if (fclose(f) != 0) polylab_write_failed(path);
 }
 /* ---- end of polylab harness support ---- */
 """

@@ -93,7 +93,8 @@ class RunResult:
     ``returncode`` is the exit status, or minus the signal number when a signal ended the program (as in
     :mod:`subprocess`); ``seconds`` is the wall-clock time from start to exit; ``max_rss_mb`` the peak
     resident memory as the kernel reports it (``wait4``), which on Linux is at least the resident size
-    of the launching process when it forked, so it is an upper bound for the program's own peak; ``output_dir`` the directory given to the program in ``$POLYLAB_OUTPUT_DIR``.
+    of the launching process when it forked, so it is an upper bound for the program's own peak;
+    ``output_dir`` the directory given to the program in ``$POLYLAB_OUTPUT_DIR``.
     """
 
     returncode: int
@@ -244,7 +245,8 @@ def _run_in(argv: list[str], workdir: Path, env: dict[str, str], preexec, timeou
                                  "or truncated build?", hint="rebuild it (force=True, or --force on the command "
                                                              "line)") from None
         raise ToolchainError(f"could not start {argv[0]}: {exc.strerror}") from None
-    readers = [_Reader(proc.stdout, OUTPUT_LIMIT_BYTES), _Reader(proc.stderr, OUTPUT_LIMIT_BYTES)]  # type: ignore[arg-type]
+    assert proc.stdout is not None and proc.stderr is not None  # both are pipes
+    readers = [_Reader(proc.stdout, OUTPUT_LIMIT_BYTES), _Reader(proc.stderr, OUTPUT_LIMIT_BYTES)]
     for r in readers:
         r.start()
     if stdin is not None:
