@@ -364,12 +364,15 @@ def _dump_whole(a: Array) -> str:
 def _dump_elements(scop: Scop, lo: LiveOut, flat: bool) -> str:
     a = lo.array
     count = _element_loops(scop, lo, "polylab_n++;", flat, 3)
-    fill = _element_loops(scop, lo, "polylab_buf[polylab_n++] = {elem};", flat, 3)
+    fill = _element_loops(scop, lo, "polylab_at[polylab_n] = (long long)({flat}); polylab_buf[polylab_n++] = {elem};",
+                          flat, 3)
     return (f"    {{ size_t polylab_n = 0;\n{count}\n"
             f"      {a.ctype} *polylab_buf = ({a.ctype} *)polylab_alloc(sizeof({a.ctype}) * polylab_n, \"{a.name}\");\n"
+            f"      long long *polylab_at = (long long *)polylab_alloc(sizeof(long long) * polylab_n, \"{a.name}\");\n"
             f"      const long long polylab_ext[] = {{(long long)polylab_n}};\n      polylab_n = 0;\n{fill}\n"
             f"      polylab_dump(\"{a.name}\", \"{a.ctype}\", polylab_buf, sizeof({a.ctype}), 1, polylab_ext);\n"
-            f"      free(polylab_buf); }}")
+            f"      polylab_dump_indices(\"{a.name}\", polylab_at, polylab_n);\n"
+            f"      free(polylab_buf);\n      free(polylab_at); }}")
 
 
 def dump_function(scop: Scop, *, flat: bool = False) -> str:
@@ -377,7 +380,8 @@ def dump_function(scop: Scop, *, flat: bool = False) -> str:
 
     By default the live-out data (:func:`live_outs`): a whole array is written as it lies in memory; when
     the model knows the live-out elements (an isl set), they are gathered, in lexicographic order of their
-    indices, into a one-dimensional buffer written under the array's name (see :func:`live_out_points`).
+    indices, into a one-dimensional buffer written under the array's name (see :func:`live_out_points`),
+    and their row-major flat indices in the array go to ``<name>.idx`` (``polylab_dump_indices``).
     With ``POLYLAB_OUTPUTS=written`` in the environment: the elements of :func:`written_elements` (every
     element some statement instance writes), gathered the same way under each array's name. Same
     parameters as :func:`init_function`."""
@@ -429,9 +433,9 @@ def _element_loops(scop: Scop, lo: LiveOut, action: str, flat: bool, depth: int)
                     emit(c, depth)
             case A.For():
                 if node.degenerate:
-                    lines.append(f"{pad}{{ const int {node.iterator} = {_harness_expr(node.init)};")
+                    lines.append(f"{pad}{{ const long long {node.iterator} = {_harness_expr(node.init)};")
                 else:
-                    lines.append(f"{pad}for (int {node.iterator} = {_harness_expr(node.init)}; "
+                    lines.append(f"{pad}for (long long {node.iterator} = {_harness_expr(node.init)}; "
                                  f"{_harness_expr(node.cond)}; {node.iterator} += {node.inc}) {{")
                 emit(node.body, depth + 1)
                 lines.append(f"{pad}}}")
@@ -443,8 +447,9 @@ def _element_loops(scop: Scop, lo: LiveOut, action: str, flat: bool, depth: int)
                     emit(o, depth + 1)
                 lines.append(f"{pad}}}")
             case A.User(args=args):
-                elem = element(a, [_harness_expr(x) for x in args], flat)
-                lines.append(pad + action.replace("{elem}", elem))
+                idx = [_harness_expr(x) for x in args]
+                at = flat_index(a, idx) if a.rank else "0"
+                lines.append(pad + action.replace("{elem}", element(a, idx, flat)).replace("{flat}", at))
     emit(root, depth)
     return "\n".join(lines)
 

@@ -9,8 +9,8 @@ read by :func:`polylab.schedule.parse_schedule`, which marks coincident in isl t
 ``parallel`` itself).
 
 Every schedule that becomes a compiled variant passes :func:`polylab.schedule.require_legal` (the schedule
-layer's one legality gate, re-exported here), which asks :func:`polylab.schedule.legality.check` whether
-``theta(u) <lex theta(v)`` for every dependent pair ``u -> v`` (exact, isl) and refuses with :class:`~polylab.errors.IllegalTransformationError` naming the
+layer's one legality gate, re-exported here), which asks :func:`polylab.schedule.legality.check` whether ``theta(u) <lex theta(v)`` for every dependent pair
+``u -> v`` (exact, isl) and refuses with :class:`~polylab.errors.IllegalTransformationError` naming the
 violated dependence and its smallest violating pair. A raw ``isl.Schedule``/``isl.UnionMap`` is read into
 the schedule layer's :class:`~polylab.schedule.Schedule` first (its per-statement maps), so there is one
 legality path and one rule for parallel loops.

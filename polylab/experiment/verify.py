@@ -226,37 +226,43 @@ def _check_parameters(scop: Scop, variant: Scop, schedule: Schedule | None, para
     return check
 
 
-def _reference_elements(scop: Scop, values: Mapping[str, int], outputs: Mapping[str, np.ndarray],
-                        mode: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """For each array the original wrote: (its output values, their initial values), flattened."""
-    arrays = {a.name: a for a in scop.arrays}
-    out = {}
-    for name, data in outputs.items():
-        a = arrays[name]
-        points = output_points(scop, name, values, written=mode == "written")
-        if points is None:
-            flat = np.arange(data.size, dtype=np.uint64)
-        elif not points:
-            flat = np.zeros(0, dtype=np.uint64)
-        else:
-            coords = np.array(points, dtype=np.int64).reshape(len(points), a.rank)
-            shape = extent_values(scop, a, values)
-            flat = (np.ravel_multi_index(tuple(coords.T), shape).astype(np.uint64) if a.rank
-                    else np.zeros(len(points), dtype=np.uint64))
-        out[name] = (data.reshape(-1), initial_elements(scop, a, values, flat))
-    return out
+def _flat_indices(scop: Scop, name: str, values: Mapping[str, int], size: int, mode: str,
+                  indices: Mapping[str, np.ndarray | None]) -> np.ndarray:
+    """The row-major flat indices (in the array) of an output's elements: from the harness's ``.idx`` file
+    when it wrote one, else from the model's points (whole arrays: every index)."""
+    known = indices.get(name)
+    if known is not None:
+        return known.astype(np.uint64)
+    array = scop.array(name)
+    points = output_points(scop, name, values, written=mode == "written")
+    if points is None:
+        return np.arange(size, dtype=np.uint64)
+    if not points or array.rank == 0:
+        return np.zeros(len(points), dtype=np.uint64)
+    coords = np.array(points, dtype=np.int64).reshape(len(points), array.rank)
+    return np.ravel_multi_index(tuple(coords.T), extent_values(scop, array, values)).astype(np.uint64)
 
 
-def coverage_of(scop: Scop, values: Mapping[str, int], outputs: Mapping[str, np.ndarray], mode: str) -> Coverage:
-    """What the original's ``outputs`` hold: elements, NaN, infinite, unchanged from the initial values."""
+def coverage_of(scop: Scop, values: Mapping[str, int], outputs: Mapping[str, np.ndarray], mode: str,
+                indices: Mapping[str, np.ndarray | None] | None = None) -> Coverage:
+    """What the original's ``outputs`` hold: elements, NaN, infinite, unchanged from the initial values
+    (``indices``: the harness's flat indices of gathered outputs, see :func:`polylab.toolchain.read_indices`)."""
     elements = nan = inf = unchanged = 0
-    for data, initial in _reference_elements(scop, values, outputs, mode).values():
-        elements += data.size
-        if data.dtype.kind in "fc":
-            nan += int(np.count_nonzero(np.isnan(data)))
-            inf += int(np.count_nonzero(np.isinf(data)))
-        unchanged += int(np.count_nonzero(data == initial))
+    for name, data in outputs.items():
+        flat = _flat_indices(scop, name, values, data.size, mode, indices or {})
+        initial = initial_elements(scop, scop.array(name), values, flat)
+        values_ = data.reshape(-1)
+        elements += values_.size
+        if values_.dtype.kind in "fc":
+            nan += int(np.count_nonzero(np.isnan(values_)))
+            inf += int(np.count_nonzero(np.isinf(values_)))
+        unchanged += int(np.count_nonzero(values_ == initial))
     return Coverage(mode, tuple(sorted(outputs)), elements, nan, inf, unchanged)
+
+
+def _read_run(directory: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray | None]]:
+    outputs = tc.read_outputs(directory)
+    return outputs, {name: tc.read_indices(directory, name) for name in outputs}
 
 
 def vacuity(coverage: Coverage, values: Mapping[str, int]) -> str | None:
@@ -372,26 +378,30 @@ def verify(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str,
         _run_pair(ref, variant, args, mode=mode, threads=threads, timeout=timeout, progress=progress,
                   directory=directory)
         cmp = tc.compare_outputs(directory / "original", directory / "variant")
-        reference = tc.read_outputs(directory / "original")
-        coverage = coverage_of(scop, values, reference, mode)
+        reference, indices = _read_run(directory / "original")
+        coverage = coverage_of(scop, values, reference, mode, indices)
         vacuous = vacuity(coverage, values)
         if vacuous is None and cmp.equal and mode == "live-out":
             vacuous = _live_out_insensitive(scop, ref, values, reference, target, timeout, directory)
     common = dict(threads=threads, comparison=cmp, coverage=coverage, code=code, warnings=warnings,
                   parameter_warnings=check.warnings)
     if not cmp.equal:
-        return Verification(False, target, values, difference=_difference(scop, values, cmp, mode), **common)
+        return Verification(False, target, values, difference=_difference(scop, values, cmp, indices), **common)
     if vacuous is not None:
         return Verification(None, target, values, reason=vacuous, vacuous=True, **common)
     return Verification(True, target, values, **common)
 
 
-def _difference(scop: Scop, values: Mapping[str, int], cmp: tc.Comparison, mode: str) -> Difference | None:
+def _difference(scop: Scop, values: Mapping[str, int], cmp: tc.Comparison,
+                indices: Mapping[str, np.ndarray | None]) -> Difference | None:
+    """The first difference, at its index in its array (gathered outputs are mapped back through the
+    harness's flat indices)."""
     d = cmp.first
     if d is None:
         return None
     index = d.index
-    points = output_points(scop, d.array, values, written=mode == "written")
-    if points is not None and len(index) == 1 and index[0] < len(points):
-        index = points[index[0]]
+    flat = indices.get(d.array)
+    if flat is not None and len(index) == 1 and index[0] < flat.size:
+        extents = extent_values(scop, scop.array(d.array), values)
+        index = tuple(int(i) for i in np.unravel_index(int(flat[index[0]]), extents)) if extents else ()
     return Difference(d.array, tuple(index), d.expected, d.actual)

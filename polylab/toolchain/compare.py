@@ -17,7 +17,9 @@ A harness (the ``main`` that code generation writes around a kernel) talks to th
 
   - ``<name>.bin``: the elements in row-major (C) order, as raw native bytes (no header);
   - ``<name>.meta``: text lines ``ctype <C type>``, ``elem_size <bytes>``, ``extents <e1> <e2> ...``
-    (``extents`` with no numbers for a scalar).
+    (``extents`` with no numbers for a scalar);
+  - ``<name>.idx`` (only for an output gathered from some elements of an array): the row-major flat index
+    of each written element in its array, as native 64-bit integers (:func:`read_indices`).
 
   Which arrays: the live-out data by default; every array the program writes, whole, when
   ``POLYLAB_OUTPUTS=written`` (:data:`OUTPUTS_VARIABLE`, :data:`OUTPUTS_WRITTEN`) is set.
@@ -30,7 +32,8 @@ A harness (the ``main`` that code generation writes around a kernel) talks to th
 
 :data:`HARNESS_SUPPORT_C` is C text (valid C99 and CUDA host code) that implements this protocol
 (``polylab_param``, ``polylab_repeat_count``, ``polylab_elements``, ``polylab_now``,
-``polylab_report_time``, ``polylab_alloc``, ``polylab_dump`` and the ``POLYLAB_EXIT_*`` statuses); a
+``polylab_report_time``, ``polylab_alloc``, ``polylab_dump``, ``polylab_dump_indices`` and the
+``POLYLAB_EXIT_*`` statuses); a
 generated harness may paste it in, best before any other ``#include`` (it defines ``_POSIX_C_SOURCE`` for
 ``clock_gettime`` under ``-std=c99``). Comparing two runs is then :func:`compare_outputs` on their output
 directories (every element, bit-exact unless a tolerance is given) or :func:`compare_checksums` on their
@@ -52,7 +55,7 @@ from polylab.errors import ToolchainError
 __all__ = [
     "EXIT_CUDA", "EXIT_OUTPUT", "EXIT_OUT_OF_MEMORY", "EXIT_STATUS_MEANINGS", "EXIT_USAGE", "HARNESS_SUPPORT_C",
     "OUTPUTS_VARIABLE", "OUTPUTS_WRITTEN", "ArrayDifference", "Comparison", "compare_checksums",
-    "compare_outputs", "parse_checksums", "parse_times", "read_array", "read_outputs",
+    "compare_outputs", "parse_checksums", "parse_times", "read_array", "read_indices", "read_outputs",
 ]
 
 EXIT_USAGE = 2
@@ -167,6 +170,17 @@ POLYLAB_UNUSED static void polylab_write_failed(const char *path) {
     exit(POLYLAB_EXIT_OUTPUT);
 }
 
+POLYLAB_UNUSED static void polylab_dump_indices(const char *name, const long long *indices, size_t count) {
+    const char *dir = getenv("POLYLAB_OUTPUT_DIR");
+    if (dir == NULL || dir[0] == '\0') return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.idx", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) polylab_write_failed(path);
+    if (count > 0 && fwrite(indices, sizeof(long long), count, f) != count) polylab_write_failed(path);
+    if (fclose(f) != 0) polylab_write_failed(path);
+}
+
 POLYLAB_UNUSED static void polylab_dump(const char *name, const char *ctype, const void *data, size_t elem_size,
                                         int ndim, const long long *extents) {
     size_t count = 1;
@@ -257,6 +271,15 @@ def read_array(directory: str | os.PathLike[str], name: str) -> np.ndarray:
         raise ToolchainError(f"{bin_path} holds {len(raw)} bytes but {name} has {count} elements of "
                              f"{elem_size} bytes")
     return np.frombuffer(raw, dtype=dtype).reshape(extents)
+
+
+def read_indices(directory: str | os.PathLike[str], name: str) -> np.ndarray | None:
+    """The flat indices (in its array) of the elements of output ``name``, when it was gathered from some
+    elements (``<name>.idx``); None when the output is a whole array."""
+    path = Path(directory) / f"{name}.idx"
+    if not path.exists():
+        return None
+    return np.frombuffer(path.read_bytes(), dtype=np.int64)
 
 
 def read_outputs(directory: str | os.PathLike[str]) -> dict[str, np.ndarray]:
