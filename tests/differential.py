@@ -14,7 +14,8 @@ And the verdict itself is checked: a variant called verified must have compared 
 the interpreter saw change (0 vacuous verifications), and a comparison refused as vacuous must be one in
 which the interpreter saw no element change.
 
-Long campaign (the test suite runs a few dozen cases; this runs as many as asked and prints a summary)::
+Long campaign (the test suite runs a few dozen cases; this runs as many as asked and prints a summary;
+exit status 1 on a mismatch, 2 when some layer raised a traceback, listed with the first case of each)::
 
     python tests/differential.py --cases 1000 [--seed 1]
 """
@@ -62,17 +63,22 @@ class Mismatch(AssertionError):
 
 @dataclass
 class Stats:
-    """What a campaign saw (each case lands in exactly one outcome)."""
+    """What a campaign saw (each case lands in exactly one outcome). ``errors``: exceptions that are not a
+    verdict (a traceback somewhere in the pipeline), by kind, with the first case that raised each."""
 
     outcomes: Counter = field(default_factory=Counter)
     elements: int = 0
     seconds: float = 0.0
+    errors: dict = field(default_factory=dict)
 
     def __str__(self) -> str:
         total = sum(self.outcomes.values())
         parts = ", ".join(f"{k}: {v}" for k, v in sorted(self.outcomes.items()))
-        return (f"{total} cases in {self.seconds:.0f} s ({parts}); {self.elements:,} elements compared with the "
+        text = (f"{total} cases in {self.seconds:.0f} s ({parts}); {self.elements:,} elements compared with the "
                 "interpreter; mismatches: 0, vacuous verifications: 0")
+        for kind, (count, case) in self.errors.items():
+            text += f"\npipeline error ({count} case(s)): {kind}\n  first: {case}"
+        return text
 
 
 @st.composite
@@ -194,8 +200,12 @@ def run_case(case: Case, stats: Stats) -> None:
     stats.outcomes["verified" if v.verified else "vacuous, refused"] += 1
 
 
-def campaign(n_cases: int, *, seed: int | None = None, stats: Stats | None = None) -> Stats:
-    """Run ``n_cases`` random cases (hypothesis draws them; a failure is shrunk and reported)."""
+def campaign(n_cases: int, *, seed: int | None = None, stats: Stats | None = None,
+             tolerate_errors: bool = False) -> Stats:
+    """Run ``n_cases`` random cases (hypothesis draws them; a failure is shrunk and reported).
+
+    ``tolerate_errors``: an exception that is not a :class:`Mismatch` (a traceback in some layer) is
+    counted in ``stats.errors`` and the campaign goes on; otherwise it fails the campaign like a mismatch."""
     stats = stats or Stats()
     start = time.perf_counter()
 
@@ -203,7 +213,17 @@ def campaign(n_cases: int, *, seed: int | None = None, stats: Stats | None = Non
               phases=[Phase.generate, Phase.shrink])
     @given(case=cases())
     def one(case: Case) -> None:
-        run_case(case, stats)
+        try:
+            run_case(case, stats)
+        except Mismatch:
+            raise
+        except Exception as exc:  # a traceback in the pipeline: counted (campaign) or raised (tests)
+            if not tolerate_errors:
+                raise
+            kind = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            count, first = stats.errors.get(kind, (0, case))
+            stats.errors[kind] = (count + 1, first)
+            stats.outcomes["pipeline error"] += 1
 
     if seed is not None:
         one = fixed_seed(seed)(one)
@@ -220,12 +240,12 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("POLYLAB_CACHE", tempfile.mkdtemp(prefix="polylab-diff-cache-"))
     stats = Stats()
     try:
-        campaign(args.cases, seed=args.seed, stats=stats)
+        campaign(args.cases, seed=args.seed, stats=stats, tolerate_errors=True)
     except Mismatch as err:
         print(f"MISMATCH after {sum(stats.outcomes.values())} cases: {err}", file=sys.stderr)
         return 1
     print(stats)
-    return 0
+    return 2 if stats.errors else 0
 
 
 if __name__ == "__main__":
