@@ -46,8 +46,8 @@ from polylab.experiment.schedules import legal_schedule, variant_scop
 from polylab.model.scop import Scop
 from polylab.schedule import Schedule
 
-__all__ = ["COMPARE_MODES", "VERIFY_FLAGS", "Coverage", "Difference", "Progress", "Verification",
-           "compile_variant", "memory_limit", "no_progress", "param_args", "verify"]
+__all__ = ["COMPARE_MODES", "VERIFY_FLAGS", "Coverage", "Difference", "Progress", "Verification", "compile_original",
+           "compile_variant", "coverage_of", "memory_limit", "no_progress", "param_args", "vacuity", "verify"]
 
 Progress = Callable[[str], None]
 
