@@ -123,6 +123,8 @@ def schedule_of(scop, case: Case) -> tuple[object, str]:
         if case.spec is not None:
             return parse_schedule(scop, case.spec), case.spec
         source_order = original(scop)
+        if source_order.n_dims == 0:
+            return None, "a time transformation"
         text = case.data.draw(time_transform(source_order.n_dims), label="transform")
         umap = source_order.union_map.apply_range(isl.UnionMap.from_map(isl.Map(text)))
         return parse_schedule(scop, str(umap.coalesce())), text
