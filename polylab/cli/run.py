@@ -12,7 +12,8 @@ refusal names the access, the element and the instance). With ``--json`` the out
 comparison was vacuous), ``compared`` {``mode``, ``arrays``, ``elements``, ``nan``, ``inf``,
 ``unchanged``}, ``vacuous``, ``seconds`` {``median``, ``min``, ``runs``}, ``baseline_seconds``,
 ``speedup``, ``threads``, ``target``, ``params``, and ``reason``/``first_difference``/``warnings`` when
-they apply. ``--force`` rebuilds every binary instead of reusing the build cache.
+they apply. ``--force`` rebuilds every binary instead of reusing the build cache; ``--compare live-out``
+compares only the live-out elements.
 
 Exit status: 0 when the variant was verified and timed, or when it could not run on this machine (CUDA
 without nvcc or a GPU: the reason is printed and ``verified`` is null; the code can still be shown with
@@ -53,6 +54,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true", help="time without verifying")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--force", action="store_true", help="rebuild every binary instead of reusing cached builds")
+    p.add_argument("--compare", choices=("auto", "written", "live-out"), default="auto",
+                   help="what verification compares: every written element (default unless a storage step "
+                        "changed the arrays) or the live-out elements")
     return p
 
 
@@ -80,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
 
     report = measure(scop, schedule, args.target, params=params, threads=args.threads, repeat=args.repeat,
                      warmup=args.warmup, baseline=not args.no_baseline, check=not args.no_verify,
-                     verify_params=verify_params, timeout=args.timeout, progress=progress, force=args.force)
+                     verify_params=verify_params, timeout=args.timeout, progress=progress, force=args.force,
+                     compare=args.compare)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:

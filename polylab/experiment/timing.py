@@ -109,7 +109,7 @@ def time_program(binary: tc.Binary, args: list[int], *, repeat: int, warmup: int
 def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str, int] | None = None,
             threads: int | None = None, repeat: int = 5, warmup: int = 1, baseline: bool = True,
             check: bool = True, verify_params: Mapping[str, int] | None = None, timeout: float = 300.0,
-            progress: Progress | None = None, force: bool = False) -> RunReport:
+            progress: Progress | None = None, force: bool = False, compare: str = "auto") -> RunReport:
     """Verify (unless ``check=False``), then time the variant and the original (``baseline=True``).
 
     ``scop`` is the original SCoP (the reference program and the baseline); the variant is generated from
@@ -118,7 +118,9 @@ def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str
     with the violated dependence and a violating pair), even with ``check=False``; so are parameter values
     that cannot be run (:mod:`polylab.experiment.params`). ``force=True`` rebuilds every binary instead of
     reusing the toolchain's cached builds. ``timeout``: seconds allowed for each run (the program is
-    stopped, with its whole process group, after that).
+    stopped, with its whole process group, after that). ``compare``: what verification compares
+    (``auto``, ``written``, ``live-out``: see :func:`~polylab.experiment.verify`); timing runs compare
+    nothing.
 
     ``verify_params``: parameter values for the verification run (default: ``params``); verifying at
     small sizes and timing at large ones keeps the check fast (and the verification compares every
@@ -137,7 +139,7 @@ def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str
     verification = None
     if check:
         verification = verify(scop, schedule, target, params=verify_params or values, threads=threads,
-                              timeout=timeout, progress=progress, code=code, force=force)
+                              timeout=timeout, progress=progress, code=code, force=force, compare=compare)
         if not verification.verified:
             return RunReport(target, values, threads, None, None, verification, code, verification.reason,
                              checked.warnings)
