@@ -208,7 +208,9 @@ def _compare_mode(scop: Scop, variant: Scop, compare: str) -> str:
     same_arrays = variant is scop
     if compare == "written" and not same_arrays:
         raise ModelError("the variant does not store the original's arrays (a storage step changed them), so "
-                         "its written elements cannot be compared", hint="compare the live-out elements (compare='live-out', or --compare live-out on the command line)")
+                         "its written elements cannot be compared",
+                         hint="compare the live-out elements (compare='live-out'; --compare live-out on the command "
+                              "line)")
     if compare == "auto":
         return "written" if same_arrays else "live-out"
     return compare
