@@ -9,11 +9,6 @@ command line prints :meth:`PolylabError.render` and exits with status 2.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # types of declared fields only: the toolchain imports this module, never the reverse
-    from polylab.toolchain.diagnostics import Diagnostic
-    from polylab.toolchain.runner import RunResult
 
 
 @dataclass(frozen=True)
@@ -137,13 +132,14 @@ class CompileError(ToolchainError):
 
     ``origin`` says whose text the first error is in: ``'source'`` (the region's own text, the student's:
     ``location`` is in their source) or ``'generated'`` (code polylab generated: a polylab bug).
-    ``diagnostics``: the parsed compiler messages; ``compiler_output``: the raw text; ``source``: the
-    program compiled; ``command``: the compiler invocation."""
+    ``diagnostics``: the parsed compiler messages (:class:`polylab.toolchain.Diagnostic` values; this
+    base module imports no layer, so the field is typed by its role); ``compiler_output``: the raw text;
+    ``source``: the program compiled; ``command``: the compiler invocation."""
 
     kind = "compile error"
 
     def __init__(self, message: str, *, location: SourceLocation | None = None, hint: str | None = None,
-                 origin: str = "generated", diagnostics: tuple[Diagnostic, ...] = (), compiler_output: str = "",
+                 origin: str = "generated", diagnostics: tuple[object, ...] = (), compiler_output: str = "",
                  source: str = "", command: tuple[str, ...] = ()) -> None:
         super().__init__(message, location=location, hint=hint)
         self.origin = origin
@@ -154,22 +150,23 @@ class CompileError(ToolchainError):
 
 
 class RunTimeout(ToolchainError):
-    """A compiled program ran past its time limit and was stopped; ``result`` holds what it printed."""
+    """A compiled program ran past its time limit and was stopped; ``result`` (a
+    :class:`polylab.toolchain.RunResult`) holds what it printed."""
 
     kind = "timeout"
 
-    def __init__(self, message: str, *, result: RunResult | None = None, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, result: object | None = None, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.result = result
 
 
 class RunFailure(ToolchainError):
-    """A compiled program exited abnormally (non-zero status, signal, memory limit); ``result`` holds
-    its exit status and output."""
+    """A compiled program exited abnormally (non-zero status, signal, memory limit); ``result`` (a
+    :class:`polylab.toolchain.RunResult`) holds its exit status and output."""
 
     kind = "run error"
 
-    def __init__(self, message: str, *, result: RunResult | None = None, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, result: object | None = None, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.result = result
 

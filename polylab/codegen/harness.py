@@ -55,12 +55,11 @@ from polylab.model.scop import Array, Scop
 from polylab.toolchain.compare import HARNESS_SUPPORT_C, OUTPUTS_VARIABLE, OUTPUTS_WRITTEN
 
 __all__ = [
-    "PARAMETER_CTYPE", "SOURCE_FILE", "SYSY_RUNTIME", "LiveOut", "array_param", "c_program", "dump_function",
-    "element", "flat_index", "init_function", "initial_elements", "initial_values", "is_float", "kernel_arrays",
-    "kernel_call",
-    "kernel_signature", "live_out_points", "live_outs", "main_prologue", "original_kernel",
-    "original_program", "output_points", "prelude", "set_points", "size_expr", "source_text", "written_arrays",
-    "written_elements",
+    "PARAMETER_CTYPE", "SOURCE_FILE", "SYSY_RUNTIME", "LiveOut", "array_param", "array_seed", "c_program",
+    "dump_function", "element", "flat_index", "init_function", "initial_elements", "initial_values", "is_float",
+    "kernel_arrays", "kernel_call", "kernel_signature", "live_out_points", "live_outs", "main_prologue",
+    "numpy_dtype", "original_kernel", "original_program", "output_points", "point_coordinates", "prelude",
+    "set_points", "size_expr", "source_text", "written_arrays", "written_elements",
 ]
 
 #: SysY runtime calls, defined so that a SysY region compiles as C (timing is done by the harness)
@@ -473,6 +472,15 @@ def live_out_points(scop: Scop, array: str, params: Mapping[str, int]) -> list[t
     return output_points(scop, array, params)
 
 
+def point_coordinates(point: isl.Point, start: int = 0, count: int | None = None, *,
+                      dim_type: isl.dim_type = isl.dim_type.set) -> tuple[int, ...]:
+    """The integer coordinates ``start .. start + count - 1`` of ``point`` (its set dimensions by default;
+    all of them from ``start`` when ``count`` is None)."""
+    if count is None:
+        count = point.get_space().dim(dim_type) - start
+    return tuple(int(point.get_coordinate_val(dim_type, start + k).to_python()) for k in range(count))
+
+
 def set_points(s: isl.Set, params: Mapping[str, int]) -> list[tuple[int, ...]]:
     """The points of ``s`` with its parameters fixed to ``params``, in lexicographic order."""
     for name, v in params.items():
@@ -480,10 +488,8 @@ def set_points(s: isl.Set, params: Mapping[str, int]) -> list[tuple[int, ...]]:
         if k >= 0:
             s = s.fix_val(isl.dim_type.param, k, isl.Val(str(int(v)), s.get_ctx()))
     pts: list[tuple[int, ...]] = []
-    n = s.dim(isl.dim_type.set)
     s = s.project_out(isl.dim_type.param, 0, s.dim(isl.dim_type.param)) if s.dim(isl.dim_type.param) else s
-    s.foreach_point(lambda p: pts.append(tuple(int(p.get_coordinate_val(isl.dim_type.set, k).to_python())
-                                               for k in range(n))))
+    s.foreach_point(lambda p: pts.append(point_coordinates(p)))
     return sorted(pts)
 
 

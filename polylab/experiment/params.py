@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polylab.codegen.extents import extent_box, extent_values
-from polylab.codegen.harness import numpy_dtype
+from polylab.codegen.harness import numpy_dtype, point_coordinates
 from polylab.errors import CodegenError, ModelError
 from polylab.model.scop import Access, Array, Scop, Statement
 from polylab.toolchain import DEFAULT_MEMORY_LIMIT_MB
@@ -175,8 +175,9 @@ def _check_memory(sizes: list[ArraySize], values: Mapping[str, int], memory_limi
                      hint="choose smaller parameter values (verify at small sizes, time at large ones)")
 
 
-def _describe(names: list[str], point: isl.Point, dim: isl.dim_type, first: int = 0) -> str:
-    return ", ".join(f"{n} = {point.get_coordinate_val(dim, first + k).to_python()}" for k, n in enumerate(names))
+def _describe(names: list[str], point: isl.Point, dim: isl.dim_type) -> str:
+    values = point_coordinates(point, 0, len(names), dim_type=dim)
+    return ", ".join(f"{n} = {v}" for n, v in zip(names, values))
 
 
 def _check_int_ranges(scop: Scop, ctx: isl.Set, values: Mapping[str, int],
@@ -236,7 +237,7 @@ def _out_of_bounds(st: Statement, acc: Access, array: Array, extents: tuple[int,
         return
     point = bad.wrap().lexmin().sample_point()
     n = len(st.iterators)
-    index = [int(point.get_coordinate_val(isl.dim_type.set, n + k).to_python()) for k in range(array.rank)]
+    index = list(point_coordinates(point, n, array.rank))
     instance = _describe(list(st.iterators), point, isl.dim_type.set) or "its only instance"
     k = next(d for d, e in enumerate(index) if e < 0 or (array.declared and e >= extents[d]))
     if array.declared:
