@@ -19,7 +19,7 @@ import polylab
 from polylab import toolchain as tc
 from polylab.cli import main
 from polylab.codegen import generate
-from polylab.errors import CompileError, ToolchainError
+from polylab.errors import CompileError, RunTimeout, ToolchainError
 from polylab.experiment import verify
 from polylab.experiment.verify import VERIFY_FLAGS, compile_variant
 from polylab.toolchain import build as build_module
@@ -212,23 +212,17 @@ def test_an_interrupted_compile_kills_the_compiler_group_and_cleans_up(tmp_path)
     assert not any(p.name.startswith("tmp-") for p in cache.iterdir())
 
 
-def test_polyrun_has_a_timeout():
-    from IPython.testing.globalipapp import get_ipython
-    from IPython.utils.capture import capture_output
+def test_polyrun_has_a_timeout_that_stops_the_run():
+    from polylab.notebook import backend
+    from polylab.notebook.magics import PolylabMagics
 
-    ip = get_ipython()
-    ip.run_line_magic("load_ext", "polylab")
-    assert "--timeout" in ip.find_line_magic("polyrun").__doc__
-    long_cell = "double a[N];\nfor (t = 0; t < T; t++)\n  for (i = 1; i < N; i++)\n    a[i] = a[i - 1] * 0.5 + a[i];\n"
-    with capture_output():
-        ip.run_cell(f"%%scop longrun\n{long_cell}")
-        ip.run_cell("%%schedule longrun longsched\noriginal")
+    assert "--timeout" in PolylabMagics.polyrun.__doc__
+    long_run = polylab.parse("double a[N];\nfor (t = 0; t < T; t++)\n  for (i = 1; i < N; i++)\n"
+                             "    a[i] = a[i - 1] * 0.5 + a[i];\n").scop
     start = time.perf_counter()
-    with capture_output() as cap:
-        r = ip.run_line_magic("polyrun", "longsched --param T=100000000 --param N=100 --timeout 1 -o")
-    assert r is None and time.perf_counter() - start < 60
-    text = "\n".join(o.data.get("text/plain", "") for o in cap.outputs)
-    assert "stopped after 1.0 s" in text and "Traceback" not in text
+    with pytest.raises(RunTimeout, match="stopped after 1.0 s"):
+        backend.experiment(long_run, None, params={"T": 100_000_000, "N": 100}, repeat=1, timeout=1.0)
+    assert time.perf_counter() - start < 60
 
 
 # -- whose code a compile error is in ---------------------------------------------------------------------
