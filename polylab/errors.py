@@ -128,24 +128,62 @@ class ToolchainError(PolylabError):
 
 
 class CompileError(ToolchainError):
-    """The compiler rejected generated code; the message holds its diagnostics."""
+    """The compiler rejected a program; the message holds its diagnostics.
+
+    ``origin`` says whose text the first error is in: ``'source'`` (the region's own text, the student's:
+    ``location`` is in their source) or ``'generated'`` (code polylab generated: a polylab bug).
+    ``diagnostics``: the parsed compiler messages (:class:`polylab.toolchain.Diagnostic` values; this
+    base module imports no layer, so the field is typed by its role); ``compiler_output``: the raw text;
+    ``source``: the program compiled; ``command``: the compiler invocation."""
 
     kind = "compile error"
 
+    def __init__(self, message: str, *, location: SourceLocation | None = None, hint: str | None = None,
+                 origin: str = "generated", diagnostics: tuple[object, ...] = (), compiler_output: str = "",
+                 source: str = "", command: tuple[str, ...] = ()) -> None:
+        super().__init__(message, location=location, hint=hint)
+        self.origin = origin
+        self.diagnostics = diagnostics
+        self.compiler_output = compiler_output
+        self.source = source
+        self.command = command
+
 
 class RunTimeout(ToolchainError):
-    """A compiled program ran past its time limit and was stopped."""
+    """A compiled program ran past its time limit and was stopped; ``result`` (a
+    :class:`polylab.toolchain.RunResult`) holds what it printed."""
 
     kind = "timeout"
 
+    def __init__(self, message: str, *, result: object | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.result = result
+
 
 class RunFailure(ToolchainError):
-    """A compiled program exited abnormally (non-zero status, signal, memory limit)."""
+    """A compiled program exited abnormally (non-zero status, signal, memory limit); ``result`` (a
+    :class:`polylab.toolchain.RunResult`) holds its exit status and output."""
 
     kind = "run error"
 
+    def __init__(self, message: str, *, result: object | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.result = result
+
 
 class VerificationError(ToolchainError):
-    """A variant's output differs from the original program's."""
+    """A variant was not verified: its output differs from the original program's (``array``, ``index``,
+    ``expected`` -- the original's value -- and ``actual`` -- the variant's -- locate the first differing
+    element), or the comparison was vacuous (``vacuous`` true, the message says why)."""
 
     kind = "verification failed"
+
+    def __init__(self, message: str, *, array: str | None = None, index: tuple[int, ...] | None = None,
+                 expected: float | int | None = None, actual: float | int | None = None, vacuous: bool = False,
+                 hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.array = array
+        self.index = index
+        self.expected = expected
+        self.actual = actual
+        self.vacuous = vacuous

@@ -18,6 +18,10 @@ Usage::
     trace = run_fragment(source_text, {"N": 4, "M": 3})
     trace.accesses, trace.instances
 
+``initial`` (optional) gives the arrays' initial values (``{name: numpy array}``, indexed by the element's
+index tuple); ``trace.memory`` holds the final value of every element the fragment assigned
+(``{name: {index: value}}``), so the interpreter's results can be compared with a compiled program's.
+
 Also usable for whole programs with a ``main`` (``entry="main"``) and SysY runtime calls (``getint`` returns
 ``params["__input__"]`` values in order; output calls are recorded in ``trace.output``).
 """
@@ -45,6 +49,7 @@ class Trace:
     instances: list = field(default_factory=list)
     accesses: set = field(default_factory=set)
     output: list = field(default_factory=list)
+    memory: dict = field(default_factory=dict)
 
 
 def strip_comments(text: str) -> str:
@@ -93,7 +98,8 @@ def c_mod(a, b):
 
 
 class _Interp:
-    def __init__(self, params: dict, max_steps: int) -> None:
+    def __init__(self, params: dict, max_steps: int, initial=None) -> None:
+        self.initial = dict(initial or {})
         self.params = dict(params)
         self.inputs = list(params.get("__input__", []))
         self.env: dict = {}
@@ -277,6 +283,8 @@ class _Interp:
         if idx == () and name not in self.arrays:
             return self.env.get(name, 1.0)
         arr = self.arrays.setdefault(name, {})
+        if idx not in arr and name in self.initial:
+            return self.initial[name][idx].item()
         return arr.get(idx, 1.0 + 0.001 * (hash(idx) % 997))
 
     def store(self, name: str, idx: tuple, v) -> None:
@@ -408,14 +416,16 @@ class _Return(Exception):
     pass
 
 
-def run_fragment(text: str, params: dict, *, max_steps: int = 2_000_000, untracked=()) -> Trace:
+def run_fragment(text: str, params: dict, *, max_steps: int = 2_000_000, untracked=(), initial=None) -> Trace:
     """Execute a C fragment (declarations and statements at top level) at the given parameter values.
 
-    ``untracked``: scalar names whose reads and writes are not recorded (context set before the region)."""
+    ``untracked``: scalar names whose reads and writes are not recorded (context set before the region);
+    ``initial``: the arrays' initial values (see the module's docstring)."""
     src = "void __oracle__(void) {\n#line 1\n" + strip_comments(text) + "\n}\n"
     ast = CParser().parse(src, "<oracle>")
     body = ast.ext[0].body
-    it = _Interp(params, max_steps)
+    it = _Interp(params, max_steps, initial)
+    it.trace.memory = it.arrays
     it.untracked = frozenset(untracked)
     it.prescan(body)
     try:

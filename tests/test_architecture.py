@@ -72,16 +72,6 @@ ALLOWED: set[str] = {
     "polylab.frontend.region imports the private name _type_names from polylab.frontend.affine",
     "polylab.frontend.detect imports the private name _MARKER_NOTE from polylab.frontend.region",
     "polylab.frontend.region._describe_point calls get_coordinate_val: use polylab.model.islutil.point_coordinates",
-    # code generation (loop bounds, private imports and VERIFY_FLAGS are the verification/GPU helpers' items)
-    "polylab.codegen.cuda imports the private name _dump_function from polylab.codegen.harness",
-    "polylab.codegen.cuda imports the private name _init_function from polylab.codegen.harness",
-    "polylab.codegen.cuda imports the private name _size_expr from polylab.codegen.harness",
-    "polylab.codegen.harness.live_out_points.<lambda> calls get_coordinate_val: use "
-    "polylab.model.islutil.point_coordinates",
-    # toolchain and experiment timing
-    "polylab.toolchain.runner._run_in has a broad except without a comment on its line or the line above "
-    "(line {})",
-    "polylab.experiment.timing imports the private name _quiet from polylab.experiment.verify",
 }
 
 

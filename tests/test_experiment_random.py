@@ -1,5 +1,7 @@
 """Random affine loop nests (tests/strategies.py) under the original schedule and random legal schedules:
-the generated C and OpenMP code must compute exactly what the original program computes."""
+the generated C and OpenMP code must compute exactly what the original program computes. A nest whose
+statements compute nothing at the drawn sizes (guards that never hold, loops that do not run) is not
+verified but refused as vacuous (see test_experiment_differential for the interpreter's cross-check)."""
 
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ def test_random_nests_under_the_original_schedule(src, params):
     scop = parse_or_reject(src)
     for target in ("c", "openmp"):
         v = verify(scop, None, target, params=params, threads=2, timeout=20)
-        assert v.verified is True, f"{v}\n{src}"
+        assert v.verified is True or (v.verified is None and v.vacuous), f"{v}\n{src}"
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
@@ -77,4 +79,4 @@ def test_random_nests_under_random_schedules_legal_ones_verify_illegal_ones_are_
             verify(scop, candidate, target, params=params, threads=2, timeout=20)
         return
     v = verify(scop, candidate, target, params=params, threads=2, timeout=20)
-    assert v.verified is True, f"{v}\nschedule {candidate}\n{src}"
+    assert v.verified is True or (v.verified is None and v.vacuous), f"{v}\nschedule {candidate}\n{src}"

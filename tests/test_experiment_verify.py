@@ -101,9 +101,14 @@ def test_live_out_elements_are_reported_by_index():
     assert scop.live_out is not None
     other = dataclasses.replace(scop, source=scop.source.replace("/ f", "/ (f + 1)"))
     assert other.source != scop.source
-    v = verify(other, None, "c", params={"n": 8})
-    assert v.verified is False
+    v = verify(other, None, "c", params={"n": 8}, compare="live-out")
+    assert v.verified is False and v.coverage.mode == "live-out" and v.coverage.elements == 1
     assert v.first_difference.startswith("x[4][4][4]"), v.first_difference
+    # by default every written element is compared: the first one the sweep writes already differs
+    v = verify(other, None, "c", params={"n": 8})
+    assert v.verified is False and v.coverage.mode == "written" and v.coverage.elements == 8 ** 3
+    assert v.first_difference.startswith("x[1][1][1]"), v.first_difference
+    assert (v.difference.array, v.difference.index) == ("x", (1, 1, 1))
 
 
 def test_parameters_are_checked():

@@ -91,12 +91,12 @@ def _has_cc() -> bool:
 def test_compiled_contracted_sl3_matches_the_original(plan, sl3):
     from polylab import toolchain as tc
     from polylab.codegen import generate, original_program
-    from polylab.experiment.verify import VERIFY_FLAGS, build_variant, param_args
+    from polylab.experiment.verify import VERIFY_FLAGS, compile_variant, param_args
 
     code = generate(plan.scop, plan.schedule, "c")
     assert "xbuf[(c0 - 1) % 2]" in code.kernel or "% 2" in code.kernel
     ref = tc.compile(original_program(sl3), flags=VERIFY_FLAGS)
-    var = build_variant(code, VERIFY_FLAGS)
+    var = compile_variant(code, VERIFY_FLAGS)
     with tempfile.TemporaryDirectory() as tmp:
         for n in (3, 10, 33):
             tc.run(ref, param_args(sl3, {"n": n}), timeout=60, output_dir=f"{tmp}/o{n}")

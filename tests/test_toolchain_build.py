@@ -198,7 +198,7 @@ def test_compile_many_reports_progress_and_errors_in_order(cache):
 
 
 def test_cuda_flags_translation():
-    assert cuda_flags(VERIFY_FLAGS) == ("-O2", "--fmad=false", "-Xcompiler", "-ffp-contract=off")
+    assert cuda_flags(VERIFY_FLAGS) == ("-O2", "--fmad=false", "-Xcompiler", "-ffp-contract=off", "-Xcompiler", "-Wall")
     assert cuda_flags(("-O3", "-march=native", "-arch=sm_90")) == ("-O3", "-Xcompiler", "-march=native",
                                                                    "-arch=sm_90")
 

@@ -167,7 +167,7 @@ def run_case(kernel: Kernel, case: Case, baseline: tc.Timing | None, *, repeat: 
         return CaseResult(case, ERROR, reason=err.message, build_seconds=time.perf_counter() - t0)
     build_seconds = time.perf_counter() - t0
     try:
-        report = measure(built.scop, built.schedule, case.target, params=case.params, threads=case.threads,
+        report = measure(kernel.scop, built.schedule, case.target, params=case.params, threads=case.threads,
                          repeat=repeat, warmup=warmup, baseline=False, check=True,
                          verify_params=case.verify_params, timeout=timeout, progress=progress)
     except PolylabError as err:

@@ -6,8 +6,10 @@
 ``parallel`` step (see :mod:`polylab.experiment.schedules`). An illegal schedule is refused (exit 2, with
 the violated dependence and a violating pair); the code printed is that of the schedule's own SCoP (the
 transformed one after a storage step). ``--param N=64``
-fixes parameters in the context, so isl can simplify the loop bounds. ``--kernel-only`` prints the
-kernel without the harness.
+fixes parameters in the context, so isl can simplify the loop bounds; the values are checked first (integers
+in the range of C's ``int``, inside the program's context; with every parameter given, also the array sizes
+and that every access stays inside its declared array). ``--kernel-only`` prints the kernel without the
+harness.
 """
 
 from __future__ import annotations
@@ -33,11 +35,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from polylab.codegen import generate
+    from polylab.experiment.params import validate_params
     from polylab.experiment.schedules import schedule_from_spec, variant_scop
 
     scop, _ = load_scop(args.file)
     params = parse_params(args.param)
     if params:
+        validate_params(scop, params, complete=False, memory_limit_mb=None)
         scop = scop.with_parameters(params)
     schedule = schedule_from_spec(scop, args.schedule)
     code = generate(variant_scop(scop, schedule), schedule, args.target)

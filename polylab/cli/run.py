@@ -1,18 +1,28 @@
 """``polylab run FILE --schedule SPEC --target c|openmp|cuda``: generate, verify against the original
 program, and time against the original compiled with ``gcc -O3``.
 
-Verification runs at the ``--param`` values unless ``--verify-param`` gives smaller ones. With ``--json``
-the output is one object: ``verified`` (true, false, or null when the variant could not run here),
-``seconds`` {``median``, ``min``, ``runs``}, ``baseline_seconds``, ``speedup``, ``threads``, ``target``,
-``params``, and ``reason``/``first_difference`` when they apply.
+Verification runs at the ``--param`` values unless ``--verify-param`` gives smaller ones (verify small,
+time large); it compares every element the program writes (after storage steps: the live-out elements)
+and says how many it compared, how many are NaN or infinite and how many still hold their initial
+values; a comparison that could not tell a wrong variant from a right one is *vacuous* and not called
+verified. Parameter values are checked before anything is built: integers in the range of C's ``int``,
+inside the program's context, arrays that fit in memory, every access inside its declared array (a
+refusal names the access, the element and the instance). With ``--json`` the output is one object:
+``verified`` (true, false, or null when the variant was not verified: it could not run here, or the
+comparison was vacuous), ``compared`` {``mode``, ``arrays``, ``elements``, ``nan``, ``inf``,
+``unchanged``}, ``vacuous``, ``seconds`` {``median``, ``min``, ``runs``}, ``baseline_seconds``,
+``speedup``, ``threads``, ``target``, ``params``, and ``reason``/``first_difference``/``warnings`` when
+they apply. ``--force`` rebuilds every binary instead of reusing the build cache; ``--compare live-out``
+compares only the live-out elements.
 
 Exit status: 0 when the variant was verified and timed, or when it could not run on this machine (CUDA
 without nvcc or a GPU: the reason is printed and ``verified`` is null; the code can still be shown with
-``polylab codegen``); 1 when the variant's output differs from the original's; 2 for a user error
-(a bad schedule, an illegal schedule -- the message names the violated dependence and a violating pair
---, a compile error, a run that timed out). Schedules may use the storage steps (``fold_live_ins;
-remove_dead_writes; interleave; contract(x)``): the variant is the transformed SCoP's code, verified
-against the original program.
+``polylab codegen``); 1 when it was not verified: its output differs from the original's, or the
+comparison was vacuous (choose other ``--verify-param`` values); 2 for a user error (a bad schedule, an
+illegal schedule -- the message names the violated dependence and a violating pair --, parameter values
+that cannot be run, a compile error in the program's own code, a run that timed out). Schedules may use
+the storage steps (``fold_live_ins; remove_dead_writes; interleave; contract(x)``): the variant is the
+transformed SCoP's code, verified against the original program.
 """
 
 from __future__ import annotations
@@ -43,6 +53,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-baseline", action="store_true", help="do not time the original program")
     p.add_argument("--no-verify", action="store_true", help="time without verifying")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--force", action="store_true", help="rebuild every binary instead of reusing cached builds")
+    p.add_argument("--compare", choices=("auto", "written", "live-out"), default="auto",
+                   help="what verification compares: every written element (default unless a storage step "
+                        "changed the arrays) or the live-out elements")
     return p
 
 
@@ -55,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
         raise PolylabError("--threads must be at least 1")
     if args.repeat < 1:
         raise PolylabError("--repeat must be at least 1")
+    if args.warmup < 0:
+        raise PolylabError("--warmup must not be negative")
+    if not args.timeout > 0:
+        raise PolylabError("--timeout must be a positive number of seconds")
     scop, _ = load_scop(args.file)
     params = parse_params(args.param)
     verify_params = {**params, **parse_params(args.verify_param)} if args.verify_param else None
@@ -66,9 +84,11 @@ def run(args: argparse.Namespace) -> int:
 
     report = measure(scop, schedule, args.target, params=params, threads=args.threads, repeat=args.repeat,
                      warmup=args.warmup, baseline=not args.no_baseline, check=not args.no_verify,
-                     verify_params=verify_params, timeout=args.timeout, progress=progress)
+                     verify_params=verify_params, timeout=args.timeout, progress=progress, force=args.force,
+                     compare=args.compare)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(report)
-    return 1 if report.verified is False else 0
+    vacuous = report.verification is not None and report.verification.vacuous
+    return 1 if report.verified is False or vacuous else 0

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from polylab.codegen import ast as A
 from polylab.codegen.c import CPrinter, for_header
 from polylab.codegen.cexpr import CUDA_HELPERS, c_expr
-from polylab.codegen.harness import (_dump_function, _init_function, _size_expr, flat_index,
-                                     kernel_arrays, main_prologue, prelude)
+from polylab.codegen.harness import (dump_function, flat_index, init_function, kernel_arrays, main_prologue,
+                                     prelude, size_expr)
 from polylab.errors import CodegenError
 from polylab.model.expr import ArrayRef
 from polylab.model.scop import Scop
@@ -159,7 +159,7 @@ CUDA_INCLUDES = "#include <cuda_runtime.h>\n"
 CUDA_CHECK = r"""
 #define POLYLAB_CUDA(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
   fprintf(stderr, "CUDA error: %s (%s) at line %d\n", cudaGetErrorString(e_), #call, __LINE__); \
-  exit(4); } } while (0)
+  exit(POLYLAB_EXIT_CUDA); } } while (0)
 """
 
 
@@ -176,7 +176,7 @@ def cuda_program(scop: Scop, program: A.LoopProgram, header: str) -> tuple[str, 
     kernel = "\n\n".join(ks.defs) + "\n\n" + host_fn
     main = _cuda_main(scop)
     full = "\n".join([header, CUDA_INCLUDES + prelude(scop, cuda=True), CUDA_HELPERS, CUDA_CHECK, kernel,
-                      _init_function(scop, flat=True), _dump_function(scop, flat=True),
+                      init_function(scop, flat=True), dump_function(scop, flat=True),
                       main])
     return kernel, full
 
@@ -185,7 +185,7 @@ def _cuda_main(scop: Scop) -> str:
     arrays = kernel_arrays(scop)
     lines = main_prologue(scop)
     for a in arrays:
-        size = f"sizeof({a.ctype}) * {_size_expr(a)}"
+        size = f"sizeof({a.ctype}) * {size_expr(a)}"
         lines += [f"  size_t polylab_bytes_{a.name} = {size} + 1;",
                   f"  {a.ctype} *{a.name} = ({a.ctype} *)polylab_alloc(polylab_bytes_{a.name}, \"{a.name}\");",
                   f"  {a.ctype} *polylab_d_{a.name};",

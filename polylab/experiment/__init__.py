@@ -1,17 +1,21 @@
 """Experiments: verify a schedule's code against the original program, and time it.
 
 This layer sits on top of the schedule, storage, code generation and toolchain layers (like the command
-line): it refuses illegal schedules (:func:`require_legal`, the schedule layer's exact check), generates
-the code of the schedule's own SCoP (the transformed one after a storage step), compiles it, runs it
-contained, compares outputs with the original program's and measures times.
+line): it refuses illegal schedules (:func:`require_legal`, the schedule layer's exact check) and parameter
+values that cannot be run (:func:`validate_params`: integers, ranges, memory, every access inside its
+array), generates the code of the schedule's own SCoP (the transformed one after a storage step), compiles
+it, runs it contained, compares outputs with the original program's (refusing to call a vacuous comparison
+verified) and measures times.
 
     >>> v = verify(scop, schedule, "openmp", params={"N": 12})            # doctest: +SKIP
     >>> r = measure(scop, schedule, "openmp", params={"N": 512}, threads=2)  # doctest: +SKIP
 """
 
+from polylab.experiment.params import ParameterCheck, check_params, parameter_value, validate_params
 from polylab.experiment.schedules import require_legal, schedule_from_spec
 from polylab.experiment.timing import TIMING_FLAGS, RunReport, measure, time_program
-from polylab.experiment.verify import VERIFY_FLAGS, Verification, check_params, verify
+from polylab.experiment.verify import VERIFY_FLAGS, Coverage, Difference, Verification, verify
 
-__all__ = ["TIMING_FLAGS", "VERIFY_FLAGS", "RunReport", "Verification", "check_params", "measure",
-           "require_legal", "schedule_from_spec", "time_program", "verify"]
+__all__ = ["TIMING_FLAGS", "VERIFY_FLAGS", "Coverage", "Difference", "ParameterCheck", "RunReport", "Verification",
+           "check_params", "measure", "parameter_value", "require_legal", "schedule_from_spec", "time_program",
+           "validate_params", "verify"]

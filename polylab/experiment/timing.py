@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from polylab import toolchain as tc
-from polylab.codegen import GeneratedCode, generate, original_program
+from polylab.codegen import GeneratedCode, generate
 from polylab.errors import ToolchainError
+from polylab.experiment.params import validate_params
 from polylab.experiment.schedules import legal_schedule, variant_scop
-from polylab.experiment.verify import (Progress, Verification, _quiet, build_variant, check_params, param_args,
-                                       verify)
+from polylab.experiment.verify import (Progress, Verification, compile_original, compile_variant, memory_limit,
+                                       no_progress, param_args, verify)
 from polylab.model.scop import Scop
 
 #: flags of timing builds (variant and baseline alike)
@@ -41,6 +42,7 @@ class RunReport:
     verification: Verification | None
     code: GeneratedCode | None = field(default=None, repr=False)
     reason: str | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def verified(self) -> bool | None:
@@ -62,8 +64,13 @@ class RunReport:
             "baseline_seconds": self.baseline.median if self.baseline else None,
             "speedup": self.speedup,
         }
-        if self.verification is not None and self.verification.first_difference:
-            out["first_difference"] = self.verification.first_difference
+        if self.verification is not None:
+            out["compared"] = self.verification.coverage.to_json() if self.verification.coverage else None
+            out["vacuous"] = self.verification.vacuous
+            if self.verification.first_difference:
+                out["first_difference"] = self.verification.first_difference
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         if self.reason:
             out["reason"] = self.reason
         return out
@@ -73,8 +80,9 @@ class RunReport:
         lines = [f"{self.target}  ({where}; threads: {self.threads or 'default'})"]
         if self.verification is not None:
             lines.append(f"  {self.verification}")
-        if self.reason:
+        if self.reason and (self.verification is None or self.verification.reason != self.reason):
             lines.append(f"  not run: {self.reason}")
+        lines += [f"  warning: {w}" for w in self.warnings]
         if self.seconds is not None:
             lines.append(f"  variant : {self.seconds}")
         if self.baseline is not None:
@@ -101,41 +109,50 @@ def time_program(binary: tc.Binary, args: list[int], *, repeat: int, warmup: int
 def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str, int] | None = None,
             threads: int | None = None, repeat: int = 5, warmup: int = 1, baseline: bool = True,
             check: bool = True, verify_params: Mapping[str, int] | None = None, timeout: float = 300.0,
-            progress: Progress | None = None, force: bool = False) -> RunReport:
+            progress: Progress | None = None, force: bool = False, compare: str = "auto") -> RunReport:
     """Verify (unless ``check=False``), then time the variant and the original (``baseline=True``).
 
     ``scop`` is the original SCoP (the reference program and the baseline); the variant is generated from
     the schedule's own SCoP (``schedule.scop``, the transformed one after a storage step). An illegal
     schedule is refused before any code is generated (:class:`~polylab.errors.IllegalTransformationError`
-    with the violated dependence and a violating pair), even with ``check=False``. ``force=True`` rebuilds
-    every binary instead of reusing the toolchain's cached builds.
+    with the violated dependence and a violating pair), even with ``check=False``; so are parameter values
+    that cannot be run (:mod:`polylab.experiment.params`). ``force=True`` rebuilds every binary instead of
+    reusing the toolchain's cached builds. ``timeout``: seconds allowed for each run (the program is
+    stopped, with its whole process group, after that). ``compare``: what verification compares
+    (``auto``, ``written``, ``live-out``: see :func:`~polylab.experiment.verify`); timing runs compare
+    nothing.
 
     ``verify_params``: parameter values for the verification run (default: ``params``); verifying at
-    small sizes and timing at large ones keeps the check fast. Where CUDA cannot run, the report holds
-    no times and ``reason`` says why.
+    small sizes and timing at large ones keeps the check fast (and the verification compares every
+    written element there). A variant that is not verified (its output differs, or the comparison was
+    vacuous, or CUDA cannot run here) is not timed: the report says why.
     """
-    progress = progress or _quiet
-    values = check_params(scop, params)
+    progress = progress or no_progress
     schedule = legal_schedule(scop, schedule)
-    code = generate(variant_scop(scop, schedule), schedule, target)
+    variant_of = variant_scop(scop, schedule)
+    times = schedule.union_map if schedule is not None else None
+    checked = validate_params(variant_of, params, memory_limit_mb=memory_limit(target), schedule=times)
+    values = dict(checked.values)
+    if variant_of is not scop:
+        validate_params(scop, values, memory_limit_mb=memory_limit(target))
+    code = generate(variant_of, schedule, target)
     verification = None
     if check:
         verification = verify(scop, schedule, target, params=verify_params or values, threads=threads,
-                              timeout=timeout, progress=progress, code=code, force=force)
-        if verification.verified is None:
-            return RunReport(target, values, threads, None, None, verification, code, verification.reason)
+                              timeout=timeout, progress=progress, code=code, force=force, compare=compare)
         if not verification.verified:
-            return RunReport(target, values, threads, None, None, verification, code)
+            return RunReport(target, values, threads, None, None, verification, code, verification.reason,
+                             checked.warnings)
     elif target == "cuda" and not tc.has_gpu():
-        return RunReport(target, values, threads, None, None, None, code, tc.gpu_status().reason)
+        return RunReport(target, values, threads, None, None, None, code, tc.gpu_status().reason, checked.warnings)
     args = param_args(scop, values)
-    variant = build_variant(code, TIMING_FLAGS, progress, force=force)
+    variant = compile_variant(code, TIMING_FLAGS, progress, force=force)
     progress(f"timing the {target} variant ({warmup} warm-up, {repeat} runs)")
     seconds = time_program(variant, args, repeat=repeat, warmup=warmup, threads=threads, timeout=timeout)
     base = None
     if baseline:
         progress("compiling the original program (gcc -O3)")
-        ref = tc.compile(original_program(scop), flags=TIMING_FLAGS, force=force)
+        ref = compile_original(scop, TIMING_FLAGS, force=force)
         progress(f"timing the original program ({warmup} warm-up, {repeat} runs)")
         base = time_program(ref, args, repeat=repeat, warmup=warmup, threads=None, timeout=timeout)
-    return RunReport(target, values, threads, seconds, base, verification, code)
+    return RunReport(target, values, threads, seconds, base, verification, code, None, checked.warnings)

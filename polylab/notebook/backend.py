@@ -73,8 +73,10 @@ def generate(scop: Scop, schedule: Schedule | None, target: str = "c") -> Genera
 
 def experiment(scop: Scop, schedule: Schedule | None, *, target: str = "c",
                params: Mapping[str, int] | None = None, threads: int | None = None, repeat: int = 3,
-               force: bool = False, verify_params: Mapping[str, int] | None = None) -> RunReport:
+               force: bool = False, verify_params: Mapping[str, int] | None = None,
+               timeout: float = 300.0) -> RunReport:
     """Compile, verify and time ``schedule`` against the original program (:func:`polylab.experiment.measure`);
-    ``force`` rebuilds instead of reusing cached binaries."""
+    ``force`` rebuilds instead of reusing cached binaries; ``timeout``: seconds allowed for each run (the
+    toolchain kills the program's process group after it)."""
     return measure(scop, schedule, target, params=dict(params or {}), threads=threads, repeat=repeat,
-                   force=force, verify_params=dict(verify_params) if verify_params else None)
+                   force=force, verify_params=dict(verify_params) if verify_params else None, timeout=timeout)

@@ -215,6 +215,7 @@ class PolylabMagics(Magics):
     @argument("-r", "--repeat", type=int, default=3, help="timed runs (median reported)")
     @argument("-o", "--output", action="store_true", help="return the result object")
     @argument("--force", action="store_true", help="verify, rebuild and time again even when a result is cached")
+    @argument("--timeout", type=float, default=300.0, help="seconds allowed for each run (default 300)")
     @line_magic
     def polyrun(self, line: str) -> Any:
         """Compile, verify and time stored schedules against the original program."""
@@ -242,7 +243,8 @@ class PolylabMagics(Magics):
                         sched, name, consequence="so it is not run",
                         hint="fix the schedule (see %%schedule's picture of the violating pair)")
                     result = backend.experiment(scop, sched, target=args.target, params=params,
-                                                threads=args.threads, repeat=args.repeat, force=args.force)
+                                                threads=args.threads, repeat=args.repeat, force=args.force,
+                                                timeout=args.timeout)
                     self._cache[key] = result
                 self.runs[label] = result
                 results.append(result)

@@ -10,10 +10,12 @@ to install.
 
 from polylab.toolchain.build import (BASELINE_FLAGS, FAST_FLAGS, NATIVE_FLAGS, VERIFY_FLAGS, Binary,
                                      BuildRequest, cache_directory, clear_cache, compile, compile_many,
-                                     cuda_flags)
-from polylab.toolchain.compare import (EXIT_OUT_OF_MEMORY, HARNESS_SUPPORT_C, ArrayDifference, Comparison,
-                                       compare_checksums, compare_outputs, parse_checksums, parse_times,
-                                       read_array, read_outputs)
+                                     cuda_flags, entry_is_intact, kill_process_group)
+from polylab.toolchain.compare import (EXIT_CUDA, EXIT_OUT_OF_MEMORY, EXIT_OUTPUT, EXIT_STATUS_MEANINGS,
+                                       EXIT_USAGE, HARNESS_SUPPORT_C, OUTPUTS_VARIABLE, OUTPUTS_WRITTEN,
+                                       ArrayDifference, Comparison, compare_checksums, compare_outputs,
+                                       parse_checksums, parse_times, read_array, read_indices,
+                                       read_outputs)
 from polylab.toolchain.compilers import (Availability, Compiler, Tool, ToolchainReport, c_compiler,
                                          c_compiler_status, cuda_compiler, cuda_compiler_status, gpu_status,
                                          has_gpu, mlir_opt, mlir_opt_status, openmp_status, report,
@@ -24,12 +26,13 @@ from polylab.toolchain.runner import (DEFAULT_MEMORY_LIMIT_MB, OUTPUT_DIR_VARIAB
 from polylab.toolchain.timing import Timing, speedup, time_binary
 
 __all__ = [
-    "BASELINE_FLAGS", "DEFAULT_MEMORY_LIMIT_MB", "EXIT_OUT_OF_MEMORY", "FAST_FLAGS", "HARNESS_SUPPORT_C",
-    "NATIVE_FLAGS", "OUTPUT_DIR_VARIABLE", "VERIFY_FLAGS", "ArrayDifference", "Availability", "Binary",
+    "BASELINE_FLAGS", "DEFAULT_MEMORY_LIMIT_MB", "EXIT_CUDA", "EXIT_OUTPUT", "EXIT_OUT_OF_MEMORY",
+    "EXIT_STATUS_MEANINGS", "EXIT_USAGE", "FAST_FLAGS", "HARNESS_SUPPORT_C", "NATIVE_FLAGS", "OUTPUTS_VARIABLE",
+    "OUTPUTS_WRITTEN", "OUTPUT_DIR_VARIABLE", "VERIFY_FLAGS", "ArrayDifference", "Availability", "Binary",
     "BuildRequest", "Comparison", "Compiler", "Diagnostic", "RunResult", "Timing", "Tool", "ToolchainReport",
-    "c_compiler", "c_compiler_status", "cache_directory", "clear_cache", "compare_checksums",
-    "compare_outputs", "compile", "compile_and_run", "compile_many", "cuda_compiler", "cuda_compiler_status",
-    "cuda_flags", "gpu_status", "has_gpu", "mlir_opt", "mlir_opt_status", "openmp_status", "parse_checksums",
-    "parse_diagnostics", "parse_times", "read_array", "read_outputs", "report", "run", "signal_description",
-    "speedup", "supports_openmp", "time_binary",
+    "c_compiler", "c_compiler_status", "cache_directory", "clear_cache", "compare_checksums", "compare_outputs",
+    "compile", "compile_and_run", "compile_many", "cuda_compiler", "cuda_compiler_status", "cuda_flags",
+    "entry_is_intact", "gpu_status", "has_gpu", "kill_process_group", "mlir_opt", "mlir_opt_status",
+    "openmp_status", "parse_checksums", "parse_diagnostics", "parse_times", "read_array", "read_indices",
+    "read_outputs", "report", "run", "signal_description", "speedup", "supports_openmp", "time_binary",
 ]

@@ -1,29 +1,43 @@
-"""The harness output protocol, and comparing the outputs of two runs.
+"""The harness protocol, and comparing the outputs of two runs.
 
 Protocol
 --------
 A harness (the ``main`` that code generation writes around a kernel) talks to the toolchain like this:
 
+* **Arguments.** ``prog P1 P2 ... [REPEAT]``: each parameter a decimal integer within the range of C's
+  ``int`` (the kernels index with ``int``), read with ``strtoll`` and checked; ``REPEAT`` (default 1) from
+  1 to 10^9.
 * **Times.** For each timed execution of the kernel it writes one line ``polylab-time <seconds>`` to
   standard output (a decimal number of seconds, e.g. ``polylab-time 0.012345678``). Only the kernel is
   timed, not allocation, initialisation or output. CUDA harnesses time with CUDA events.
-* **Arrays.** For each live-out array it writes one line
+* **Arrays.** For each output array it writes one line
   ``polylab-checksum <name> <16 hex digits> <element count>`` (FNV-1a, 64 bit, over the array's raw bytes)
   to standard output and, when the environment variable ``POLYLAB_OUTPUT_DIR`` is set, two files in that
   directory:
 
   - ``<name>.bin``: the elements in row-major (C) order, as raw native bytes (no header);
   - ``<name>.meta``: text lines ``ctype <C type>``, ``elem_size <bytes>``, ``extents <e1> <e2> ...``
-    (``extents`` with no numbers for a scalar).
-* **Failure.** A failed allocation prints ``polylab: out of memory ...`` to standard error and exits with
-  status 3 (:data:`EXIT_OUT_OF_MEMORY`); wrong command-line arguments exit with status 2 and a usage line.
-  Any other line on standard output is ignored by the toolchain.
+    (``extents`` with no numbers for a scalar);
+  - ``<name>.idx`` (only for an output gathered from some elements of an array): the row-major flat index
+    of each written element in its array, as native 64-bit integers (:func:`read_indices`).
+
+  Which arrays: the live-out data by default; every array the program writes, whole, when
+  ``POLYLAB_OUTPUTS=written`` (:data:`OUTPUTS_VARIABLE`, :data:`OUTPUTS_WRITTEN`) is set.
+* **Exit status.** Each failure has its own status and a ``polylab: ...`` line on standard error:
+  2 (:data:`EXIT_USAGE`): wrong arguments, a parameter that is not an integer in range, or array extents
+  that cannot be allocated at these parameters (negative, above ``INT_MAX``, a byte size beyond
+  ``SIZE_MAX``); 3 (:data:`EXIT_OUT_OF_MEMORY`): an allocation failed; 4 (:data:`EXIT_OUTPUT`): an output
+  file could not be written; 5 (:data:`EXIT_CUDA`): a CUDA runtime call failed. Any other line on
+  standard output is ignored by the toolchain.
 
 :data:`HARNESS_SUPPORT_C` is C text (valid C99 and CUDA host code) that implements this protocol
-(``polylab_now``, ``polylab_report_time``, ``polylab_alloc``, ``polylab_dump``); a generated harness may
-paste it in, best before any other ``#include`` (it defines ``_POSIX_C_SOURCE`` for ``clock_gettime`` under
-``-std=c99``). Comparing two runs is then :func:`compare_outputs` on their output directories (every element,
-bit-exact unless a tolerance is given) or :func:`compare_checksums` on their standard outputs.
+(``polylab_param``, ``polylab_repeat_count``, ``polylab_elements``, ``polylab_now``,
+``polylab_report_time``, ``polylab_alloc``, ``polylab_dump``, ``polylab_dump_indices`` and the
+``POLYLAB_EXIT_*`` statuses); a
+generated harness may paste it in, best before any other ``#include`` (it defines ``_POSIX_C_SOURCE`` for
+``clock_gettime`` under ``-std=c99``). Comparing two runs is then :func:`compare_outputs` on their output
+directories (every element, bit-exact unless a tolerance is given) or :func:`compare_checksums` on their
+standard outputs.
 """
 
 from __future__ import annotations
@@ -39,14 +53,31 @@ import numpy as np
 from polylab.errors import ToolchainError
 
 __all__ = [
-    "EXIT_OUT_OF_MEMORY", "HARNESS_SUPPORT_C", "ArrayDifference", "Comparison", "compare_checksums",
-    "compare_outputs", "parse_checksums", "parse_times", "read_array", "read_outputs",
+    "EXIT_CUDA", "EXIT_OUTPUT", "EXIT_OUT_OF_MEMORY", "EXIT_STATUS_MEANINGS", "EXIT_USAGE", "HARNESS_SUPPORT_C",
+    "OUTPUTS_VARIABLE", "OUTPUTS_WRITTEN", "ArrayDifference", "Comparison", "compare_checksums",
+    "compare_outputs", "parse_checksums", "parse_times", "read_array", "read_indices", "read_outputs",
 ]
 
+EXIT_USAGE = 2
 EXIT_OUT_OF_MEMORY = 3
+EXIT_OUTPUT = 4
+EXIT_CUDA = 5
+
+#: what each harness exit status means, in words
+EXIT_STATUS_MEANINGS = {
+    EXIT_USAGE: "the harness refused its arguments (a parameter out of range, or arrays that cannot be "
+                "allocated at these parameters)",
+    EXIT_OUT_OF_MEMORY: "the program ran out of memory",
+    EXIT_OUTPUT: "the program could not write its output files",
+    EXIT_CUDA: "a CUDA runtime call failed",
+}
+
+#: the environment variable that selects the harness's outputs, and its value for "every written array"
+OUTPUTS_VARIABLE = "POLYLAB_OUTPUTS"
+OUTPUTS_WRITTEN = "written"
 
 HARNESS_SUPPORT_C = r"""
-/* ---- polylab harness support: the output protocol of polylab.toolchain.compare ---- */
+/* ---- polylab harness support: the protocol of polylab.toolchain.compare ---- */
 #if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c99/c11 (effective before other includes) */
 #endif
@@ -55,11 +86,64 @@ HARNESS_SUPPORT_C = r"""
 #else
 #define POLYLAB_UNUSED
 #endif
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define POLYLAB_EXIT_USAGE 2
+#define POLYLAB_EXIT_OUT_OF_MEMORY 3
+#define POLYLAB_EXIT_OUTPUT 4
+#define POLYLAB_EXIT_CUDA 5
+
+/* a decimal integer argument, all of it, within [lo, hi]; else a message and POLYLAB_EXIT_USAGE */
+POLYLAB_UNUSED static long long polylab_integer(const char *text, const char *name, long long lo, long long hi) {
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (end == text || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
+        fprintf(stderr, "polylab: %s = '%s' is not an integer from %lld to %lld\n", name, text, lo, hi);
+        exit(POLYLAB_EXIT_USAGE);
+    }
+    return v;
+}
+
+/* a parameter value: the kernels take int parameters */
+POLYLAB_UNUSED static long long polylab_param(const char *text, const char *name) {
+    return polylab_integer(text, name, INT_MIN, INT_MAX);
+}
+
+POLYLAB_UNUSED static long long polylab_repeat_count(const char *text) {
+    return polylab_integer(text, "REPEAT", 1, 1000000000LL);
+}
+
+/* the element count of an array of the given extents (long long arguments), checked: every extent in
+   [0, INT_MAX] (the kernels index with int) and the byte size within SIZE_MAX */
+POLYLAB_UNUSED static size_t polylab_elements(const char *name, size_t elem_size, int rank, ...) {
+    va_list ap;
+    size_t count = 1;
+    va_start(ap, rank);
+    for (int d = 0; d < rank; d++) {
+        long long e = va_arg(ap, long long);
+        if (e < 0 || e > INT_MAX) {
+            fprintf(stderr, "polylab: array %s would have extent %lld in dimension %d (allowed: 0 to %d)\n",
+                    name, e, d, INT_MAX);
+            exit(POLYLAB_EXIT_USAGE);
+        }
+        if (e != 0 && count > SIZE_MAX / (size_t)e) count = SIZE_MAX;
+        else count *= (size_t)e;
+    }
+    va_end(ap);
+    if (count == SIZE_MAX || (elem_size != 0 && count > SIZE_MAX / elem_size)) {
+        fprintf(stderr, "polylab: array %s would need more bytes than this machine can address\n", name);
+        exit(POLYLAB_EXIT_USAGE);
+    }
+    return count;
+}
 
 POLYLAB_UNUSED static double polylab_now(void) {
     struct timespec t;
@@ -76,13 +160,29 @@ POLYLAB_UNUSED static void *polylab_alloc(size_t bytes, const char *name) {
     void *p = malloc(bytes ? bytes : 1);
     if (p == NULL) {
         fprintf(stderr, "polylab: out of memory allocating %s (%zu bytes)\n", name, bytes);
-        exit(3);
+        exit(POLYLAB_EXIT_OUT_OF_MEMORY);
     }
     return p;
 }
 
+POLYLAB_UNUSED static void polylab_write_failed(const char *path) {
+    fprintf(stderr, "polylab: cannot write %s: %s\n", path, strerror(errno));
+    exit(POLYLAB_EXIT_OUTPUT);
+}
+
+POLYLAB_UNUSED static void polylab_dump_indices(const char *name, const long long *indices, size_t count) {
+    const char *dir = getenv("POLYLAB_OUTPUT_DIR");
+    if (dir == NULL || dir[0] == '\0') return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.idx", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) polylab_write_failed(path);
+    if (count > 0 && fwrite(indices, sizeof(long long), count, f) != count) polylab_write_failed(path);
+    if (fclose(f) != 0) polylab_write_failed(path);
+}
+
 POLYLAB_UNUSED static void polylab_dump(const char *name, const char *ctype, const void *data, size_t elem_size,
-                         int ndim, const long *extents) {
+                                        int ndim, const long long *extents) {
     size_t count = 1;
     for (int d = 0; d < ndim; d++) count *= (size_t)(extents[d] > 0 ? extents[d] : 0);
     const unsigned char *bytes = (const unsigned char *)data;
@@ -94,18 +194,16 @@ POLYLAB_UNUSED static void polylab_dump(const char *name, const char *ctype, con
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.bin", dir, name);
     FILE *f = fopen(path, "wb");
-    if (f == NULL) { fprintf(stderr, "polylab: cannot write %s\n", path); exit(4); }
-    if (count > 0 && fwrite(data, elem_size, count, f) != count) {
-        fprintf(stderr, "polylab: short write to %s\n", path); exit(4);
-    }
-    fclose(f);
+    if (f == NULL) polylab_write_failed(path);
+    if (count > 0 && fwrite(data, elem_size, count, f) != count) polylab_write_failed(path);
+    if (fclose(f) != 0) polylab_write_failed(path);
     snprintf(path, sizeof path, "%s/%s.meta", dir, name);
     f = fopen(path, "w");
-    if (f == NULL) { fprintf(stderr, "polylab: cannot write %s\n", path); exit(4); }
+    if (f == NULL) polylab_write_failed(path);
     fprintf(f, "ctype %s\nelem_size %zu\nextents", ctype, elem_size);
-    for (int d = 0; d < ndim; d++) fprintf(f, " %ld", extents[d]);
+    for (int d = 0; d < ndim; d++) fprintf(f, " %lld", extents[d]);
     fprintf(f, "\n");
-    fclose(f);
+    if (fclose(f) != 0) polylab_write_failed(path);
 }
 /* ---- end of polylab harness support ---- */
 """
@@ -173,6 +271,15 @@ def read_array(directory: str | os.PathLike[str], name: str) -> np.ndarray:
         raise ToolchainError(f"{bin_path} holds {len(raw)} bytes but {name} has {count} elements of "
                              f"{elem_size} bytes")
     return np.frombuffer(raw, dtype=dtype).reshape(extents)
+
+
+def read_indices(directory: str | os.PathLike[str], name: str) -> np.ndarray | None:
+    """The flat indices (in its array) of the elements of output ``name``, when it was gathered from some
+    elements (``<name>.idx``); None when the output is a whole array."""
+    path = Path(directory) / f"{name}.idx"
+    if not path.exists():
+        return None
+    return np.frombuffer(path.read_bytes(), dtype=np.int64)
 
 
 def read_outputs(directory: str | os.PathLike[str]) -> dict[str, np.ndarray]:

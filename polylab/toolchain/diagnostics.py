@@ -10,6 +10,7 @@ those that point into the compiled source carry its text so a caret can be drawn
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from polylab.errors import SourceLocation
@@ -70,19 +71,24 @@ _LINKER = re.compile(r"^(?:\S*/)?(?:ld|ld\.\w+|collect2|nvlink)(?:\.exe)?:\s*(?:
 _SEVERITY = {"fatal error": "error", "catastrophic error": "error", "remark": "note"}
 
 
-def parse_diagnostics(output: str, *, source: str | None = None,
-                      source_names: tuple[str, ...] = ()) -> tuple[Diagnostic, ...]:
+def parse_diagnostics(output: str, *, source: str | None = None, source_names: tuple[str, ...] = (),
+                      sources: Mapping[str, str] | None = None) -> tuple[Diagnostic, ...]:
     """Parse compiler output into diagnostics, in the order the compiler wrote them.
 
-    When ``source`` is given, diagnostics whose file is one of ``source_names`` (or any file, when
-    ``source_names`` is empty) get the text of their line in ``source`` as ``source_line``.
+    ``sources`` maps file names to their text: a diagnostic in one of them gets the text of its line as
+    ``source_line``. Otherwise, when ``source`` is given, diagnostics whose file is one of
+    ``source_names`` (or any file, when ``source_names`` is empty) get their line of ``source``.
     Lines that are not diagnostics (gcc's ``In function`` context, caret pictures) are skipped.
     """
     lines = output.splitlines()
     src_lines = source.splitlines() if source is not None else []
+    files = {name: text.splitlines() for name, text in (sources or {}).items()}
     result: list[Diagnostic] = []
 
     def text_of(file: str | None, line: int | None) -> str:
+        known = files.get(file or "")
+        if known is not None:
+            return known[line - 1] if line is not None and 1 <= line <= len(known) else ""
         if line is None or not src_lines or not (1 <= line <= len(src_lines)):
             return ""
         if source_names and file not in source_names:

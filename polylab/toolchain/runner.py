@@ -9,11 +9,13 @@ bounds or spawn children. :func:`run` therefore
   allocation fails inside the program instead of exhausting the machine, its CPU time (``RLIMIT_CPU``, a
   backstop of ``timeout`` times the usable cores, plus a second) and forbids core dumps;
 * kills the whole process group with ``SIGKILL`` when the wall-clock ``timeout`` passes and raises
-  :class:`~polylab.errors.RunTimeout`;
+  :class:`~polylab.errors.RunTimeout`; on an interrupt (``KeyboardInterrupt``) it kills the group too and
+  reaps the program before the interrupt propagates, so no child and no zombie is left behind;
 * caps the captured standard output and error at :data:`OUTPUT_LIMIT_BYTES` each;
 * turns a non-zero exit or a fatal signal into :class:`~polylab.errors.RunFailure` whose message names the
-  signal in words (``SIGSEGV`` -> "segmentation fault: an out-of-bounds access?") and ends with the tail of
-  the program's standard error.
+  signal in words (``SIGSEGV`` -> "segmentation fault: an out-of-bounds access?") or the harness's exit
+  status (:data:`~polylab.toolchain.compare.EXIT_STATUS_MEANINGS`) and ends with the tail of the
+  program's standard error.
 
 It does not isolate the file system or the network; run only code that you would run yourself.
 
@@ -26,6 +28,7 @@ Limits are applied in the child between ``fork`` and ``exec`` (``preexec_fn``), 
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
@@ -44,7 +47,7 @@ from typing import IO
 from polylab.errors import RunFailure, RunTimeout, ToolchainError
 from polylab.toolchain.build import Binary
 from polylab.toolchain.build import compile as _compile
-from polylab.toolchain.compare import EXIT_OUT_OF_MEMORY, parse_times
+from polylab.toolchain.compare import EXIT_OUT_OF_MEMORY, EXIT_STATUS_MEANINGS, parse_times
 
 __all__ = ["DEFAULT_MEMORY_LIMIT_MB", "OUTPUT_DIR_VARIABLE", "OUTPUT_LIMIT_BYTES", "RunResult", "compile_and_run",
            "run", "signal_description"]
@@ -90,7 +93,8 @@ class RunResult:
     ``returncode`` is the exit status, or minus the signal number when a signal ended the program (as in
     :mod:`subprocess`); ``seconds`` is the wall-clock time from start to exit; ``max_rss_mb`` the peak
     resident memory as the kernel reports it (``wait4``), which on Linux is at least the resident size
-    of the launching process when it forked, so it is an upper bound for the program's own peak; ``output_dir`` the directory given to the program in ``$POLYLAB_OUTPUT_DIR``.
+    of the launching process when it forked, so it is an upper bound for the program's own peak;
+    ``output_dir`` the directory given to the program in ``$POLYLAB_OUTPUT_DIR``.
     """
 
     returncode: int
@@ -236,8 +240,13 @@ def _run_in(argv: list[str], workdir: Path, env: dict[str, str], preexec, timeou
                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as exc:
+        if exc.errno == errno.ENOEXEC:
+            raise ToolchainError(f"{argv[0]} is not a program this machine can run ({exc.strerror}): a damaged "
+                                 "or truncated build?", hint="rebuild it (force=True, or --force on the command "
+                                                             "line)") from None
         raise ToolchainError(f"could not start {argv[0]}: {exc.strerror}") from None
-    readers = [_Reader(proc.stdout, OUTPUT_LIMIT_BYTES), _Reader(proc.stderr, OUTPUT_LIMIT_BYTES)]  # type: ignore[arg-type]
+    assert proc.stdout is not None and proc.stderr is not None  # both are pipes
+    readers = [_Reader(proc.stdout, OUTPUT_LIMIT_BYTES), _Reader(proc.stderr, OUTPUT_LIMIT_BYTES)]
     for r in readers:
         r.start()
     if stdin is not None:
@@ -262,8 +271,9 @@ def _run_in(argv: list[str], workdir: Path, env: dict[str, str], preexec, timeou
     timer.start()
     try:
         _, status, usage = os.wait4(proc.pid, 0)
-    except BaseException:
+    except BaseException:  # KeyboardInterrupt included: stop the whole group, reap it, then propagate
         kill_group()
+        _reap(proc, readers)
         raise
     finally:
         with lock:
@@ -294,15 +304,31 @@ def _run_in(argv: list[str], workdir: Path, env: dict[str, str], preexec, timeou
         timed_out=state["timed_out"], truncated=any(r.truncated for r in readers))
 
     if result.timed_out:
-        err: ToolchainError = RunTimeout(
-            f"stopped after {timeout:.1f} s: the program did not finish (an infinite loop?)",
-            hint="if the problem is simply large, pass a larger timeout= (or --timeout) or smaller "
-                 "parameters")
-        err.result = result  # type: ignore[attr-defined]
-        raise err
+        raise RunTimeout(f"stopped after {timeout:.1f} s: the program did not finish (an infinite loop?)",
+                         result=result, hint="if the problem is simply large, pass a larger timeout= (or "
+                                             "--timeout) or smaller parameters")
     if check and result.returncode != 0:
         raise _failure(result, limit_mb)
     return result
+
+
+def _reap(proc: subprocess.Popen, readers: list[_Reader]) -> None:
+    """Wait for a killed program (so it leaves no zombie) and close its pipes; a second interrupt while
+    waiting does not stop the wait."""
+    while True:
+        try:
+            os.waitpid(proc.pid, 0)
+            break
+        except KeyboardInterrupt:
+            continue
+        except ChildProcessError:
+            break  # already reaped
+    proc.returncode = -signal.SIGKILL
+    for r in readers:
+        r.join(timeout=2.0)
+    for stream in (proc.stdout, proc.stderr, proc.stdin):
+        if stream is not None:
+            stream.close()
 
 
 def _feed(pipe: IO[bytes] | None, data: bytes) -> None:
@@ -331,6 +357,8 @@ def _failure(result: RunResult, limit_mb: int | None) -> RunFailure:
         what = "the program ran out of memory"
         if limit_mb is not None:
             what += f" (its memory limit is {limit_mb} MB)"
+    elif rc in EXIT_STATUS_MEANINGS:
+        what = f"{EXIT_STATUS_MEANINGS[rc]} (exit status {rc})"
     else:
         what = f"the program exited with status {rc}"
     if memory_hit and rc != EXIT_OUT_OF_MEMORY:
@@ -345,9 +373,7 @@ def _failure(result: RunResult, limit_mb: int | None) -> RunFailure:
     elif rc < 0 and limit_mb is not None and "memory limit" in what:
         hint = ("check the array extents and the loop bounds; if the arrays are large, retry with a larger "
                 "memory_limit_mb=")
-    err = RunFailure(message, hint=hint)
-    err.result = result  # type: ignore[attr-defined]
-    return err
+    return RunFailure(message, result=result, hint=hint)
 
 
 def compile_and_run(source: str, args: Sequence[str | int | float] = (), *, language: str = "c",
