@@ -5,8 +5,9 @@ The solved notebooks are the source of truth. In each one:
 * a code cell tagged ``solution`` holds an answer. Between the lines ``### BEGIN SOLUTION`` and
   ``### END SOLUTION`` the answer is replaced by ``# YOUR ANSWER HERE`` (with the block's indentation); a
   solution cell without those markers is replaced whole (a leading ``%%magic`` line is kept);
-* a code cell tagged ``check`` is a plain-Python autograding check (``assert`` with a helpful message on
-  the student's variables); it is copied unchanged;
+* a code cell tagged ``check`` is one call, ``polylab.grading.check("lab1", "q1")``, that grades the answer
+  on the spot and never raises (the checks live in ``polylab/grading/labs/``, see docs/grading.md); it is
+  copied unchanged;
 * every other cell is copied unchanged.
 
 Both kinds of notebook are committed without outputs and execution counts.
