@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numbers
 import re
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Sequence
 
@@ -38,6 +39,19 @@ class AnswerError(PolylabError):
     kind = "answer"
 
 
+@dataclass(frozen=True)
+class Opaque:
+    """A value the batch grader could not carry out of the student's kernel as itself (an object of a type
+    it does not know, a schedule of a transformed program...): its type, its ``repr`` and why."""
+
+    type: str
+    text: str
+    reason: str = ""
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def describe(value: Any, limit: int = 80) -> str:
     """A short ``repr`` of ``value`` for feedback (sets sorted when they can be, long text cut)."""
     if isinstance(value, (set, frozenset)):
@@ -51,6 +65,8 @@ def describe(value: Any, limit: int = 80) -> str:
 
 
 def _type_name(value: Any) -> str:
+    if isinstance(value, Opaque):
+        return f"a {value.type} value" + (f" ({value.reason})" if value.reason else "")
     return {str: "text (a string)", bool: "True/False", dict: "a dictionary", type(None): "None"}.get(
         type(value), type(value).__name__)
 
@@ -304,5 +320,5 @@ def function(value: Any, what: str = "the function") -> Callable[..., Any]:
     return value
 
 
-__all__ = ["AnswerError", "c_expression", "c_statements", "choice", "describe", "function", "integer", "isl_map",
+__all__ = ["AnswerError", "Opaque", "c_expression", "c_statements", "choice", "describe", "function", "integer", "isl_map",
            "isl_set", "isl_union_map", "matrix", "name_set", "rational", "text", "vector", "vector_set"]
