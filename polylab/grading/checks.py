@@ -51,6 +51,16 @@ def _sorted(items: Iterable[Hashable]) -> list[Any]:
         return sorted(items, key=repr)
 
 
+def part(check: Callable[..., Verdict], *args: Any) -> Verdict:
+    """``check(*args)`` as one part of a combined check: a malformed answer (:class:`AnswerError`) or one the
+    engine refuses (a :class:`~polylab.errors.PolylabError`) makes this part wrong, with its message, and
+    leaves the other parts to be judged (so a combined check reports every failure)."""
+    try:
+        return check(*args)
+    except PolylabError as err:  # AnswerError included
+        return wrong(err.message + (f" ({err.hint})" if err.hint else ""))
+
+
 def compare_sets(given: frozenset, expected: frozenset, *, item: str = "element",
                  why_extra: Callable[[Any], str] | None = None, missing_hint: str = "",
                  name_missing: bool = False) -> Verdict:
@@ -220,4 +230,4 @@ def compare_calls(calls: Calls, reference: Callable[..., Any], *,
 
 
 __all__ = ["MAX_LINES", "compare_calls", "compare_isl", "compare_matrices", "compare_sets", "legal_schedule",
-           "same_outputs", "verified_variant"]
+           "part", "same_outputs", "verified_variant"]

@@ -60,7 +60,11 @@ def _isl(e: dict, v: Any) -> Any:
 
 
 def _scop(e: dict, _: Any) -> Any:
-    program = parse(e["source"], language=e.get("language", "c"))
+    try:
+        program = parse(e["source"], language=e.get("language", "c"))
+    except PolylabError:
+        return Opaque("polylab.Scop", e.get("name", "?"), "its source text does not parse alone (a region of a "
+                      "whole program?); give the program's text as a string instead")
     found = [s for s in program.scops if s.name == e.get("name")] or list(program.scops[:1])
     if not found:
         return Opaque("polylab.Scop", e.get("name", "?"), "its source has no static control part")
@@ -76,7 +80,8 @@ def _scop(e: dict, _: Any) -> Any:
 def _schedule(e: dict, _: Any) -> Any:
     scop = decode(e["scop"])
     if not isinstance(scop, Scop):
-        return Opaque("polylab.Schedule", str(e.get("steps")), "its program could not be rebuilt")
+        why = scop.reason if isinstance(scop, Opaque) else "not a SCoP"
+        return Opaque("polylab.Schedule", "; ".join(e.get("steps", [])), f"its program could not be rebuilt: {why}")
     maps = {name: isl.Map(text) for name, text in dict(e["maps"]).items()}
     if set(maps) != {s.name for s in scop.statements}:
         return Opaque("polylab.Schedule", "; ".join(e.get("steps", [])),

@@ -14,7 +14,7 @@ from functools import cache
 from polylab.analysis import Dependence, compute_dependences, parallelism, textbook_test
 from polylab.frontend import parse
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, compare_sets
+from polylab.grading.checks import compare_calls, compare_sets, part
 from polylab.grading.lab import Calls, Case, Lab, Question
 from polylab.grading.verdict import Verdict, combine, right, wrong
 from polylab.model import Scop
@@ -95,10 +95,8 @@ def _parallel_part(source: str, answer: object, what: str) -> Verdict:
     exact = frozenset(st.iterators[level - 1] for level in parallelism(scop(source)).parallel_loops(st.name))
     carried = {st.iterators[d.carried_level - 1]: d for d in deps(source) if d.carried_level}
 
-    def why(loop: str) -> str:
-        d = carried.get(loop)
-        if d is None:
-            return "it carries no dependence, yet it is not parallel"
+    def why(loop: str) -> str:  # a loop that is not parallel carries a dependence: name it
+        d = carried[loop]
         return (f"it carries the {d.kind} dependence {d.source_ref.text} -> {d.sink_ref.text} "
                 f"(distance {d.distance_description})")
 
@@ -108,8 +106,8 @@ def _parallel_part(source: str, answer: object, what: str) -> Verdict:
 
 def check_q3(sweep2d_parallel: object, shift_parallel: object) -> Verdict:
     """Both nests' parallel loops; every wrong part is reported."""
-    return combine([("sweep2d_parallel", _parallel_part(SWEEP, sweep2d_parallel, "sweep2d_parallel")),
-                    ("shift_parallel", _parallel_part(SHIFT, shift_parallel, "shift_parallel"))])
+    return combine([("sweep2d_parallel", part(_parallel_part, SWEEP, sweep2d_parallel, "sweep2d_parallel")),
+                    ("shift_parallel", part(_parallel_part, SHIFT, shift_parallel, "shift_parallel"))])
 
 
 # -- Q4: the conservative textbook tests -------------------------------------------------------------------

@@ -91,8 +91,6 @@ def check_q2(answer: object) -> Verdict:
     best = tuple(find_wavefront(original(scop(SWEEP))).hyperplane)
     if a == best:
         return right()
-    if any(x < 0 for x in a):
-        return partial(1, 2, f"a = {a} is legal, but the question asks for non-negative coefficients")
     return partial(1, 2, f"a = {a} is legal but not the smallest: a0 + a1 = {sum(a)}; minimise a0 + a1 subject "
                          "to a . d >= 1 for every distance d")
 

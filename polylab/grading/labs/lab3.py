@@ -11,7 +11,7 @@ from functools import cache
 import polylab
 from polylab.analysis import compute_dependences, dataflow
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_sets
+from polylab.grading.checks import compare_sets, part
 from polylab.grading.lab import Lab, Question
 from polylab.grading.verdict import Verdict, combine, right, wrong
 from polylab.model import Scop
@@ -43,9 +43,6 @@ def check_q1(answer: object) -> Verdict:
     given = A.vector_set(answer, length=3, what="sweep_flow_distances")
 
     def why(v: tuple[int, ...]) -> str:
-        if v in sweep_distances("anti"):
-            return ("it is the distance of an anti (WAR) dependence: a read ahead of the point, x[i + 1][j][k] "
-                    "say, reads an element before a later instance overwrites it")
         if tuple(-x for x in v) in sweep_distances("flow"):
             return "it is source minus sink; a distance is sink minus source"
         return "no read of the sweep is at that offset from the write x[i][j][k]"
@@ -113,20 +110,29 @@ def tile_wavefront_modulus() -> int:
     return contract(tw.scop, tw, "x", max_modulus=16)[2].modulus
 
 
-def check_q3(planes: object, one_plane_reason: object) -> Verdict:
-    """The modulus ``m`` of ``xbuf[i % m][j][k]`` and why one plane is refused; both parts are reported."""
+def _planes(planes: object) -> Verdict:
     m = A.integer(planes, "planes")
-    part1 = right() if m == point_modulus() else wrong(
-        f"{m} plane(s) is not what the proof found: "
-        + ("fewer planes than the proof needs would lose values still to be read" if m < point_modulus()
-           else "the proof finds a smaller safe modulus") + " (read the first line of the contraction report)")
-    reason = A.choice(one_plane_reason, ("a", "b", "c"), "one_plane_reason")
+    if m == point_modulus():
+        return right()
+    return wrong(f"{m} plane(s) is not what the proof found: "
+                 + ("fewer planes than the proof needs would lose values still to be read" if m < point_modulus()
+                    else "the proof finds a smaller safe modulus") + " (read the first line of the contraction report)")
+
+
+def _one_plane_reason(answer: object) -> Verdict:
+    reason = A.choice(answer, ("a", "b", "c"), "one_plane_reason")
     why_not = {"b": "the initialisation is read by the sweep itself, and its reads were folded or kept",
                "c": "the printed element is copied out before it could be lost"}
-    part2 = right() if reason == ONE_PLANE_REASON else wrong(
-        f"({reason}) is not the reason: {why_not.get(reason, '')}; read the refusal: which instance overwrites "
-        "which element before which read?")
-    return combine([("planes", part1), ("one_plane_reason", part2)])
+    if reason == ONE_PLANE_REASON:
+        return right()
+    return wrong(f"({reason}) is not the reason: {why_not.get(reason, '')}; read the refusal: which instance "
+                 "overwrites which element before which read?")
+
+
+def check_q3(planes: object, one_plane_reason: object) -> Verdict:
+    """The modulus ``m`` of ``xbuf[i % m][j][k]`` and why one plane is refused; both parts are reported."""
+    return combine([("planes", part(_planes, planes)),
+                    ("one_plane_reason", part(_one_plane_reason, one_plane_reason))])
 
 
 def check_q4(answer: object) -> Verdict:
