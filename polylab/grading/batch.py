@@ -245,20 +245,23 @@ def run_worker(nb: dict[str, Any], lab: Lab, hidden: Mapping[str, Sequence[Case]
     (d / "grader" / "job.json").write_text(json.dumps(job), encoding="utf-8")
     env = {**os.environ, TOKEN_VARIABLE: token, "POLYLAB_CACHE": str(space.root / "kernel-cache"),
            "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "polylab.grading.worker", str(d / "grader" / "job.json")],
-                            cwd=d / "work", env=env, preexec_fn=_limit_memory(limits.memory_mb),
-                            start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    log = d / "grader" / "worker.log"  # a file, not a pipe: a process the student left behind may hold it open
+    with open(log, "wb") as log_file:
+        proc = subprocess.Popen([sys.executable, "-m", "polylab.grading.worker", str(d / "grader" / "job.json")],
+                                cwd=d / "work", env=env, preexec_fn=_limit_memory(limits.memory_mb),
+                                start_new_session=True, stdin=subprocess.DEVNULL, stdout=log_file,
+                                stderr=subprocess.STDOUT)
     try:
-        _, err = proc.communicate(timeout=limits.timeout + WORKER_GRACE)
+        proc.wait(timeout=limits.timeout + WORKER_GRACE)
     except subprocess.TimeoutExpired:
-        err = b""
+        pass
     finally:
         kill_submission(token, proc.pid)
         proc.wait()
     result = _read_json(Path(job["result"]))
     if result is None:
-        tail = err.decode(errors="replace").strip().splitlines()[-1:] if err else []
+        err = log.read_bytes()[-4000:]
+        tail = [ln for ln in err.decode(errors="replace").strip().splitlines() if ln.strip()][-1:]
         result = {"stopped": "the grader's worker stopped before it finished (memory limit or time limit)"
                   + (f": {tail[0][:200]}" if tail else ""), "cells_run": 0, "events": [], "cell_errors": [],
                   "final_snapshot": False}

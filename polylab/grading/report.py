@@ -76,13 +76,17 @@ def gradescope(result: SubmissionResult) -> dict:
 
 
 def write_gradescope(results: Sequence[SubmissionResult], directory: Path) -> list[Path]:
-    """``directory/<submission name>/results.json`` for every submission (names made unique)."""
+    """``directory/<submission name>/results.json`` for every submission; a name that repeats is prefixed
+    with its folder's name (``labs-lab1``), then numbered."""
     written, used = [], set()
     for r in results:
-        stem = Path(r.path).stem or "submission"
+        path = Path(r.path)
+        stem = path.stem or "submission"
         name, k = stem, 2
+        if name in used:
+            name = f"{path.parent.name}-{stem}"
         while name in used:
-            name, k = f"{stem}-{k}", k + 1
+            name, k = f"{path.parent.name}-{stem}-{k}", k + 1
         used.add(name)
         target = directory / name / "results.json"
         target.parent.mkdir(parents=True, exist_ok=True)

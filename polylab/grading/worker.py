@@ -30,8 +30,10 @@ from nbformat import NotebookNode
 
 from polylab.grading import kernel_side
 
-#: seconds the final snapshot may take after an interrupted cell (function answers are called in it)
+#: seconds the final snapshot may take (function answers are called in it)
 FINAL_GRACE = 20.0
+#: ... and after a cell that was interrupted at the time limit (a kernel stuck in C code never answers)
+INTERRUPTED_GRACE = 10.0
 #: seconds a snapshot after one cell may take
 SNAPSHOT_SECONDS = 30.0
 
@@ -76,10 +78,12 @@ class Run:
                 "path": self.job["snapshot"], "call_seconds": self.job.get("call_seconds", 5.0)}
 
     def snapshot(self, client: NotebookClient, with_calls: bool, seconds: float) -> bool:
+        """Run the injected cell in the scratch slot (the last cell of the client's notebook, added by
+        :func:`main`: nbclient stores every executed cell at its index)."""
         cell = nbformat.v4.new_code_cell(kernel_side.cell_code(self.request(with_calls)))
         client.timeout = max(1, math.ceil(seconds))
         try:
-            client.execute_cell(cell, -1, store_history=False)
+            client.execute_cell(cell, len(client.nb.cells) - 1, store_history=False)
         except CellTimeoutError:
             self.events.append("reading the answers timed out")
             return False
@@ -94,7 +98,7 @@ class Run:
         return True
 
     def run_cells(self, client: NotebookClient, nb: NotebookNode) -> None:
-        code = [(k, c) for k, c in enumerate(nb.cells) if c.cell_type == "code"]
+        code = [(k, c) for k, c in enumerate(nb.cells[:-1]) if c.cell_type == "code"]
         for number, (index, cell) in enumerate(code, 1):
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
@@ -129,10 +133,11 @@ class Run:
             self.events.append(f"interrupting the kernel failed: {exc}")
 
     def finish(self, client: NotebookClient) -> None:
+        grace = INTERRUPTED_GRACE if self.stopped else FINAL_GRACE
         if self.kernel_alive and self.job["functions"]:
-            self.final_snapshot = self.snapshot(client, True, FINAL_GRACE)
+            self.final_snapshot = self.snapshot(client, True, grace)
         elif self.kernel_alive and self.stopped:
-            self.snapshot(client, False, FINAL_GRACE)  # what was defined before the interrupted cell
+            self.snapshot(client, False, grace)  # what was defined before the interrupted cell
 
     def result(self) -> dict[str, Any]:
         return {"cells_run": self.cells_run, "stopped": self.stopped, "events": self.events,
@@ -143,6 +148,7 @@ class Run:
 def main(argv: list[str]) -> int:
     job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     nb = nbformat.reads(Path(job["notebook"]).read_text(encoding="utf-8"), as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(""))  # the scratch slot of the injected snapshot cells
     run = Run(job)
     client = CappedClient(nb, kernel_name="python3", allow_errors=True, timeout=int(job["timeout"]),
                           resources={"metadata": {"path": job["workdir"]}}, shutdown_kernel="immediate",
