@@ -13,7 +13,7 @@ import sys
 from polylab.errors import PolylabError
 
 #: subcommand name -> module under polylab.cli (a module that does not exist yet is skipped)
-SUBCOMMANDS = ("analyze", "deps", "schedule", "codegen", "run", "bench", "demo", "grade", "labs")
+SUBCOMMANDS = ("analyze", "deps", "schedule", "codegen", "run", "bench", "demo", "grade")
 
 
 def build_parser() -> argparse.ArgumentParser:
