@@ -244,7 +244,8 @@ def run_worker(nb: dict[str, Any], lab: Lab, hidden: Mapping[str, Sequence[Case]
            "functions": functions, "call_seconds": limits.call_seconds, "max_output_bytes": limits.max_output_bytes}
     (d / "grader" / "job.json").write_text(json.dumps(job), encoding="utf-8")
     env = {**os.environ, TOKEN_VARIABLE: token, "POLYLAB_CACHE": str(space.root / "kernel-cache"),
-           "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+           "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+           "OMP_WAIT_POLICY": "passive"}  # parallel jobs share the cores: OpenMP threads must not spin
     log = d / "grader" / "worker.log"  # a file, not a pipe: a process the student left behind may hold it open
     with open(log, "wb") as log_file:
         proc = subprocess.Popen([sys.executable, "-m", "polylab.grading.worker", str(d / "grader" / "job.json")],
