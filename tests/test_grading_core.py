@@ -235,6 +235,8 @@ def test_the_guides_worked_example_runs_as_written():
     text = bad.text
     assert "F: F is the text" in text and "c: c[1] (column 1: i - 1) is 1, which is wrong" in text
     assert "legality: the schedule is illegal: flow dependence S0 -> S0 on a" in text
+    shown = re.search(r"```\n(\u2718 lab9\.q2.*?)\n```", doc, re.S).group(1)
+    assert lab.question("q2").grade({"distances": {(1, 1), (-1, 1)}}, "lab9").text == shown
     hidden_doc = next(b for b in re.findall(r"```python\n(.*?)```", doc, re.S) if "HIDDEN =" in b)
     hns: dict = {}
     exec(hidden_doc, hns)
