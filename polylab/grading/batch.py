@@ -51,6 +51,8 @@ TOKEN_VARIABLE = "POLYLAB_GRADE_TOKEN"
 MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
 #: seconds the worker may run past the cells' time limit (the final snapshot, the kernel's shutdown)
 WORKER_GRACE = 60.0
+#: seconds spent killing a submission's processes until none is left
+KILL_SECONDS = 15.0
 
 
 @dataclass(frozen=True)
@@ -204,7 +206,8 @@ def kill_submission(token: str, group: int | None) -> None:
             os.killpg(group, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    for _ in range(20):
+    deadline = time.monotonic() + KILL_SECONDS  # a loaded machine may take a while to deliver the kills
+    while time.monotonic() < deadline:
         pids = [p for p in tagged_processes(token) if p != os.getpid()]
         if not pids:
             return
