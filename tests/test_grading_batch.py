@@ -4,7 +4,6 @@ student's check cells change nothing, and no process of a submission outlives it
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import time

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from polylab.grading import Calls, Call, Case, check, get_lab, lab_names
-from polylab.grading.labs import lab1, lab2, lab3
+from polylab.grading.labs import lab1
 
 SOLUTIONS = {
     "lab1": {"sweep2d_distances": {(1, 0), (0, 1)}, "shift_waw_loop": "j", "sweep2d_parallel": [],
@@ -113,7 +113,7 @@ def test_lab1_q4_names_a_test_that_proved_independence():
     from polylab.grading.checks import compare_sets
 
     v = compare_sets(frozenset({"gcd"}), frozenset(), item="conservative test",
-                     why_extra=lambda t: f"it proved independence by itself (it said 'independent')")
+                     why_extra=lambda t: "it proved independence by itself (it said 'independent')")
     assert v.fraction == 0 and "'gcd' is not a conservative test here: it proved independence" in v.feedback[0]
 
 
