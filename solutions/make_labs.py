@@ -5,8 +5,9 @@ The solved notebooks are the source of truth. In each one:
 * a code cell tagged ``solution`` holds an answer. Between the lines ``### BEGIN SOLUTION`` and
   ``### END SOLUTION`` the answer is replaced by ``# YOUR ANSWER HERE`` (with the block's indentation); a
   solution cell without those markers is replaced whole (a leading ``%%magic`` line is kept);
-* a code cell tagged ``check`` is a plain-Python autograding check (``assert`` with a helpful message on
-  the student's variables); it is copied unchanged;
+* a code cell tagged ``check`` is one call, ``polylab.grading.check("lab1", "q1")``, that grades the answer
+  on the spot and never raises (the checks live in ``polylab/grading/labs/``, see docs/grading.md); it is
+  copied unchanged;
 * every other cell is copied unchanged.
 
 Both kinds of notebook are committed without outputs and execution counts.
@@ -14,6 +15,11 @@ Both kinds of notebook are committed without outputs and execution counts.
     python solutions/make_labs.py            # write labs/*.ipynb
     python solutions/make_labs.py --check    # exit 1 when labs/ is out of date or has outputs
     python solutions/make_labs.py --strip    # also strip the outputs of solutions/*.ipynb in place
+    python solutions/make_labs.py --otter DIR  # also write otter-grader master notebooks: DIR/<lab>/<notebook>
+                                               # (then: otter assign DIR/lab1/lab1_dependences.ipynb DIR/lab1/dist)
+
+Each solved notebook names its lab in its metadata (``{"polylab": {"lab": "lab1"}}``); the hidden cases of
+``solutions/hidden/<lab>.py`` go into otter's hidden tests, never into ``labs/``.
 """
 
 from __future__ import annotations
@@ -126,11 +132,29 @@ def problems(out: Path = LABS, source: Path = HERE) -> list[str]:
     return found
 
 
+def write_otter(out: Path, source: Path = HERE) -> list[Path]:
+    """Write otter-grader master notebooks ``out/<lab>/<notebook>`` (see :mod:`polylab.grading.otter`)."""
+    from polylab.grading import get_lab, load_hidden
+    from polylab.grading.otter import master_notebook
+
+    written = []
+    for path in solutions(source):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        lab = get_lab(nb.get("metadata", {}).get("polylab", {}).get("lab", ""))
+        target = out / lab.name / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(dumps(master_notebook(nb, lab, load_hidden(source / "hidden", lab))), encoding="utf-8")
+        written.append(target)
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--check", action="store_true", help="only check that labs/ is in sync; exit 1 if not")
     p.add_argument("--strip", action="store_true", help="strip the outputs of solutions/*.ipynb in place")
     p.add_argument("--out", type=Path, default=LABS, help="output directory (default: labs/)")
+    p.add_argument("--otter", type=Path, default=None, metavar="DIR",
+                   help="also write otter-grader master notebooks into DIR/<lab>/")
     args = p.parse_args(argv)
     if args.check:
         found = problems(args.out)
@@ -146,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"stripped {path}")
     for target in write_labs(args.out):
         print(f"wrote {target}")
+    if args.otter is not None:
+        for target in write_otter(args.otter):
+            print(f"wrote {target} (otter master notebook)")
     return 0
 
 

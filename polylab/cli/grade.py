@@ -1,0 +1,87 @@
+"""``polylab grade SUBMISSION.ipynb ... [--lab NAME] [--timeout SECONDS] [--memory MB] [--jobs J]
+[--json FILE] [--csv FILE]``: grade student notebooks.
+
+Each submission runs in its own process with a fresh kernel, cell by cell, under a time limit (for its
+cells) and a memory limit (address space of every process it starts); every process it started is killed at
+the end. Then the lab's checks, untouched by the student, run on the answers its cells produced, with the
+instructor's hidden cases (``--hidden DIR``, default ``solutions/hidden`` when it exists). Edited, deleted
+or reordered check cells change nothing. A submission that is not a notebook, belongs to another lab,
+loops forever (in Python or in C), exhausts memory, kills its kernel or raises is still graded: 0 for what it
+did not reach, with the reason.
+
+Output: a table (and a progress bar on stderr); ``--json FILE`` the details of every question;
+``--csv FILE`` one row per submission for a gradebook; ``--gradescope DIR`` a Gradescope ``results.json``
+per submission (``DIR/<name>/results.json``).
+
+Exit status: 0 when every submission was graded, whatever the scores; 1 when the grader itself failed on
+one (said in its row); 2 for a usage error (no such lab, an unwritable output file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from polylab.errors import PolylabError
+from polylab.grading import batch, report
+
+DEFAULT_HIDDEN = Path("solutions") / "hidden"
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("grade", help="grade student notebooks (batch, sandboxed)", description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("submissions", nargs="+", metavar="SUBMISSION.ipynb", help="the notebooks to grade")
+    p.add_argument("--lab", default=None, help="the lab (default: detected from each notebook)")
+    p.add_argument("--timeout", type=float, default=300.0,
+                   help="seconds for a submission's cells (default 300); the checks run after")
+    p.add_argument("--memory", type=int, default=4096,
+                   help="memory limit per process in MB (address space; default 4096; 0 = none)")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="submissions graded at once (default 1)")
+    p.add_argument("--json", metavar="FILE", default=None, help="write every result as JSON")
+    p.add_argument("--csv", metavar="FILE", default=None, help="write one CSV row per submission")
+    p.add_argument("--gradescope", metavar="DIR", default=None,
+                   help="write DIR/<submission>/results.json in Gradescope's format")
+    p.add_argument("--hidden", metavar="DIR", default=None,
+                   help=f"instructor's hidden cases (default: {DEFAULT_HIDDEN} when it exists)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def _writable(path: str | None) -> Path | None:
+    if path is None:
+        return None
+    p = Path(path)
+    if p.is_dir():
+        raise PolylabError(f"{path} is a directory", hint="give a file name")
+    if not p.parent.exists():
+        raise PolylabError(f"cannot write {path}: the folder {p.parent} does not exist")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.timeout <= 0:
+        raise PolylabError("--timeout must be positive")
+    if args.memory < 0:
+        raise PolylabError("--memory must be 0 (no limit) or a number of MB")
+    if args.jobs < 1:
+        raise PolylabError("--jobs must be at least 1")
+    outputs = {k: _writable(getattr(args, k)) for k in ("json", "csv")}
+    hidden = Path(args.hidden) if args.hidden else (DEFAULT_HIDDEN if DEFAULT_HIDDEN.is_dir() else None)
+    if hidden is not None and not hidden.is_dir():
+        raise PolylabError(f"--hidden {args.hidden}: no such folder")
+    limits = batch.Limits(timeout=args.timeout, memory_mb=args.memory or None)
+    results = batch.grade_batch(args.submissions, lab=args.lab, limits=limits, jobs=args.jobs,
+                                hidden_dir=hidden, progress=not args.no_progress)
+    print(report.table(results))
+    if outputs["json"]:
+        outputs["json"].write_text(report.to_json(results), encoding="utf-8")
+    if outputs["csv"]:
+        outputs["csv"].write_text(report.to_csv(results), encoding="utf-8")
+    if args.gradescope:
+        report.write_gradescope(results, Path(args.gradescope))
+    failed = [r for r in results if any(e.startswith("internal error of the grader") for e in r.errors)]
+    if failed:
+        print(f"the grader failed on {len(failed)} submission(s); see their rows", file=sys.stderr)
+    return 1 if failed else 0

@@ -1,0 +1,233 @@
+"""Comparisons that checks are built from: each compares a normalised answer with the exact expected value
+(computed by the engine) and returns a :class:`~polylab.grading.verdict.Verdict` whose feedback names every
+specific error.
+
+* :func:`compare_sets` — sets of vectors or names, with partial credit and a reason per wrong element;
+* :func:`compare_matrices` — ``F``, ``A``, ``Theta``...: names each entry that differs by its row and column;
+* :func:`compare_isl` — isl sets or maps compared as sets (equivalent texts are equal), with a witness of
+  the difference;
+* :func:`legal_schedule` — legality of a schedule: the dependence it breaks, a violating pair and its
+  picture on the iteration space;
+* :func:`verified_variant` — a schedule's code against the original program: the first output element that
+  differs;
+* :func:`same_outputs` — a student's hand-written C against a reference program: the first output element
+  that differs;
+* :func:`compare_calls` — a function answer against a reference implementation on every case.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from fractions import Fraction
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
+
+import islpy as isl
+
+from polylab import toolchain as tc
+from polylab.codegen import original_program
+from polylab.errors import PolylabError
+from polylab.experiment import verify
+from polylab.grading.answers import describe
+from polylab.grading.lab import Calls
+from polylab.grading.verdict import Verdict, ViolationPicture, partial, right, wrong
+from polylab.model import Scop
+from polylab.schedule import Schedule, check
+
+#: at most this many specific errors are listed per comparison (the rest are counted)
+MAX_LINES = 6
+
+
+def _cap(lines: list[str], total: int | None = None) -> list[str]:
+    total = len(lines) if total is None else total
+    if total > MAX_LINES:
+        return lines[:MAX_LINES] + [f"... and {total - MAX_LINES} more"]
+    return lines
+
+
+def _sorted(items: Iterable[Hashable]) -> list[Any]:
+    try:
+        return sorted(items)  # type: ignore[type-var]
+    except TypeError:
+        return sorted(items, key=repr)
+
+
+def part(check: Callable[..., Verdict], *args: Any) -> Verdict:
+    """``check(*args)`` as one part of a combined check: a malformed answer (:class:`AnswerError`) or one the
+    engine refuses (a :class:`~polylab.errors.PolylabError`) makes this part wrong, with its message, and
+    leaves the other parts to be judged (so a combined check reports every failure)."""
+    try:
+        return check(*args)
+    except PolylabError as err:  # AnswerError included
+        return wrong(err.message + (f" ({err.hint})" if err.hint else ""))
+
+
+def compare_sets(given: frozenset, expected: frozenset, *, item: str = "element",
+                 why_extra: Callable[[Any], str] | None = None, missing_hint: str = "",
+                 name_missing: bool = False) -> Verdict:
+    """``given`` against ``expected``: right when equal. Partial credit ``(right - wrong) / |expected|``
+    (an extra element cancels a right one, so listing everything earns nothing). Feedback: one line per
+    extra element with ``why_extra(element)`` when given, and the number of missing elements with
+    ``missing_hint`` (or the elements themselves when ``name_missing``)."""
+    extra, missing = given - expected, expected - given
+    if not extra and not missing:
+        return right()
+    lines = []
+    for e in _sorted(extra):
+        reason = why_extra(e) if why_extra else ""
+        lines.append(f"{describe(e)} is not a {item} here" + (f": {reason}" if reason else ""))
+    lines = _cap(lines)
+    if missing:
+        what = (": " + ", ".join(describe(m) for m in _sorted(missing))) if name_missing else ""
+        n = len(missing)
+        lines.append(f"{n} {item}{'s' if n > 1 else ''} missing{what}" + (f" ({missing_hint})" if missing_hint else ""))
+    if not expected:  # the right answer is the empty set: anything in it is wrong
+        return partial(0, 1, *lines)
+    return partial(len(given & expected) - len(extra), len(expected), *lines)
+
+
+def _fmt(x: Fraction | int) -> str:
+    x = Fraction(x)
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def compare_matrices(given: Sequence[Sequence[Fraction]], expected: Sequence[Sequence[Fraction]], *,
+                     name: str = "F", rows: Sequence[str] = (), cols: Sequence[str] = (),
+                     reveal: bool = False) -> Verdict:
+    """Entry-by-entry comparison of two matrices of the same shape (the reader checks the shape). Each
+    differing entry is named: ``F[2][1] (row 2: j - 1; column 1: i) is 1, which is wrong`` (with the expected
+    value when ``reveal``). Partial credit: the share of entries that are right."""
+    lines, wrong_entries, total = [], 0, 0
+    for r, (grow, erow) in enumerate(zip(given, expected)):
+        for c, (g, e) in enumerate(zip(grow, erow)):
+            total += 1
+            if Fraction(g) != Fraction(e):
+                wrong_entries += 1
+                where = "; ".join(p for p in (f"row {r + 1}: {rows[r]}" if r < len(rows) else "",
+                                              f"column {c + 1}: {cols[c]}" if c < len(cols) else "") if p)
+                index = f"[{c + 1}]" if len(expected) == 1 and not rows else f"[{r + 1}][{c + 1}]"
+                lines.append(f"{name}{index}{f' ({where})' if where else ''} is {_fmt(g)}, "
+                             + (f"expected {_fmt(e)}" if reveal else "which is wrong"))
+    if not wrong_entries:
+        return right()
+    return partial(total - wrong_entries, total, *_cap(lines, wrong_entries))
+
+
+def compare_isl(given: isl.Set | isl.Map | isl.UnionMap | isl.UnionSet, expected, *, what: str = "the set",
+                element: str = "point") -> Verdict:
+    """isl objects compared as sets: right when equal (however the text is written). Otherwise the feedback
+    gives one element that is too much and one that is missing (a sample point of each difference)."""
+    try:
+        if given.get_space().is_equal(expected.get_space()) is False and not isinstance(
+                given, (isl.UnionMap, isl.UnionSet)):
+            return wrong(f"{what} lives in {given.get_space()}, expected {expected.get_space()} "
+                         "(check the tuple names and the number of dimensions)")
+        if given.is_equal(expected):
+            return right()
+        too_much, missing = given.subtract(expected), expected.subtract(given)
+    except isl.Error as exc:
+        return wrong(f"isl cannot compare {what} with the expected one: {exc} "
+                     "(check the tuple names, dimensions and parameters)")
+    lines = []
+    if not too_much.is_empty():
+        lines.append(f"{what} contains {_sample(too_much)}, which it should not")
+    if not missing.is_empty():
+        lines.append(f"{what} lacks {_sample(missing)}")
+    return wrong(*lines)
+
+
+def _sample(obj) -> str:
+    try:
+        return str(obj.sample_point() if hasattr(obj, "sample_point") else obj)
+    except isl.Error:
+        return str(obj)
+
+
+def legal_schedule(schedule: Schedule, *, what: str = "the schedule") -> Verdict:
+    """Right when ``schedule`` keeps every dependence in order; otherwise one feedback line per violated
+    dependence (its kind, array and a violating pair with their times) and a picture of the first one."""
+    report = check(schedule)
+    if report.legal:
+        return right()
+    lines = [f"{what} is illegal: {v.message}" for v in report.violations]
+    pic = ViolationPicture(schedule, report.violations[0],
+                           f"{report.violations[0].sink} runs before {report.violations[0].source}")
+    return wrong(*_cap(lines), pictures=(pic,))
+
+
+def verified_variant(scop: Scop, schedule: Schedule, *, params: Mapping[str, int], target: str = "c",
+                     what: str = "the variant") -> Verdict:
+    """Right when the code of ``schedule`` (legal, compiled, run at ``params``) writes exactly the original
+    program's outputs; otherwise the dependence it breaks, or the first output element it changes."""
+    legal = legal_schedule(schedule, what=what)
+    if not legal.correct:
+        return legal
+    v = verify(scop, schedule, target, params=params)
+    if v.verified is None:
+        return wrong(f"{what} could not be run here: {v.reason}")
+    if not v.verified:
+        return wrong(f"{what} changes the output: first difference at {v.first_difference}")
+    return right()
+
+
+def same_outputs(reference: Scop, candidate: Scop, *, params: Mapping[str, int], what: str = "your code",
+                 timeout: float = 30.0) -> Verdict:
+    """Right when ``candidate`` (a student's program, e.g. a loop nest transformed by hand) writes the same
+    live-out arrays as ``reference`` when both run on the same inputs at ``params``; otherwise the first
+    element that differs (array, index, expected and actual value)."""
+    args = [int(params[p]) for p in reference.parameters]
+    if set(candidate.parameters) - set(reference.parameters):
+        extra = sorted(set(candidate.parameters) - set(reference.parameters))
+        return wrong(f"{what} uses {', '.join(extra)}, which the original program does not define")
+    cand_args = [int(params[p]) for p in candidate.parameters]
+    try:
+        ref_bin = tc.compile(original_program(reference), flags=tc.VERIFY_FLAGS)
+        cand_bin = tc.compile(original_program(candidate), flags=tc.VERIFY_FLAGS)
+        with tempfile.TemporaryDirectory(prefix="polylab-grade-") as tmp:
+            tc.run(ref_bin, args, timeout=timeout, output_dir=f"{tmp}/reference")
+            tc.run(cand_bin, cand_args, timeout=timeout, output_dir=f"{tmp}/candidate")
+            cmp = tc.compare_outputs(f"{tmp}/reference", f"{tmp}/candidate")
+    except PolylabError as err:
+        return wrong(f"{what} could not be compiled and run: {err.message}")
+    if cmp.equal:
+        return right()
+    if cmp.first is not None:
+        d = cmp.first
+        idx = "".join(f"[{i}]" for i in d.index)
+        return wrong(f"{what} changes the output: the first element that differs is {d.array}{idx}: "
+                     f"expected {d.expected!r}, got {d.actual!r}"
+                     + (f" ({cmp.mismatches} elements differ)" if cmp.mismatches > 1 else ""))
+    return wrong(f"{what} does not write the same arrays: {'; '.join(cmp.problems)}")
+
+
+def compare_calls(calls: Calls, reference: Callable[..., Any], *,
+                  equal: Callable[[Any, Any], bool] | None = None) -> Verdict:
+    """The student's function against ``reference`` on every case: partial credit per case; each failing
+    public case is shown with its call, what it returned (or raised) and what was expected; a failing
+    hidden case is shown by its label only."""
+    same = equal or (lambda a, b: a == b)
+    ok, lines = 0, []
+    for call in calls.calls:
+        expected = reference(*call.case.args)
+        shown = (f"hidden case {call.case.label!r}" if call.hidden and call.case.label
+                 else "a hidden case" if call.hidden else call.case.call_text(calls.function))
+        if call.error is not None:
+            lines.append(f"{shown} raised {call.error}")
+            continue
+        try:
+            good = bool(same(call.value, expected))
+        except Exception:  # comparing a strange return value must not crash the check: it is just wrong
+            good = False
+        if good:
+            ok += 1
+        elif call.hidden:
+            lines.append(f"{shown}: wrong result" + (f" ({call.case.label})" if call.case.label else ""))
+        else:
+            label = f" ({call.case.label})" if call.case.label else ""
+            lines.append(f"{shown} returned {describe(call.value)}, expected {describe(expected)}{label}")
+    if not calls.calls:
+        return right()
+    return partial(ok, len(calls.calls), *_cap(lines))
+
+
+__all__ = ["MAX_LINES", "compare_calls", "compare_isl", "compare_matrices", "compare_sets", "legal_schedule",
+           "part", "same_outputs", "verified_variant"]
