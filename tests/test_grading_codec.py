@@ -18,6 +18,7 @@ from polylab.grading import AnswerError, answers as A, kernel_side
 from polylab.grading.answers import Opaque
 from polylab.grading.codec import decode
 from polylab.schedule import Schedule, check, parse_schedule
+from polylab.storage import recipe_steps
 
 SWEEP = "double a[N][N];\nfor (i = 1; i < N; i++)\n  for (j = 1; j < N; j++)\n    a[i][j] = a[i - 1][j] + a[i][j - 1];\n"
 
@@ -78,7 +79,8 @@ def test_what_cannot_be_rebuilt_is_opaque_and_refused_with_feedback():
     assert isinstance(decode({"$": "isl", "type": "Set", "v": "{ [i] : i < }"}), Opaque)
     assert isinstance(decode({"$": "nonsense"}), Opaque)
     sl3 = parse(open(__import__("polylab").example_path("sl3.sy")).read(), language="sysy").scop
-    transformed = parse_schedule(sl3, "fold_live_ins; remove_dead_writes; interleave; contract(x)")
+    transformed = parse_schedule(sl3, "fold_live_ins; remove_dead_writes; interleave; contract(x)",
+                                 steps=recipe_steps())
     out = roundtrip(transformed)  # a schedule of a region of a whole program: its source does not parse alone
     assert isinstance(out, Opaque) and "does not parse alone" in out.reason
     with pytest.raises(AnswerError, match="does not parse alone"):

@@ -13,7 +13,7 @@ same checks (and the instructor's hidden cases) on the answers it produced. The 
 ``docs/grading.md``. This layer uses the engine like any user; nothing below it knows about grading.
 """
 
-from polylab.grading import answers, checks
+from polylab.grading import answers, checks, display  # display registers the renderers of results
 from polylab.grading.answers import AnswerError
 from polylab.grading.interactive import check
 from polylab.grading.lab import Call, Calls, Case, Lab, Question

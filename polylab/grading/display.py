@@ -6,20 +6,16 @@ saying why.
 
 from __future__ import annotations
 
-import html
-
+from polylab import render
 from polylab.grading.verdict import Picture, Report, Result, ViolationPicture
 from polylab.notebook import plots
 from polylab.notebook.display import figure_html
 from polylab.notebook.geometry import picture_params
+from polylab.render import esc
 
 _COLOURS = {"correct": ("#1a7f37", "#eefbf1"), "partial": ("#b35900", "#fff8e6")}
 _BAD = ("#d62728", "#fdf0f0")
 _MARKS = {"correct": "\u2714", "partial": "\u25d1"}
-
-
-def _esc(x: object) -> str:
-    return html.escape(str(x))
 
 
 def draw(picture: Picture):
@@ -31,7 +27,7 @@ def draw(picture: Picture):
             stmt = v.dependence.sink
             values = picture_params(scop, dict(v.params))
             return plots.iteration_space(scop, None, params=values, statements=[stmt],
-                                         schedule=plots.schedule_union_map(schedule),
+                                         schedule=schedule,
                                          highlight=(v.source_instance, v.sink_instance),
                                          title=caption or f"{stmt}: a violating pair in red")
     raise TypeError(f"no drawing for {type(picture).__name__}")
@@ -44,34 +40,32 @@ def _pictures_html(result: Result) -> str:
             fig = draw(pic)
             out.append(figure_html(fig, 80, pic.caption or "picture"))
         except Exception as exc:  # a picture that cannot be drawn must not hide the feedback
-            out.append(f"<div><i>(no picture: {_esc(exc)})</i></div>")
+            out.append(f"<div><i>(no picture: {esc(exc)})</i></div>")
     return "".join(out)
 
 
+@render.html.register
 def result_html(result: Result) -> str:
     fg, bg = _COLOURS.get(result.status, _BAD)
     mark = _MARKS.get(result.status, "\u2718")
-    status = "" if result.status in ("correct", "partial", "wrong") else f" &mdash; {_esc(result.status)}"
-    title = f" {_esc(result.title)}" if result.title else ""
-    items = "".join(f"<li><pre style='margin:0;white-space:pre-wrap;font-family:inherit'>{_esc(line)}</pre></li>"
+    status = "" if result.status in ("correct", "partial", "wrong") else f" &mdash; {esc(result.status)}"
+    title = f" {esc(result.title)}" if result.title else ""
+    items = "".join(f"<li><pre style='margin:0;white-space:pre-wrap;font-family:inherit'>{esc(line)}</pre></li>"
                     for line in result.feedback)
     hidden = f" <i>(with {result.hidden_cases} hidden cases)</i>" if result.hidden_cases else ""
     return (f"<div class='polylab-grade' style='border-left:4px solid {fg};background:{bg};padding:6px 10px;"
             f"margin:4px 0;font-family:var(--jp-ui-font-family,sans-serif);font-size:13px'>"
-            f"<b style='color:{fg}'>{mark} {_esc(result.name)}</b>{title}: "
+            f"<b style='color:{fg}'>{mark} {esc(result.name)}</b>{title}: "
             f"<b>{result.score:g} / {result.max:g}</b> points{status}{hidden}"
             + (f"<ul style='margin:4px 0 0 0'>{items}</ul>" if items else "")
             + _pictures_html(result) + "</div>")
 
 
-def result_bundle(result: Result) -> dict:
-    return {"text/plain": result.text, "text/html": result_html(result)}
-
-
-def report_bundle(report: Report) -> dict:
-    head = (f"<div style='font-family:var(--jp-ui-font-family,sans-serif)'><b>{_esc(report.lab)}: "
+@render.html.register
+def report_html(report: Report) -> str:
+    head = (f"<div style='font-family:var(--jp-ui-font-family,sans-serif)'><b>{esc(report.lab)}: "
             f"{report.score:g} / {report.max_score:g} points</b></div>")
     return {"text/plain": report.text, "text/html": head + "".join(result_html(r) for r in report.results)}
 
 
-__all__ = ["draw", "report_bundle", "result_bundle", "result_html"]
+__all__ = ["draw", "report_html", "result_html"]

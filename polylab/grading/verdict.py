@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterable, Literal, Sequence
 
+from polylab import render
 from polylab.schedule import Schedule, Violation
 
 Status = Literal["correct", "partial", "wrong", "missing", "error", "not reached"]
@@ -139,9 +140,9 @@ class Result:
         return self.text
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        from polylab.grading.display import result_bundle  # the display layer draws the pictures
-
-        return result_bundle(self)
+        """text/plain and the HTML that :mod:`polylab.grading.display` registers with :mod:`polylab.render`
+        (feedback list and pictures)."""
+        return {"text/plain": self.text, "text/html": render.html(self)}
 
 
 @dataclass(frozen=True)
@@ -173,9 +174,7 @@ class Report:
         return self.text
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        from polylab.grading.display import report_bundle
-
-        return report_bundle(self)
+        return {"text/plain": self.text, "text/html": render.html(self)}
 
 
 def _num(x: float) -> str:
