@@ -23,21 +23,11 @@ from dataclasses import replace
 from typing import Any
 
 from polylab.stencil.ir import all_uses, rebuild
-from polylab.stencil.ops import Access, Apply, Index, Return, StoreResult
+from polylab.stencil.ops import Access, Apply, Return, StoreResult
 from polylab.stencil.program import Program
-from polylab.stencil.rename import Fresh, all_names, clone, substitute
+from polylab.stencil.rename import Fresh, all_names, clone, shifted_by, substitute
 from polylab.stencil.resize import without_shapes
 from polylab.stencil.types import ResultType
-
-
-def _shift(offset: tuple[int, ...]):
-    def edit(op: Any) -> Any:
-        if isinstance(op, (Access, Index)):
-            return replace(op, offset=tuple(a + b for a, b in zip(op.offset, offset)))
-        if hasattr(op, "then"):
-            return rebuild(op, region_fn=lambda r: tuple(edit(o) for o in r))
-        return op
-    return edit
 
 
 def result_values(apply: Apply) -> list[str]:
@@ -52,7 +42,7 @@ def computation(producer: Apply, result: int, offset: tuple[int, ...], args: dic
     (``args``: the producer's block arguments -> the consumer's), and the value computed."""
     body = tuple(op for op in producer.body if not isinstance(op, (Return, StoreResult)))
     mapping = dict(args)
-    ops = clone(body, mapping, fresh, _shift(offset))
+    ops = clone(body, mapping, fresh, shifted_by(offset))
     value = result_values(producer)[result]
     return ops, mapping.get(value, value)
 

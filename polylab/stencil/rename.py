@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping
 
+from dataclasses import replace
+
 from polylab.stencil.ir import defs_of, rebuild, walk_ops
+from polylab.stencil.ops import Access, Index
 
 
 class Fresh:
@@ -65,3 +68,13 @@ def all_names(program: Any) -> set[str]:
     for op in walk_ops(program.ops):
         names.update(defs_of(op))
     return names
+
+
+def shifted_by(offset: tuple[int, ...]) -> Callable[[Any], Any]:
+    """An edit for :func:`clone`: every ``stencil.access`` and ``stencil.index`` (in nested regions too)
+    moved by ``offset`` -- the copy computes the value at the point plus ``offset``."""
+    def edit(op: Any) -> Any:
+        if isinstance(op, (Access, Index)):
+            return replace(op, offset=tuple(a + b for a, b in zip(op.offset, offset)))
+        return rebuild(op, region_fn=lambda r: tuple(edit(o) for o in r))
+    return edit
