@@ -20,7 +20,7 @@ from polylab import toolchain as tc
 from polylab.codegen import generate, original_program
 from polylab.codegen.harness import SOURCE_FILE, initial_values, source_text
 from polylab.experiment import VERIFY_FLAGS
-from polylab.experiment.schedules import require_legal
+from polylab.experiment.schedules import legal_schedule, variant_scop
 from polylab.stencil.errors import StencilError
 from polylab.stencil.interpret import interpret
 from polylab.stencil.lower import Lowering, lower
@@ -74,15 +74,16 @@ def reference(lowering: Lowering) -> dict[str, np.ndarray]:
 
 def run_lowered(lowering: Lowering, schedule: Any = None, target: str = "c", *, threads: int | None = None,
                 timeout: float = 120.0) -> tuple[dict[str, tuple[np.ndarray, np.ndarray | None]] | None, Any, str | None]:
-    """Compile and run the lowered program (``schedule`` None: its original loops) and read every array it
+    """Compile and run the lowered program (``schedule`` None: its original loops; a schedule, an isl
+    schedule or a spec such as ``"tile(8,8); parallel"``, refused when illegal) and read every array it
     writes; ``(outputs, code, reason)`` with outputs None and the reason when it cannot run here."""
     scop = lowering.scop
     code = None
     if schedule is None and target == "c":
         binary = tc.compile(original_program(scop), flags=VERIFY_FLAGS, user_sources={SOURCE_FILE: source_text(scop)})
     else:
-        legal = require_legal(scop, schedule) if schedule is not None else None
-        code = generate(scop, legal, target)
+        legal = legal_schedule(scop, schedule)
+        code = generate(variant_scop(scop, legal), legal, target)
         if target == "cuda":
             if not tc.cuda_compiler_status():
                 return None, code, tc.cuda_compiler_status().reason
