@@ -2,9 +2,10 @@
 
 ``without_shapes(p)`` forgets every box and temp extent (what passes that change the data flow do before
 shape inference runs again). ``with_domain(p, (32, 32, 32))`` runs the same operators on another domain:
-every store range keeps its lower corner and gets the new extents, and every field's upper bounds move by
-the same amount (its halo below and above the stored range stays), so a program written for 64^3 runs at
-32^3.
+the largest store range gets the new extents ``n``; with ``delta = n - `` its old extents, every store
+range keeps its lower corner and moves its upper corner by ``delta`` (at least one point stays), and every
+field's upper bounds move by ``delta`` (its halo below and above the stored range stays), so a program
+written for 64^3 runs at 32^3.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ def with_domain(program: Program, extents: tuple[int, ...]) -> Program:
     ops = []
     for op in without_shapes(program).ops:
         if isinstance(op, Store):
-            op = replace(op, box=Box(op.box.lb, tuple(lo + e for lo, e in zip(op.box.lb, extents))))
+            op = replace(op, box=Box(op.box.lb, tuple(max(lo + 1, u + d) for lo, u, d in
+                                                      zip(op.box.lb, op.box.ub, delta))))
         elif isinstance(op, Cast):
             ub = tuple(u + d for u, d in zip(op.box.ub, delta))
             op = replace(op, box=Box(op.box.lb, ub), to_type=FieldType(
