@@ -1,54 +1,60 @@
-"""``%%stencil`` through an IPython shell: the stored program, the data-flow graph, the access patterns,
-errors with line and column."""
+"""``%%stencil``: the stored program, the data-flow graph, the access patterns, errors with line and column.
+
+The magic is driven on its own (a ``StencilMagics`` with a namespace), not through IPython's global test
+shell, whose start-up would break the fixture of tests/test_notebook_magics.py when this module ran first.
+"""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
-from IPython.testing.globalipapp import get_ipython
-from IPython.utils.capture import capture_output
 
 from polylab.corpus import example_path
+from polylab.notebook.stencil_magic import StencilMagics, StencilView
 from polylab.stencil import Program
 
 
-@pytest.fixture(scope="module")
-def ip():
-    shell = get_ipython()
-    shell.run_line_magic("load_ext", "polylab")
-    return shell
+@pytest.fixture()
+def magic():
+    m = StencilMagics(shell=None)
+    m.shell = SimpleNamespace(user_ns={})
+    return m
 
 
-def run_cell(ip, line: str, cell: str):
-    with capture_output() as cap:
-        res = ip.run_cell(f"%%{line}\n{cell}")
-    return res, [o.data for o in cap.outputs]
+def show(view: StencilView) -> tuple[str, str]:
+    bundle = view._repr_mimebundle_()
+    return bundle["text/plain"], bundle["text/html"]
 
 
-def test_stencil_magic_stores_and_draws(ip):
-    res, outs = run_cell(ip, "stencil", example_path("stencil/diffusion.mlir").read_text())
-    assert res.error_in_exec is None and res.error_before_exec is None
-    program = ip.user_ns["diffusion"]
+def test_stencil_magic_stores_and_draws(magic, capsys):
+    magic.stencil("", example_path("stencil/diffusion.mlir").read_text())
+    program = magic.shell.user_ns["diffusion"]
     assert isinstance(program, Program) and all(a.box is not None for a in program.applies)
-    text = "\n".join(d.get("text/plain", "") for d in outs)
-    html = "".join(d.get("text/html", "") for d in outs)
-    assert "stored as `diffusion`" in text and "4 applies" in text
-    assert "apply %lap on [-1, -1, 0] : [33, 33, 16]" in text
+    assert "stored as `diffusion`" in capsys.readouterr().out
+    text, html = show(StencilView(program, "diffusion"))
+    assert "4 applies" in text and "apply %lap on [-1, -1, 0] : [33, 33, 16]" in text
     assert "<svg" in html and "apply %lap" in html and "%in" in html
     assert html.count("<svg") >= 1 + 4          # the graph and one access pattern per apply operand
     assert "#f84" in html                       # accessed offsets are drawn
 
 
-def test_stencil_magic_with_passes_and_a_name(ip):
-    res, outs = run_cell(ip, "stencil prog --passes inline,cleanup --domain 16,16,8",
-                         example_path("stencil/diffusion.mlir").read_text())
-    assert res.error_in_exec is None
-    prog = ip.user_ns["prog"]
+def test_stencil_magic_with_passes_a_name_and_a_domain(magic, capsys):
+    magic.stencil("prog --passes inline,cleanup --domain 16,16,8 -q", example_path("stencil/diffusion.mlir").read_text())
+    prog = magic.shell.user_ns["prog"]
     assert len(prog.applies) == 1 and prog.stores[0].box.ub == (16, 16, 8)
+    assert capsys.readouterr().out == ""        # -q: stored, not shown
 
 
-def test_stencil_magic_error_shows_line_and_column(ip):
+def test_stencil_magic_error_shows_line_and_column(magic, monkeypatch):
+    from polylab.notebook import stencil_magic
+    from polylab.notebook.display import ErrorBox
+
+    shown: list = []
+    monkeypatch.setattr(stencil_magic, "display", shown.append)
     bad = example_path("stencil/laplace3d.mlir").read_text().replace("addf %w, %e", "addf %w %e")
-    res, outs = run_cell(ip, "stencil", bad)
-    assert res.error_in_exec is None          # no traceback: an error box
-    shown = "\n".join(d.get("text/plain", "") for d in outs)
-    assert "expected ','" in shown and "16" in shown
+    magic.stencil("", bad)                      # no exception: an error box
+    assert len(shown) == 1 and isinstance(shown[0], ErrorBox)
+    text = shown[0].text
+    assert "cell:16:20: syntax error: expected ','" in text and "^" in text
+    assert "laplace3d" not in magic.shell.user_ns

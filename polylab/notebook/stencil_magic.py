@@ -21,13 +21,14 @@ from IPython.display import display
 from polylab import stencil
 from polylab.errors import PolylabError
 from polylab.notebook.display import ErrorBox, InternalErrorBox
-from polylab.render import esc
+from polylab.render import Displayable, esc
 from polylab.stencil.display import access_offsets, access_pattern_svg, dataflow_svg
 
 
-@dataclass(frozen=True)
-class StencilView:
-    """What ``%%stencil`` shows for a program stored as ``name``."""
+@dataclass(frozen=True, repr=False)
+class StencilView(Displayable):
+    """What ``%%stencil`` shows for a program stored as ``name`` (text: the summary; HTML: the summary, the
+    data-flow graph and the access patterns)."""
 
     program: stencil.Program
     name: str
@@ -43,15 +44,24 @@ class StencilView:
             lines.append(f"  apply {', '.join(a.results)} on {a.box}: reads {reads or 'nothing'}")
         return lines
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        text = "\n".join(self.summary_lines())
+    def text(self) -> str:
+        return "\n".join(self.summary_lines())
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def html(self) -> str:
+        text = self.text()
         panels = "".join(f"<div><b>{esc(', '.join(a.results))}</b> {access_pattern_svg(a)}</div>"
                          for a in self.program.applies)
         html = (f"<div class='polylab-stencil'><pre>{esc(text)}</pre>"
                 f"<p><b>data flow</b></p>{dataflow_svg(self.program)}"
                 f"<p><b>access patterns</b> (dimensions i down, j across; the centre is the point computed)</p>"
                 f"{panels}</div>")
-        return {"text/plain": text, "text/html": html}
+        return html
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        return {"text/plain": self.text(), "text/html": self.html()}
 
 
 @magics_class
