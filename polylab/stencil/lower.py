@@ -21,11 +21,9 @@ generation apply unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import product
 from math import prod
-from typing import Any
-
 import islpy as isl
 
 from polylab.errors import SourceLocation
@@ -225,8 +223,6 @@ class _Lowerer:
         statements = [s for n in self.nests for s in n.statements]
         scop = make_scop(self.program.name, statements, arrays=self.arrays, schedule="{ " + "; ".join(pieces) + " }",
                          live_out="{ " + "; ".join(live) + " }")
-        from dataclasses import replace
-
         scop = replace(scop, source=self.source(), location=SourceLocation(1, 1, "", ""))
         return Lowering(self.program, scop, tuple(self.fields), tuple(self.temps))
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from polylab.errors import SourceLocation
 from polylab.stencil.ir import define, defines, location, region, use, uses
-from polylab.stencil.types import Box, FieldType, ResultType, ScalarType, TempType, Type
+from polylab.stencil.types import Box, FieldType, ScalarType, TempType, Type
 
 
 @dataclass(frozen=True)
