@@ -25,7 +25,7 @@ from polylab.stencil.checks import check_program
 from polylab.stencil.errors import StencilError
 from polylab.stencil.ops import Access, Apply, Cast, FuncReturn, Index, Load, Return, Store, StoreResult
 from polylab.stencil.program import Program
-from polylab.stencil.types import F64, I1, Box, FieldType, ResultType, ScalarType, TempType, dynamic_temp
+from polylab.stencil.types import F64, I1, INDEX, Box, FieldType, ResultType, ScalarType, TempType, dynamic_temp
 
 
 class _Body:
@@ -42,7 +42,8 @@ class _Body:
 
     def add(self, op: Any) -> "Val":
         self.ops.append(op)
-        return Val(self, op.result, getattr(op, "type", F64) if not isinstance(op, Compare) else I1)
+        kind = I1 if isinstance(op, Compare) else INDEX if isinstance(op, Index) else getattr(op, "type", F64)
+        return Val(self, op.result, kind)
 
 
 @dataclass(frozen=True)
