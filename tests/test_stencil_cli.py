@@ -63,14 +63,16 @@ def test_missing_file_exits_2(capsys):
 
 @pytest.mark.skipif(tc.mlir_opt() is None, reason="mlir-opt not found")
 @pytest.mark.parametrize("name", ["laplace3d", "diffusion", "chain", "blur2d"])
-@pytest.mark.parametrize("passes", ["plain", "inlined-unrolled"])
+@pytest.mark.parametrize("passes", ["plain", "inlined-unrolled", "tiled-parallel"])
 def test_lowered_mlir_verifies_with_mlir_opt(tmp_path, name, passes):
     p = parse(example_path(f"stencil/{name}.mlir").read_text())
-    if passes != "plain":
+    if passes == "inlined-unrolled":
         p = cleanup(unroll(cleanup(inline(p)), 2, 0))
     path = tmp_path / "lowered.mlir"
-    path.write_text(lowered_mlir(p))
+    path.write_text(lowered_mlir(p, "tile(8,8); parallel" if passes == "tiled-parallel" else None))
     done = subprocess.run([tc.mlir_opt().path, "--verify-diagnostics", str(path)], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "affine.for" in done.stdout and "func.func @kernel" in done.stdout
+    assert ("affine.for" in done.stdout or "affine.parallel" in done.stdout) and "func.func @kernel" in done.stdout
+    if passes == "tiled-parallel":
+        assert "affine.parallel" in done.stdout

@@ -142,3 +142,12 @@ def test_builder_refuses_a_wrong_offset():
     t = b.load(b.field("f", lb=(0, 0, 0), ub=(4, 4, 4)))
     with pytest.raises(StencilError, match="3 constant integer offsets"):
         b.apply([t], lambda a: a[1, 0])
+
+
+def test_shipped_examples_by_name():
+    from polylab.stencil import example, examples
+
+    assert examples() == sorted(EXAMPLES)
+    assert example("chain").name == "chain" and example("chain.mlir") == example("chain")
+    with pytest.raises(PolylabError, match="no example named"):
+        example("nope")

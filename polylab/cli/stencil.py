@@ -103,13 +103,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _code(program, schedule, target: str) -> str:
-    from polylab.codegen import generate
-    from polylab.experiment.schedules import legal_schedule, variant_scop
-    from polylab.stencil import lower
+    from polylab.stencil import generate_code
 
-    scop = lower(program).scop
-    legal = legal_schedule(scop, schedule)
-    code = generate(variant_scop(scop, legal), legal, target)
+    code = generate_code(program, schedule, target)
     return code.program or code.kernel
 
 

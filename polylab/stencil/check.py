@@ -17,13 +17,13 @@ from typing import Any, Mapping
 import numpy as np
 
 from polylab import toolchain as tc
-from polylab.codegen import generate, original_program
+from polylab.codegen import original_program
 from polylab.codegen.harness import SOURCE_FILE, initial_values, source_text
 from polylab.experiment import VERIFY_FLAGS
-from polylab.experiment.schedules import legal_schedule, variant_scop
 from polylab.stencil.errors import StencilError
 from polylab.stencil.interpret import interpret
 from polylab.stencil.lower import Lowering, lower
+from polylab.stencil.mlir import generate_code
 from polylab.stencil.program import Program
 
 
@@ -82,8 +82,7 @@ def run_lowered(lowering: Lowering, schedule: Any = None, target: str = "c", *, 
     if schedule is None and target == "c":
         binary = tc.compile(original_program(scop), flags=VERIFY_FLAGS, user_sources={SOURCE_FILE: source_text(scop)})
     else:
-        legal = legal_schedule(scop, schedule)
-        code = generate(variant_scop(scop, legal), legal, target)
+        code = generate_code(lowering, schedule, target)
         if target == "cuda":
             if not tc.cuda_compiler_status():
                 return None, code, tc.cuda_compiler_status().reason
