@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from polylab import toolchain as tc
+from polylab import render, toolchain as tc
 from polylab.codegen import original_program
 from polylab.codegen.harness import SOURCE_FILE, initial_values, source_text
 from polylab.experiment import VERIFY_FLAGS
@@ -27,8 +27,8 @@ from polylab.stencil.mlir import generate_code
 from polylab.stencil.program import Program
 
 
-@dataclass(frozen=True)
-class StencilCheck:
+@dataclass(frozen=True, repr=False)
+class StencilCheck(render.TextDisplay):
     """The outcome: ``verified`` (True, False, or None when it could not run here: ``reason``), the
     ``elements`` compared in ``arrays``, how many the program ``changed`` from their initial values, and
     the ``first_difference`` (array, index, expected, actual) when it failed."""

@@ -58,6 +58,9 @@ class Lowering:
     def __str__(self) -> str:
         return str(self.scop)
 
+    def _repr_html_(self) -> str:
+        return self.scop._repr_html_()
+
 
 @dataclass
 class _Nest:
