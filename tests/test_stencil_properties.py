@@ -99,3 +99,28 @@ def test_lowering_preserves_results(chain, inlined):
     except StencilError as err:       # only a divisibility refusal is expected, and none is drawn here
         raise AssertionError(err.render()) from None
     assert result.verified is True, str(result)
+
+
+SOURCES = [__import__("polylab.corpus", fromlist=["example_path"]).example_path(f"stencil/{n}.mlir").read_text()
+           for n in ("laplace3d", "blur2d", "diffusion")]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2), st.integers(0, 10**6), st.integers(0, 40),
+       st.sampled_from(["", "%", "(", ")", "[", "]", "{", "}", ",", ":", "=", "->", "<", ">", "0", "-7", "x",
+                        "f64", "index", "!stencil.temp<?xf64>", "stencil.apply", "scf.if", "\n", '"ogt"']))
+def test_mangled_text_is_refused_cleanly_or_parsed(which, start, length, insert):
+    """Any edit of a program gives a program or a PolylabError with a location or a message, never another
+    exception; what parses also infers its shapes or is refused the same way."""
+    from polylab.errors import PolylabError
+    from polylab.stencil import infer_shapes, parse
+
+    src = SOURCES[which]
+    k = start % len(src)
+    text = src[:k] + insert + src[k + length:]
+    try:
+        program = parse(text)
+        infer_shapes(program)
+    except PolylabError as err:
+        assert err.message
+        err.render()

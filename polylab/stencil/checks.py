@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from math import prod
 from typing import Any
 
@@ -36,6 +37,8 @@ def check_program(program: Any) -> None:
             raise UnsupportedStencilError(f"the argument {n} is a {t.text()}: polylab supports field arguments only")
         if len(t.shape) != rank:
             raise StencilError(f"the field argument {n} has {len(t.shape)} dimensions, the program {rank}")
+    for op in walk_ops(program.ops):
+        _check_types(op, rank)
     for op in program.ops:
         for v in uses_of(op):
             if v not in defined:
@@ -48,9 +51,8 @@ def check_program(program: Any) -> None:
                 raise located(f"stencil.combine splits dimension {op.dim}, the program has {rank}", loc_of(op))
         elif isinstance(op, Store):
             _check_store(program, op, rank)
-        elif isinstance(op, Cast) and op.box.rank != rank:
-            raise located(f"stencil.cast gives {op.field} {op.box.rank}-dimensional bounds, the program has "
-                          f"{rank} dimensions", loc_of(op))
+        elif isinstance(op, Cast):
+            _check_cast(program, op, rank)
     stored = [program.field_argument(s.field) for s in program.stores]
     loaded = set(program.input_fields())
     for f in stored:
@@ -89,6 +91,32 @@ def _check_apply(op: Apply, rank: int) -> None:
             raise located("stencil.return may only end the apply's body", loc_of(inner))
 
 
+def _check_types(op: Any, rank: int) -> None:
+    """Every field and temp type of ``op`` has the program's rank."""
+    for f in fields(op):
+        value = getattr(op, f.name)
+        for t in value if isinstance(value, tuple) else (value,):
+            if isinstance(t, (FieldType, TempType)) and len(t.shape) != rank:
+                raise located(f"{op_name(op)}: the type {t.text()} has {len(t.shape)} dimensions, the program "
+                              f"{rank}", loc_of(op))
+
+
+def _check_cast(program: Any, op: Cast, rank: int) -> None:
+    if op.box.rank != rank:
+        raise located(f"stencil.cast gives {op.field} {op.box.rank}-dimensional bounds, the program has "
+                      f"{rank} dimensions", loc_of(op))
+    if any(e < 1 for e, p in zip(op.box.extent, op.to_type.present) if p):
+        raise located(f"stencil.cast gives {op.field} the empty bounds {op.box}", loc_of(op))
+    arg = program.argument_type(op.field)
+    if isinstance(arg, FieldType) and arg.present != op.to_type.present:
+        raise located(f"stencil.cast changes which dimensions {op.field} has ({arg.text()} -> {op.to_type.text()})",
+                      loc_of(op))
+    for s, e, p in zip(op.to_type.shape, op.box.extent, op.to_type.present):
+        if p and s is not None and s != e:
+            raise located(f"stencil.cast: the type {op.to_type.text()} does not match the bounds {op.box} "
+                          f"(extents {list(op.box.extent)})", loc_of(op))
+
+
 def _check_store(program: Any, op: Store, rank: int) -> None:
     producer = program.producer(op.temp)
     if not isinstance(producer, (Apply, Combine)):
@@ -96,6 +124,8 @@ def _check_store(program: Any, op: Store, rank: int) -> None:
                       f"stencil.combine", loc_of(op))
     if op.box.rank != rank:
         raise located(f"the store range {op.box} has {op.box.rank} dimensions, the program {rank}", loc_of(op))
+    if op.box.size == 0:
+        raise located(f"the store range {op.box} is empty", loc_of(op), hint="give an upper bound above the lower one")
     bounds = program.bounds(op.field)
     present = program.field_type(op.field).present
     fits = all(not p or (b0 <= s0 and s1 <= b1)
