@@ -185,10 +185,14 @@ def test_index_cmpi_and_unordered_predicates():
 
 
 def test_mlir_names_become_c_identifiers():
-    src = example_path("stencil/laplace3d.mlir").read_text().replace("%src", "%int").replace("%dst", "%for.x")
+    src = example_path("stencil/laplace3d.mlir").read_text().replace("%src", "%int").replace("%dst", "%S0")
     low = lower(parse(src))
     names = dict(low.fields)
-    assert names["%int"] == "int_" and names["%for.x"] == "for_x"
+    assert names["%int"] == "int_" and names["%S0"] == "S0_"
+    from polylab.stencil.cnames import CNames
+
+    table = CNames(("i", "j"))
+    assert [table(v) for v in ("%i", "%for.x", "%5#1", "%polylab_n", "%i")] == ["i_1", "for_x", "t5_1", "polylab_n_", "i_1"]
     assert check(low).verified
 
 

@@ -1,9 +1,9 @@
 """C identifiers for the values of a stencil program.
 
-MLIR names (``%arg0``, ``%5#1``, ``%cst_0``, ``%in``) become C identifiers (``arg0``, ``t5_1``, ``in_``):
-characters outside ``[A-Za-z0-9_]`` become ``_``, a leading digit gets a prefix, C keywords, the
-iterator names and the harness's reserved ``polylab`` prefix get a trailing ``_``, and repeated names a
-numeric suffix, so every name is unique.
+MLIR names (``%arg0``, ``%5#1``, ``%for.x``, ``%int``) become C identifiers (``arg0``, ``t5_1``, ``for_x``,
+``int_``): characters outside ``[A-Za-z0-9_]`` become ``_``, a leading digit gets a prefix, C keywords,
+the statements' names (``S0``, ...) and the harness's reserved ``polylab`` prefix get a trailing ``_``, and a
+name already taken (an iterator, an earlier value) a numeric suffix, so every name is unique.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class CNames:
         base = re.sub(r"[^A-Za-z0-9_]", "_", value.lstrip("%").replace("#", "_")) or prefix
         if base[0].isdigit():
             base = prefix + base
-        if base in C_KEYWORDS or base.startswith("polylab") or base.startswith("__"):
+        if base in C_KEYWORDS or base.startswith("polylab") or base.startswith("__") or re.fullmatch(r"S\d+", base):
             base += "_"
         name, n = base, 1
         while name in self.used:
