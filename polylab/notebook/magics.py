@@ -61,6 +61,7 @@ class PolylabMagics(Magics):
         super().__init__(shell, **kwargs)
         self.params: dict[str, dict[str, int]] = {}
         self.runs: dict[str, Any] = {}
+        self.run_origins: dict[str, tuple[str, tuple]] = {}  # label -> (original program, parameters)
         self._cache: dict[str, Any] = {}
         self.last_error: PolylabError | None = None
 
@@ -247,8 +248,11 @@ class PolylabMagics(Magics):
                                                 timeout=args.timeout)
                     self._cache[key] = result
                 self.runs[label] = result
+                origin = (scop.source, tuple(sorted(params.items())))
+                self.run_origins[label] = origin
                 results.append(result)
-                out.append(views.run_summary(label, result, self.runs))
+                same = {k: r for k, r in self.runs.items() if self.run_origins.get(k) == origin}
+                out.append(views.run_summary(label, result, same))  # a chart compares with its own original
             if args.output:
                 out.append(_Return(results[0] if len(results) == 1 else results))
             return out
