@@ -19,6 +19,7 @@ from polylab.grading import answers as A
 from polylab.grading.checks import compare_calls, compare_sets, part
 from polylab.grading.kernels import SHIFT, SWEEP, scop, sl3
 from polylab.grading.lab import Calls, Case, Lab, Question
+from polylab.model.islutil import point_coordinates
 from polylab.grading.verdict import Verdict, combine, right, wrong
 
 #: question 2: a subscript with a one-dimensional null space
@@ -132,8 +133,7 @@ def banerjee_bounds() -> tuple[int, int]:
     """Min and max of ``3 i - 5 i'`` over the box ``0 <= i, i' <= N - 1`` (the left side of the equation
     ``3 i - 5 i' = 2`` of the write ``B[3i]`` against the read ``B[5i' + 2]``), exactly with isl."""
     values = isl.Set(f"{{ [h] : exists i, ip : h = 3i - 5ip and 0 <= i < {BANERJEE_N} and 0 <= ip < {BANERJEE_N} }}")
-    return (values.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python(),
-            values.lexmax().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python())
+    return point_coordinates(values.lexmin().sample_point())[0], point_coordinates(values.lexmax().sample_point())[0]
 
 
 @cache

@@ -17,6 +17,7 @@ from polylab.grading import answers as A
 from polylab.grading.checks import compare_calls, part
 from polylab.grading.kernels import scop, sl3
 from polylab.grading.lab import Calls, Case, Lab, Question
+from polylab.model.islutil import point_coordinates
 from polylab.grading.verdict import Verdict, combine, partial, right, wrong
 from polylab.schedule import find_wavefront, original
 
@@ -97,7 +98,7 @@ def wave_sizes(n: int) -> dict[int, int]:
     dom = _fixed(n)
     times = _times(n)
     out: dict[int, int] = {}
-    times.foreach_point(lambda p: out.setdefault(int(p.get_coordinate_val(isl.dim_type.set, 0).to_python()), 0))
+    times.foreach_point(lambda p: out.setdefault(point_coordinates(p)[0], 0))
     for t in out:
         wave = dom.intersect(isl.Set(f"[n] -> {{ S1[i, j, k] : i + j + k = {t} }}"))
         out[t] = int(wave.count_val().to_python())

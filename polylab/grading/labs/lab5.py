@@ -21,6 +21,7 @@ from polylab.grading import answers as A
 from polylab.grading.checks import legal_schedule, part
 from polylab.grading.kernels import SEIDEL, SWEEP, scop
 from polylab.grading.lab import Lab, Question
+from polylab.model.islutil import parameter_values, point_coordinates
 from polylab.grading.verdict import Verdict, combine, right, wrong
 from polylab.schedule import Schedule, check, parse_schedule
 
@@ -85,14 +86,11 @@ def _nonnegative_images(rows: tuple[tuple[int, ...], ...]) -> list[str]:
 
 
 def _params(p: isl.Point) -> str:
-    n = p.get_space().dim(isl.dim_type.param)
-    return ", ".join(f"{p.get_space().get_dim_name(isl.dim_type.param, k)} = "
-                     f"{p.get_coordinate_val(isl.dim_type.param, k).to_python()}" for k in range(n))
+    return ", ".join(f"{k} = {v}" for k, v in parameter_values(p).items())
 
 
 def _coords(p: isl.Point) -> tuple[int, ...]:
-    n = p.get_space().dim(isl.dim_type.set)
-    return tuple(int(p.get_coordinate_val(isl.dim_type.set, k).to_python()) for k in range(n))
+    return point_coordinates(p)
 
 
 def check_q2(answer: object) -> Verdict:
