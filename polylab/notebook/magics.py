@@ -31,7 +31,7 @@ runs is captured and shown in the cell.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import islpy as isl
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -61,6 +61,7 @@ class PolylabMagics(Magics):
         super().__init__(shell, **kwargs)
         self.params: dict[str, dict[str, int]] = {}
         self.runs: dict[str, Any] = {}
+        self.run_origins: dict[str, tuple[str, tuple]] = {}  # label -> (original program, parameters)
         self._cache: dict[str, Any] = {}
         self.last_error: PolylabError | None = None
 
@@ -247,8 +248,10 @@ class PolylabMagics(Magics):
                                                 timeout=args.timeout)
                     self._cache[key] = result
                 self.runs[label] = result
+                origin = (scop.source, tuple(sorted(params.items())))
+                self.run_origins[label] = origin
                 results.append(result)
-                out.append(views.run_summary(label, result, self.runs))
+                out.append(views.run_summary(label, result, runs_of(self.runs, self.run_origins, origin)))
             if args.output:
                 out.append(_Return(results[0] if len(results) == 1 else results))
             return out
@@ -262,6 +265,12 @@ class PolylabMagics(Magics):
                      sorted(params.items()), args.threads, args.repeat):
             h.update(repr(part).encode())
         return h.hexdigest()
+
+
+def runs_of(runs: Mapping[str, Any], origins: Mapping[str, tuple], origin: tuple) -> dict[str, Any]:
+    """The runs whose original program and parameters are ``origin``: a chart compares a kernel only with
+    its own original (at the same sizes), never with another kernel's."""
+    return {k: r for k, r in runs.items() if origins.get(k) == origin}
 
 
 class _Return:
