@@ -23,7 +23,7 @@ from polylab.grading.checks import compare_calls, compare_sets, legal_schedule, 
 from polylab.grading.lab import Calls, Case, Lab, Question
 from polylab.grading.verdict import Verdict, combine, right, wrong
 from polylab.model import Scop
-from polylab.model.islutil import fix_parameters
+from polylab.model.islutil import fix_parameters, point_coordinates, sets_of
 from polylab.schedule import parse_schedule
 
 #: one Jacobi step: both loops parallel (questions 1 and 6)
@@ -67,16 +67,16 @@ def sweep2d() -> Scop:
     return parse_file(example_path("sweep2d.c")).scop
 
 
-def _count(s: isl.Set) -> int:
+def count_points(s: isl.Set) -> int:
     """The number of integer points of a bounded set without parameters (isl counts them)."""
     return int(s.count_val().to_python())
 
 
-def _domain(scop: Scop, n: int) -> isl.Set:
+def domain_at(scop: Scop, n: int) -> isl.Set:
     return fix_parameters(scop.statements[0].domain, {"N": n})
 
 
-def _values_of(s: isl.Set, dim: int) -> isl.Set:
+def values_of(s: isl.Set, dim: int) -> isl.Set:
     """The projection of ``s`` on its set dimension ``dim``: the distinct values that dimension takes."""
     n = s.dim(isl.dim_type.set)
     return s.project_out(isl.dim_type.set, dim + 1, n - dim - 1).project_out(isl.dim_type.set, 0, dim)
@@ -89,10 +89,10 @@ def grid_reference() -> tuple[tuple[int, int], int, int]:
     """``((blocks along x, blocks along y), threads launched, iterations)`` for the Jacobi step at
     ``N = GRID_N``: ``j`` (the inner loop, stride 1) on ``x``, ``i`` on ``y``, one thread per iteration,
     ``ceil(extent / block)`` blocks along each axis."""
-    dom = _domain(jstep(), GRID_N)
-    n_i, n_j = _count(_values_of(dom, 0)), _count(_values_of(dom, 1))
+    dom = domain_at(jstep(), GRID_N)
+    n_i, n_j = count_points(values_of(dom, 0)), count_points(values_of(dom, 1))
     grid = (-(-n_j // BLOCK[0]), -(-n_i // BLOCK[1]))
-    return grid, grid[0] * grid[1] * BLOCK[0] * BLOCK[1], _count(dom)
+    return grid, grid[0] * grid[1] * BLOCK[0] * BLOCK[1], count_points(dom)
 
 
 def _grid(grid: object) -> Verdict:
@@ -236,7 +236,7 @@ def point_wave_launches_reference(n: int) -> int:
     sched = parse_schedule(scop, "wavefront")
     stmt = scop.statements[0]
     times = fix_parameters(sched.maps[stmt.name].intersect_domain(stmt.domain), {"N": int(n)}).range()
-    return _count(_values_of(times, 0))
+    return count_points(values_of(times, 0))
 
 
 def check_q4(calls: Calls) -> Verdict:
@@ -250,14 +250,14 @@ def tile_wave_reference() -> tuple[int, int]:
     """``(waves, largest wave)`` of the tile-level wavefront of sweep2d at ``N = TILE_N`` with square tiles
     ``(floor(i / TILE), floor(j / TILE))``, one block per tile: the waves are the values of ``I + J`` over
     the tiles that hold an iteration."""
-    dom = _domain(sweep2d(), TILE_N)
+    dom = domain_at(sweep2d(), TILE_N)
     tiles = isl.Map(f"{{ S0[i, j] -> [floor(i / {TILE}) + floor(j / {TILE}), floor(i / {TILE}), floor(j / {TILE})] }}")
     tw = tiles.intersect_domain(dom).range()
-    waves = _values_of(tw, 0)
-    sizes = []
-    waves.foreach_point(lambda p: sizes.append(_count(tw.fix_val(isl.dim_type.set, 0, p.get_coordinate_val(
-        isl.dim_type.set, 0)))))
-    return _count(waves), max(sizes)
+    waves = values_of(tw, 0)
+    sizes: list[int] = []
+    waves.foreach_point(lambda p: sizes.append(count_points(tw.fix_val(
+        isl.dim_type.set, 0, isl.Val.int_from_si(tw.get_ctx(), point_coordinates(p)[0])))))
+    return count_points(waves), max(sizes)
 
 
 def _tile_launches(answer: object) -> Verdict:
@@ -294,18 +294,12 @@ def footprints() -> tuple[int, int, int]:
     """``(distinct elements read, distinct elements written, accesses executed)`` of the Jacobi step at
     ``N = BYTES_N``: the images of the domain under the read and the write relations (isl counts them)."""
     scop = jstep()
-    dom = isl.UnionSet.from_set(_domain(scop, BYTES_N))
+    dom = isl.UnionSet.from_set(domain_at(scop, BYTES_N))
     read = fix_parameters(scop.reads.intersect_domain(dom).range(), {"N": BYTES_N})
     written = fix_parameters(scop.writes.intersect_domain(dom).range(), {"N": BYTES_N})
-    size = lambda u: sum(_count(s) for s in _sets(u))  # noqa: E731
-    accesses = _count(_domain(scop, BYTES_N)) * sum(1 for _ in scop.accesses())
+    size = lambda u: sum(count_points(s) for s in sets_of(u))  # noqa: E731
+    accesses = count_points(domain_at(scop, BYTES_N)) * sum(1 for _ in scop.accesses())
     return size(read), size(written), accesses
-
-
-def _sets(u: isl.UnionSet) -> list[isl.Set]:
-    out: list[isl.Set] = []
-    u.foreach_set(out.append)
-    return out
 
 
 def bytes_reference() -> int:
@@ -348,8 +342,8 @@ def _time(answer: object, bytes_moved: object) -> Verdict:
                          (Fraction(10**3), "nanoseconds")):
         if want and abs(t - want * factor) <= want * factor / 100:
             return wrong(f"min_time_us = {float(t):g} is the time in {unit}; the answer is in microseconds")
-    gib = Fraction(b) / Fraction(BANDWIDTH) * Fraction(2**30, 10**9) * 10**6
-    if abs(t - gib) <= gib / 100:
+    binary = want * Fraction(10**12, 2**40)  # the bandwidth read as 4.8 x 2^40 bytes per second
+    if want and abs(t - binary) <= binary / 100:
         return wrong("4.8 TB/s is 4.8e12 bytes per second (decimal units), not 4.8 x 2^40")
     return wrong(f"min_time_us = {float(t):g} does not follow from {b} bytes at 4.8e12 bytes/s "
                  "(time = bytes / bandwidth, in microseconds, within 1 %)")
