@@ -44,6 +44,7 @@ from polylab.model.params import parse_params
 from polylab.notebook import backend, geometry, views
 from polylab.notebook.capture import c_stderr
 from polylab.notebook.display import ErrorBox, InternalErrorBox, StderrBox, locate_schedule_error
+from polylab.notebook.stencil_magic import StencilMagics
 from polylab.schedule import Schedule, register_steps
 from polylab.storage import STORAGE_STEPS
 
@@ -287,6 +288,7 @@ def load_ipython_extension(ipython: Any) -> None:
     so a lab can write ``parse_schedule(scop, "fold_live_ins; contract(x)")`` as ``%%schedule`` does."""
     register_steps(STORAGE_STEPS)
     ipython.register_magics(PolylabMagics)
+    ipython.register_magics(StencilMagics)   # %%stencil (polylab/notebook/stencil_magic.py)
 
 
 def unload_ipython_extension(ipython) -> None:
@@ -296,6 +298,8 @@ def unload_ipython_extension(ipython) -> None:
         for n in names:
             mm.magics[kind].pop(n, None)
     mm.registry.pop("PolylabMagics", None)
+    mm.magics["cell"].pop("stencil", None)
+    mm.registry.pop("StencilMagics", None)
 
 
 __all__ = ["PolylabMagics", "load_ipython_extension", "unload_ipython_extension", "parse_params"]
