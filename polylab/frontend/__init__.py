@@ -22,26 +22,36 @@ from pycparser import c_ast
 from polylab.errors import FrontendError, PolylabError, SourceSyntaxError
 from polylab.frontend.detect import context_declaration, detect_program, pragma_regions
 from polylab.frontend.region import Region, RegionBuilder
-from polylab.frontend.source import Prepared, Source, parse_fragment, parse_unit, prepare
+from polylab.frontend.preprocess import needs_preprocessor, parse_define, preprocess
+from polylab.frontend.source import Prepared, Source, parse_fragment, parse_unit, prepare, prepared
 from polylab.frontend.symbols import Symbols
 from polylab.model.scop import Program
 
 __all__ = ["parse", "parse_file"]
 
 
-def parse(text: str, *, filename: str | None = None, language: str | None = None) -> Program:
+def parse(text: str, *, filename: str | None = None, language: str | None = None, defines=(),
+          include_dirs=()) -> Program:
     """Parse ``text`` into a :class:`~polylab.model.Program` with one :class:`~polylab.model.Scop` per region.
 
     ``language`` is ``"c"`` or ``"sysy"``; by default it follows the file name (``.sy`` is SysY).
     Raises :class:`~polylab.errors.SourceSyntaxError` for invalid C and
     :class:`~polylab.errors.NotAffineError` when a fragment or ``#pragma scop`` region is not a static
     control part (with line, column, offending text, reason and hint).
+
+    C text with preprocessor directives (``#include``, ``#define``, ``#if`` ...) or with ``defines``
+    (``-D``: ``("N", "100")`` pairs or ``"N=100"`` strings) goes through the preprocessor first
+    (:mod:`polylab.frontend.preprocess`); ``include_dirs`` are the ``-I`` folders.
     """
     if language is None:
         language = "sysy" if filename and str(filename).endswith(".sy") else "c"
     if language not in ("c", "sysy"):
         raise PolylabError(f"unknown language {language!r}", hint="use 'c' or 'sysy'")
-    prep = prepare(text)
+    defines = tuple(parse_define(d) if isinstance(d, str) else tuple(d) for d in defines)
+    if language == "c" and needs_preprocessor(text, defines):
+        prep = prepared(text, preprocess(text, filename=filename, defines=defines, include_dirs=include_dirs))
+    else:
+        prep = prepare(text)
     src = Source(prep)
     if language == "sysy":
         unit = parse_unit(prep, filename)
@@ -65,15 +75,16 @@ def parse(text: str, *, filename: str | None = None, language: str | None = None
     return _fragment_program(src, prep, func, filename)
 
 
-def parse_file(path, *, language: str | None = None) -> Program:
-    """Read and parse a file (``.sy`` files are SysY programs)."""
+def parse_file(path, *, language: str | None = None, defines=(), include_dirs=()) -> Program:
+    """Read and parse a file (``.sy`` files are SysY programs); ``defines`` and ``include_dirs`` as for
+    :func:`parse`."""
     p = Path(path)
     try:
         text = p.read_text()
     except OSError as exc:
         raise FrontendError(f"cannot read {path}: {exc.strerror or exc}",
                             hint="check the file name") from None
-    return parse(text, filename=str(p), language=language)
+    return parse(text, filename=str(p), language=language, defines=defines, include_dirs=include_dirs)
 
 
 def _fragment_program(src: Source, prep: Prepared, func: c_ast.FuncDef, filename: str | None) -> Program:

@@ -92,6 +92,22 @@ def prepare(text: str) -> Prepared:
     return Prepared(text, clean, text.splitlines(), defines, has_pragma)
 
 
+def prepared(original: str, pre) -> Prepared:
+    """The :class:`Prepared` form of a preprocessed text (:class:`~polylab.frontend.preprocess.Preprocessed`,
+    line-aligned with ``original``): pycparser reads the expanded text; a line shows as the user wrote it
+    when expansion left it unchanged (so its columns are the file's), else as expanded."""
+    from_pp = prepare(pre.text)
+    blanked = prepare(original).clean.split("\n")
+    orig = original.split("\n")
+    shown = []
+    for k, line in enumerate(pre.text.split("\n")):
+        same = k < len(orig) and blanked[k].rstrip() == line.rstrip()
+        shown.append(orig[k] if same else line)
+    while shown and not shown[-1] and len(shown) > len(original.splitlines()):
+        shown.pop()
+    return Prepared(original, from_pp.clean, shown, dict(pre.constants), from_pp.has_scop_pragma)
+
+
 def _current_token(parser: CParser, line_offset: int) -> tuple[int, int, str] | None:
     """Where pycparser stopped, for the messages that carry no coordinate."""
     try:
