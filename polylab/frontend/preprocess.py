@@ -278,31 +278,23 @@ def preprocess(text: str, *, filename: str | None = None, defines=(), include_di
     pre, toks = _run(clean, main, defines, dirs, keep)
     _raise_errors(pre.errors, text, main)
     constants = tuple(sorted((n, _is_int_literal(first.macros[n].value)) for n in keep))
-    return Preprocessed(_aligned(toks, main, len(text.split("\n")), pre), constants, tuple(pre.system))
+    return Preprocessed(_aligned(toks, len(text.split("\n")), pre), constants, tuple(pre.system))
 
 
-def _aligned(toks, main: str, nlines: int, pre) -> str:
-    """Each token on the line of the file it came from (header text on the line of its ``#include``)."""
+def _aligned(toks, nlines: int, pre) -> str:
+    """Each token on the line of the file it came from (header text on the line of its ``#include``; every
+    token of a header carries that line, see ``include``, so an untagged token is the file's own)."""
     lines: list[list[str]] = [[] for _ in range(nlines + 1)]
     ws = set(pre.t_WS) | set(getattr(pre, "t_LINECONT", ()))
     for tok in toks:
-        line = getattr(tok, "polylab_line", None)
-        if line is None:
-            line = tok.lineno if tok.source == main else 0
-        value = tok.value.replace("\n", "") if tok.type in ws else tok.value
-        if tok.type in ws and getattr(tok, "polylab_line", None) is not None:
-            value = " " if value else ""
-        if not value and tok.type in ws and "\n" in tok.value and getattr(tok, "polylab_line", None):
-            value = " "
+        header_line = getattr(tok, "polylab_line", None)
+        line = tok.lineno if header_line is None else header_line
+        value = tok.value
+        if tok.type in ws:
+            value = value.replace("\\\n", "").replace("\n", " " if header_line is not None else "")
         k = max(1, min(int(line or 1), nlines))
-        if "\n" in value:
-            value = value.replace("\n", " ")
         lines[k].append(value)
-    out = []
-    for k in range(1, nlines + 1):
-        s = "".join(lines[k])
-        out.append(s if s.strip() else "")
-    return "\n".join(out)
+    return "\n".join(s if (s := "".join(lines[k])).strip() else "" for k in range(1, nlines + 1))
 
 
 def _raise_errors(errors, text: str, main: str) -> None:
