@@ -109,6 +109,20 @@ def _fragment_program(src: Source, prep: Prepared, func: c_ast.FuncDef, filename
     return Program(prep.original, "c", (scop,), (), filename)
 
 
+def _region_symbols(unit: c_ast.FileAST, scope: c_ast.FuncDef | None) -> Symbols:
+    """The names a ``#pragma scop`` region sees: the file-scope declarations, then the parameters and locals
+    of the function that holds it (which hide them). Without a function: every declaration of the text."""
+    symbols = Symbols()
+    if scope is None:
+        symbols.collect(unit)
+        return symbols
+    for ext in unit.ext:
+        if isinstance(ext, c_ast.Decl):
+            symbols.collect(ext)
+    symbols.collect(scope)
+    return symbols
+
+
 def _pragma_program(src: Source, prep: Prepared, filename: str | None) -> Program:
     try:
         unit = parse_unit(prep, filename)
@@ -118,10 +132,8 @@ def _pragma_program(src: Source, prep: Prepared, filename: str | None) -> Progra
         except SourceSyntaxError:
             raise unit_error from None
         unit = c_ast.FileAST([func])
-    symbols = Symbols()
-    symbols.collect(unit)
     scops = []
     for k, region in enumerate(pragma_regions(src, unit)):
-        scops.append(RegionBuilder(src, symbols, region, name=f"scop{k}", language="c",
-                                   defines=prep.defines).build())
+        scops.append(RegionBuilder(src, _region_symbols(unit, region.scope), region, name=f"scop{k}",
+                                   language="c", defines=prep.defines).build())
     return Program(prep.original, "c", tuple(scops), (), filename)

@@ -30,8 +30,15 @@ from polylab.model.scop import Program, Rejection, Scop
 def pragma_regions(src: Source, unit: c_ast.Node) -> list[Region]:
     """The statement lists between ``#pragma scop`` and ``#pragma endscop`` (in source order)."""
     out: list[Region] = []
+    scope: list[c_ast.FuncDef] = []
 
     def visit(node: c_ast.Node) -> None:
+        if isinstance(node, c_ast.FuncDef):
+            scope.append(node)
+            for _, child in node.children():
+                visit(child)
+            scope.pop()
+            return
         if isinstance(node, c_ast.Compound) and node.block_items:
             items = node.block_items
             k = 0
@@ -49,7 +56,8 @@ def pragma_regions(src: Source, unit: c_ast.Node) -> list[Region]:
                                                      "region, in the same block")
                     body = items[k + 1:j]
                     if body:
-                        out.append(Region(body, src.start(body[0]), src.end(body[-1])))
+                        out.append(Region(body, src.start(body[0]), src.end(body[-1]),
+                                          scope=scope[-1] if scope else None))
                     k = j + 1
                     continue
                 visit(it)

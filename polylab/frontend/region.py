@@ -64,6 +64,8 @@ class StmtN:
     op: str
     value: c_ast.Node | None
     node: c_ast.Node
+    #: the statement's text when it is not the node's source text (the parts of a chained assignment)
+    text: str | None = None
 
 
 @dataclass
@@ -74,6 +76,8 @@ class Region:
     start: tuple[int, int]
     end: tuple[int, int]
     markers: list[str] = field(default_factory=list)
+    #: the function whose body holds the region (its parameters and locals are the names the region sees)
+    scope: c_ast.FuncDef | None = None
 
 
 def _err(src: Source, node: c_ast.Node, reason: str, hint: str | None = None) -> NotAffineError:
@@ -180,6 +184,11 @@ class Normalizer:
                            hint="write a for loop")
             case c_ast.If(cond=cond, iftrue=t, iffalse=f):
                 return [IfN(cond, self.stmt(t), self.stmt(f) if f is not None else [], node)]
+            case c_ast.Assignment(op=op, lvalue=lv, rvalue=c_ast.Assignment() as inner):
+                # a chained assignment a = b = e: first b = e, then a = b (C evaluates right to left and
+                # a receives the value b holds after its assignment)
+                text = f"{self.src.show(lv)} {op} {self.src.show(inner.lvalue)};"
+                return [*self.stmt(inner), StmtN(lv, op, inner.lvalue, node, text)]
             case c_ast.Assignment(op=op, lvalue=lv, rvalue=rv):
                 return [StmtN(lv, op, rv, node)]
             case c_ast.UnaryOp(op=("p++" | "++" | "p--" | "--") as op, expr=target):
@@ -642,7 +651,7 @@ class RegionBuilder:
         accesses = tuple(Access(k, p.kind, p.array, self._relation(name, dom, p), src.location(p.node),
                                 src.show(p.node)) for k, p in enumerate(pending))
         assignment = E.Assignment(target, op, value)
-        text = src.node_text(st.node)
+        text = st.text or src.node_text(st.node)
         loc = src.location(st.node, text.split("\n")[0])
         self.statements.append(Statement(name, text, loc, tuple(iters), dom, accesses, assignment))
         return isl.Schedule.from_domain(isl.UnionSet.from_set(dom))
