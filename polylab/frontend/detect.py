@@ -21,7 +21,7 @@ from pycparser import c_ast
 
 from polylab.errors import NotAffineError, SourceSyntaxError
 from polylab.frontend.affine import AffineBuilder
-from polylab.frontend.region import _MARKER_NOTE, CTX, Region, RegionBuilder
+from polylab.frontend.region import MARKER_NOTE, CTX, Region, RegionBuilder
 from polylab.frontend.source import Source
 from polylab.frontend.symbols import TIMING_MARKERS, Symbols, const_eval
 from polylab.model.scop import Program, Rejection, Scop
@@ -234,9 +234,9 @@ class _Detector:
     # -- live-out ----------------------------------------------------------------------------------------
     def _finish(self, scop: Scop, run: list[c_ast.Node], func: c_ast.FuncDef, nested: bool) -> Scop:
         markers = [f"{x.name.name}() at line {x.coord.line}" for x in run if _is_marker(x)]
-        notes = tuple(n for n in scop.notes if not n.startswith(_MARKER_NOTE))
+        notes = tuple(n for n in scop.notes if not n.startswith(MARKER_NOTE))
         if markers:
-            notes += (_MARKER_NOTE + ", ".join(markers),)
+            notes += (MARKER_NOTE + ", ".join(markers),)
         scop = replace(scop, notes=notes)
         if nested or func.decl.name != "main":
             return scop

@@ -26,14 +26,15 @@ import islpy as isl
 from pycparser import c_ast
 
 from polylab.errors import NotAffineError, SourceLocation
-from polylab.frontend.affine import AffineBuilder, MINMAX_FUNCS, _type_names
+from polylab.frontend.affine import LONG_LONG_MAX, LONG_LONG_MIN, AffineBuilder, MINMAX_FUNCS, int_val, type_names
 from polylab.frontend.source import Source
 from polylab.frontend.symbols import PURE_MATH, SYSY_INPUT, SYSY_OUTPUT, TIMING_MARKERS, Symbols, const_eval
 from polylab.model import expr as E
+from polylab.model.islutil import point_coordinates
 from polylab.model.scop import Access, Array, Scalar, Scop, Statement
 
 CTX = isl.DEFAULT_CONTEXT
-_MARKER_NOTE = "timing markers kept outside the model: "
+MARKER_NOTE = "timing markers kept outside the model: "
 _MODEL_OPS = ("=", "+=", "-=", "*=", "/=")
 
 
@@ -111,6 +112,9 @@ def _increment(node: c_ast.Node | None, var: str, constants: dict[str, int], src
                    hint="a static control part needs loops with constant steps")
     if step == 0:
         raise _err(src, step_node, "the loop step is zero: the loop never ends")
+    if not LONG_LONG_MIN <= step <= LONG_LONG_MAX:
+        raise _err(src, step_node, f"the loop step {src.show(step_node)} does not fit in 64 bits (C's long long "
+                                   f"holds at most {LONG_LONG_MAX})", hint="use a smaller step")
     return sign * step
 
 
@@ -512,7 +516,7 @@ class RegionBuilder:
         started = i.ge_set(lb) if loop.step > 0 else i.le_set(lb)
         if abs(loop.step) > 1:
             started = started.intersect(
-                i.sub(lb).mod_val(isl.Val.int_from_si(CTX, abs(loop.step))).zero_set())
+                i.sub(lb).mod_val(int_val(abs(loop.step))).zero_set())
         started = outer.intersect(started)
         holds = started.intersect(cond)
         fails = started.subtract(cond)
@@ -529,8 +533,12 @@ class RegionBuilder:
         forever = reached.subtract(stops)
         if not forever.is_empty():
             example = _describe_point(forever.sample_point(), iters, self.params)
-            raise _err(src, loop.cond, f"the loop on {loop.var} may never end (for example when {example})",
-                       hint="write the condition as a bound the counter reaches, e.g. i < N")
+            why = (f"{loop.var} {'increases' if loop.step > 0 else 'decreases'} from its start and the condition "
+                   f"{src.show(loop.cond)} never becomes false")
+            reason = (f"the loop on {loop.var} may never end (for example when {example}): {why}" if example
+                      else f"the loop on {loop.var} never ends: {why}")
+            raise _err(src, loop.cond, reason,
+                       hint=f"write the condition as a bound the counter reaches, e.g. {loop.var} < N")
         first = len(self.statements)
         child = self._items(loop.body, inner, executed)
         if child is None:
@@ -588,7 +596,7 @@ class RegionBuilder:
                 case c_ast.TernaryOp(cond=c, iftrue=t, iffalse=f):
                     return E.Cond(body(c), body(t), body(f))
                 case c_ast.Cast(to_type=tt, expr=e):
-                    words = _type_names(tt)
+                    words = type_names(tt)
                     if "*" in words or "?" in words:
                         raise _err(src, node, "pointer casts are not allowed in a static control part")
                     return E.Cast(" ".join(words), body(e))
@@ -678,7 +686,7 @@ class RegionBuilder:
             arrays.append(self._array(name))
         notes = list(self.notes)
         if self.markers:
-            notes.append(_MARKER_NOTE + ", ".join(self.markers))
+            notes.append(MARKER_NOTE + ", ".join(self.markers))
         start, end = self.region.start, self.region.end
         source = self.src.text(start, end)
         loc = SourceLocation(start[0], start[1], source.split("\n")[0], self.src.line(start[0]))
@@ -744,10 +752,7 @@ def _array_refs(node: c_ast.Node | None):
 
 
 def _describe_point(point: isl.Point, iters: list[str], params: list[str]) -> str:
-    """``N = -1, i = 0``: the parameter and iterator values of an isl point."""
-    parts = []
-    for k, p in enumerate(params):
-        parts.append(f"{p} = {point.get_coordinate_val(isl.dim_type.param, k).to_python()}")
-    for k, v in enumerate(iters):
-        parts.append(f"{v} = {point.get_coordinate_val(isl.dim_type.set, k).to_python()}")
-    return ", ".join(parts) or "always"
+    """``N = -1, i = 0``: the parameter and iterator values of an isl point ("" when it has none)."""
+    values = [*zip(params, point_coordinates(point, dim_type=isl.dim_type.param)),
+              *zip(iters, point_coordinates(point))]
+    return ", ".join(f"{name} = {value}" for name, value in values)
