@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pycparser import c_ast
 
-from polylab.errors import FrontendError, PolylabError, SourceSyntaxError
+from polylab.errors import FrontendError, PolylabError, SourceLocation, SourceSyntaxError
 from polylab.frontend.detect import context_declaration, detect_program, pragma_regions
 from polylab.frontend.region import Region, RegionBuilder
 from polylab.frontend.preprocess import needs_preprocessor, parse_define, preprocess
@@ -52,6 +52,11 @@ def parse(text: str, *, filename: str | None = None, language: str | None = None
         prep = prepared(text, preprocess(text, filename=filename, defines=defines, include_dirs=include_dirs))
     else:
         prep = prepare(text)
+    if not prep.clean.strip():
+        raise SourceSyntaxError("there is no code to analyse: the input is empty (or only comments and "
+                                "preprocessor lines)",
+                                location=SourceLocation(1, 1, "", prep.lines[0] if prep.lines else ""),
+                                hint="write a loop nest, e.g. for (i = 0; i < N; i++) a[i] = 2 * a[i];")
     src = Source(prep)
     if language == "sysy":
         unit = parse_unit(prep, filename)

@@ -170,10 +170,18 @@ def _syntax_error(exc: ParseError, prep: Prepared, what: str,
         hint="check for a missing ')', ']', '}' or ';' just before the marked place")
 
 
-def _check_braces(prep: Prepared, what: str) -> None:
-    """A ``}`` that closes nothing (pycparser fails on it with an internal assertion)."""
-    depth = 0
-    quote = ""
+#: brackets ``( [ {`` open at once: pycparser parses recursively (about 8 Python frames per parenthesis),
+#: so deeper text would exhaust Python's stack; no hand-written loop nest comes near it
+MAX_NESTING = 60
+#: depth of the syntax tree (a sum of n terms is n - 1 nested additions): the front end and the layers
+#: below walk expressions recursively
+MAX_DEPTH = 250
+
+
+def _check_brackets(prep: Prepared, what: str) -> None:
+    """A ``}`` that closes nothing (pycparser fails on it with an internal assertion), and brackets nested
+    deeper than :data:`MAX_NESTING` (pycparser would run out of Python stack)."""
+    braces = depth = 0
     for ln, line in enumerate(prep.clean.split("\n"), start=1):
         quote = ""
         for col, ch in enumerate(line, start=1):
@@ -183,15 +191,44 @@ def _check_braces(prep: Prepared, what: str) -> None:
                 continue
             if ch in "\"'":
                 quote = ch
-            elif ch == "{":
+            elif ch in "([{":
                 depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth < 0:
+                braces += ch == "{"
+                if depth > MAX_NESTING:
                     src = prep.lines[ln - 1] if ln <= len(prep.lines) else line
-                    raise SourceSyntaxError(f"the {what} is not valid C: this '}}' closes no block",
-                                            location=SourceLocation(ln, col, "}", src),
-                                            hint="remove it, or add the '{' it should close")
+                    raise SourceSyntaxError(f"the {what} nests brackets more than {MAX_NESTING} deep",
+                                            location=SourceLocation(ln, col, ch, src),
+                                            hint="remove redundant parentheses or braces, or split the "
+                                                 "statement into several")
+            elif ch in ")]}":
+                depth = max(0, depth - 1)
+                if ch == "}":
+                    braces -= 1
+                    if braces < 0:
+                        src = prep.lines[ln - 1] if ln <= len(prep.lines) else line
+                        raise SourceSyntaxError(f"the {what} is not valid C: this '}}' closes no block",
+                                                location=SourceLocation(ln, col, "}", src),
+                                                hint="remove it, or add the '{' it should close")
+
+
+def check_depth(ast: c_ast.Node, prep: Prepared, what: str) -> None:
+    """Refuse a syntax tree deeper than :data:`MAX_DEPTH` (walked without recursion), at the node where it
+    gets too deep: every later pass may then walk it recursively."""
+    stack = [(ast, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            coord = getattr(node, "coord", None)
+            line = coord.line if coord is not None and coord.line else 1
+            col = (coord.column or 1) if coord is not None else 1
+            src = prep.lines[line - 1] if 0 < line <= len(prep.lines) else ""
+            raise SourceSyntaxError(
+                f"the {what} nests expressions or statements more than {MAX_DEPTH} levels deep (a sum of n "
+                "terms is n - 1 nested additions)",
+                location=SourceLocation(line, col, src[col - 1:col], src),
+                hint="split the long expression into several statements, e.g. accumulate partial sums in a "
+                     "temporary")
+        stack.extend((child, depth + 1) for _, child in node.children())
 
 
 def _run_parser(parser: CParser, text: str, filename: str | None, prep: Prepared, what: str):
@@ -199,6 +236,13 @@ def _run_parser(parser: CParser, text: str, filename: str | None, prep: Prepared
         return parser.parse(text, filename or "<input>")
     except ParseError as exc:
         raise _syntax_error(exc, prep, what, _current_token(parser, 0)) from None
+    except RecursionError:
+        where = _current_token(parser, 0)
+        line, col, tok = where if where else (1, 1, "")
+        src = prep.lines[line - 1] if 0 < line <= len(prep.lines) else ""
+        raise SourceSyntaxError(f"the {what} is nested too deeply for the C parser",
+                                location=SourceLocation(line, col, tok, src),
+                                hint="remove redundant parentheses or braces, or split long statements") from None
     except (AssertionError, IndexError, AttributeError, TypeError, ValueError) as exc:  # pycparser internals
         where = _current_token(parser, 0)
         line, col, tok = where if where else (1, 1, "")
@@ -211,15 +255,18 @@ def _run_parser(parser: CParser, text: str, filename: str | None, prep: Prepared
 def parse_fragment(prep: Prepared, filename: str | None) -> c_ast.FuncDef:
     """Parse a fragment (declarations and statements at top level) as the body of a function."""
     text = f"void {FRAGMENT_FUNCTION}(void) {{\n#line 1\n{prep.clean}\n}}\n"
-    _check_braces(prep, "fragment")
+    _check_brackets(prep, "fragment")
     ast = _run_parser(CParser(), text, filename, prep, "fragment")
+    check_depth(ast, prep, "fragment")
     return ast.ext[0]
 
 
 def parse_unit(prep: Prepared, filename: str | None) -> c_ast.FileAST:
     """Parse a whole translation unit (a C file or a SysY program)."""
-    _check_braces(prep, "program")
-    return _run_parser(CParser(), prep.clean, filename, prep, "program")
+    _check_brackets(prep, "program")
+    ast = _run_parser(CParser(), prep.clean, filename, prep, "program")
+    check_depth(ast, prep, "program")
+    return ast
 
 
 class Source:
