@@ -297,12 +297,20 @@ def _aligned(toks, nlines: int, pre) -> str:
     return "\n".join(s if (s := "".join(lines[k])).strip() else "" for k in range(1, nlines + 1))
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether pcpp's name of a file (made relative to the working folder) is the file ``b``."""
+    try:
+        return a == b or Path(a).resolve() == Path(b).resolve()
+    except (OSError, ValueError):  # a name that is no path (``<input>``)
+        return False
+
+
 def _raise_errors(errors, text: str, main: str) -> None:
     if not errors:
         return
     file, line, msg = errors[0]
     lines = text.split("\n")
-    if file != main and not file.endswith(os.sep + main) and line > 0 and file != "<command line>":
+    if not _same_file(file, main) and line > 0 and file != "<command line>":
         where = f" (in {file}, line {line})"
         line = 0
     else:

@@ -127,10 +127,17 @@ def _reads_array(node: c_ast.Node) -> bool:
 class Normalizer:
     """Turns pycparser statements into the loop / if / assignment tree, refusing everything else."""
 
-    def __init__(self, src: Source, symbols: Symbols, markers: list[str]) -> None:
+    def __init__(self, src: Source, symbols: Symbols, markers: list[str],
+                 defines: dict[str, int] | None = None) -> None:
         self.src = src
         self.symbols = symbols
         self.markers = markers
+        self.defines = dict(defines or {})
+
+    @property
+    def constants(self) -> dict[str, int]:
+        """The named integer constants: ``#define`` / ``-D`` values, then ``const int`` declarations."""
+        return {**self.defines, **self.symbols.constants}
 
     def items(self, nodes: list[c_ast.Node]) -> list:
         out: list = []
@@ -163,7 +170,7 @@ class Normalizer:
         body = loop.stmt.block_items or [] if isinstance(loop.stmt, c_ast.Compound) else [loop.stmt]
         if not body:
             return None
-        step = _increment(body[-1], var, self.symbols.constants, self.src)
+        step = _increment(body[-1], var, self.constants, self.src)
         if step is None:
             return None
         return LoopN(var, lb, loop.cond, step, self.items(body[:-1]), loop, var_node, body[-1])
@@ -266,7 +273,7 @@ class Normalizer:
         if node.cond is None:
             raise _err(src, node, "the for loop has no condition: it never ends",
                        hint="a static control part needs loops with affine bounds")
-        step = _increment(node.next, var, self.symbols.constants, src)
+        step = _increment(node.next, var, self.constants, src)
         if step is None:
             what = node.next if node.next is not None else node
             raise _err(src, what, f"the loop increment {src.show(node.next) if node.next else '(none)'} "
@@ -347,7 +354,7 @@ class RegionBuilder:
     # -- set-up --------------------------------------------------------------------------------------------
     def build(self) -> Scop:
         src = self.src
-        tree = Normalizer(src, self.symbols, self.markers).items(self.region.items)
+        tree = Normalizer(src, self.symbols, self.markers, self.consts).items(self.region.items)
         self.iterators: set[str] = set()
         self.written: dict[str, c_ast.Node] = {}
         for item in _walk_tree(tree):
