@@ -26,7 +26,8 @@ import islpy as isl
 from pycparser import c_ast
 
 from polylab.errors import NotAffineError, SourceLocation
-from polylab.frontend.affine import LONG_LONG_MAX, LONG_LONG_MIN, AffineBuilder, MINMAX_FUNCS, int_val, type_names
+from polylab.frontend.affine import (LONG_LONG_MAX, LONG_LONG_MIN, MINMAX_FUNCS, AffineBuilder, int_literal, int_val,
+                                     type_names)
 from polylab.frontend.source import Source
 from polylab.frontend.symbols import PURE_MATH, SYSY_INPUT, SYSY_OUTPUT, TIMING_MARKERS, Symbols, const_eval
 from polylab.model import expr as E
@@ -335,6 +336,97 @@ class _PendingAccess:
     node: c_ast.Node
 
 
+class _StatementReader:
+    """Reads one assignment of a region: its model expression and its accesses, in evaluation order."""
+
+    def __init__(self, owner: RegionBuilder, iters: list[str]) -> None:
+        self.owner = owner
+        self.src = owner.src
+        self.iters = iters
+        self.builder = owner._builder(iters)
+        self.pending: list[_PendingAccess] = []
+
+    def body(self, node: c_ast.Node) -> E.Expr:
+        """The right-hand side as a model expression, recording each array access in evaluation order."""
+        R = self.owner
+        match node:
+            case c_ast.Constant(type=t, value=v):
+                val = int_literal(v) if t != "char" and "int" in t or t == "long" else None
+                if val is not None and not LONG_LONG_MIN <= val <= LONG_LONG_MAX:
+                    raise _err(self.src, node, f"the integer constant {v} does not fit in 64 bits (C's long long "
+                                               f"holds at most {LONG_LONG_MAX})", hint="use a smaller constant")
+                return E.Const(v, t)
+            case c_ast.ID(name=n):
+                if n in self.iters:
+                    return E.Name(n)
+                if n in R.consts:
+                    R.used_consts[n] = R.consts[n]
+                    return E.Const(str(R.consts[n]), "int")
+                if n in R.written:
+                    return self.ref(node, "read")
+                if n in R.iterators:
+                    raise _err(self.src, node, f"the loop counter {n} is used outside its loop")
+                v = R.symbols.vars.get(n)
+                if v is not None and (v.is_array or v.is_pointer):
+                    raise _err(self.src, node, f"{n} is an array used without subscripts",
+                               hint="pointer arithmetic on arrays is not supported")
+                return E.Name(n)
+            case c_ast.ArrayRef():
+                return self.ref(node, "read")
+            case c_ast.BinaryOp(op=op, left=a, right=c):
+                return E.Binary(op, self.body(a), self.body(c))
+            case c_ast.UnaryOp(op=("-" | "+" | "!" | "~") as op, expr=e):
+                return E.Unary(op, self.body(e))
+            case c_ast.UnaryOp(op=("p++" | "p--" | "++" | "--")):
+                raise _err(self.src, node, "an increment inside an expression has a side effect",
+                           hint="write the increment as its own statement")
+            case c_ast.UnaryOp(op=("*" | "&")):
+                raise _err(self.src, node, "pointer operations are not allowed in a static control part")
+            case c_ast.UnaryOp(op="sizeof"):
+                return E.Const(self.src.show(node), "int")
+            case c_ast.TernaryOp(cond=c, iftrue=t, iffalse=f):
+                return E.Cond(self.body(c), self.body(t), self.body(f))
+            case c_ast.Cast(to_type=tt, expr=e):
+                words = type_names(tt)
+                if "*" in words or "?" in words:
+                    raise _err(self.src, node, "pointer casts are not allowed in a static control part")
+                return E.Cast(" ".join(words), self.body(e))
+            case c_ast.FuncCall(name=c_ast.ID(name=fname), args=args):
+                if fname in PURE_MATH or fname in MINMAX_FUNCS:
+                    return E.Call(fname, tuple(self.body(a) for a in (args.exprs if args else [])))
+                raise Normalizer(self.src, R.symbols, []).call_error(node, fname)
+            case c_ast.Assignment():
+                raise _err(self.src, node, "an assignment inside an expression has a side effect",
+                           hint="write each assignment as its own statement")
+            case _:
+                raise _err(self.src, node, f"{self.src.show(node)} is not supported in a statement of a "
+                                           "static control part")
+
+    def ref(self, node: c_ast.Node, kind: str) -> E.ArrayRef:
+        """An array element (or a written scalar) read or written, with its affine subscripts."""
+        R = self.owner
+        base, subs = _array_ref_parts(node)
+        if not isinstance(base, c_ast.ID):
+            raise _err(self.src, node, f"{self.src.show(node)} is not an array element",
+                       hint="pointer dereferences and struct fields are not supported")
+        v = R.symbols.vars.get(base.name)
+        if subs:
+            if base.name in self.iters or base.name in R.params or base.name in R.written:
+                raise _err(self.src, node, f"{base.name} is not an array")
+            if v is not None and v.is_pointer and not v.is_array:
+                raise _err(self.src, node, f"{base.name} is a pointer: its accesses cannot be modelled",
+                           hint="declare it as an array with extents, e.g. double A[N][N]")
+            if v is not None and v.is_array and len(v.dims) != len(subs):
+                raise _err(self.src, node, f"{base.name} has {len(v.dims)} dimensions but {len(subs)} "
+                                           "subscripts are given")
+        pas = [self.builder.expr(s) for s in subs]
+        idx = tuple(self.body(s) for s in subs)
+        self.pending.append(_PendingAccess(kind, base.name, pas, node))
+        if base.name not in R.array_order:
+            R.array_order.append(base.name)
+        return E.ArrayRef(base.name, idx, len(self.pending) - 1)
+
+
 class RegionBuilder:
     """Builds the :class:`Scop` of one region (see the module docstring for the mathematics)."""
 
@@ -565,81 +657,7 @@ class RegionBuilder:
         src = self.src
         name = f"S{len(self.statements)}"
         dom = domain.set_tuple_name(name).coalesce()
-        b = self._builder(iters)
-        pending: list[_PendingAccess] = []
-
-        def body(node: c_ast.Node) -> E.Expr:
-            match node:
-                case c_ast.Constant(type=t, value=v):
-                    return E.Const(v, t)
-                case c_ast.ID(name=n):
-                    if n in iters:
-                        return E.Name(n)
-                    if n in self.consts:
-                        self.used_consts[n] = self.consts[n]
-                        return E.Const(str(self.consts[n]), "int")
-                    if n in self.written:
-                        return ref(node, "read")
-                    if n in self.iterators:
-                        raise _err(src, node, f"the loop counter {n} is used outside its loop")
-                    v = self.symbols.vars.get(n)
-                    if v is not None and (v.is_array or v.is_pointer):
-                        raise _err(src, node, f"{n} is an array used without subscripts",
-                                   hint="pointer arithmetic on arrays is not supported")
-                    return E.Name(n)
-                case c_ast.ArrayRef():
-                    return ref(node, "read")
-                case c_ast.BinaryOp(op=op, left=a, right=c):
-                    return E.Binary(op, body(a), body(c))
-                case c_ast.UnaryOp(op=("-" | "+" | "!" | "~") as op, expr=e):
-                    return E.Unary(op, body(e))
-                case c_ast.UnaryOp(op=("p++" | "p--" | "++" | "--")):
-                    raise _err(src, node, "an increment inside an expression has a side effect",
-                               hint="write the increment as its own statement")
-                case c_ast.UnaryOp(op=("*" | "&")):
-                    raise _err(src, node, "pointer operations are not allowed in a static control part")
-                case c_ast.UnaryOp(op="sizeof"):
-                    return E.Const(src.show(node), "int")
-                case c_ast.TernaryOp(cond=c, iftrue=t, iffalse=f):
-                    return E.Cond(body(c), body(t), body(f))
-                case c_ast.Cast(to_type=tt, expr=e):
-                    words = type_names(tt)
-                    if "*" in words or "?" in words:
-                        raise _err(src, node, "pointer casts are not allowed in a static control part")
-                    return E.Cast(" ".join(words), body(e))
-                case c_ast.FuncCall(name=c_ast.ID(name=fname), args=args):
-                    if fname in PURE_MATH or fname in MINMAX_FUNCS:
-                        return E.Call(fname, tuple(body(a) for a in (args.exprs if args else [])))
-                    raise Normalizer(src, self.symbols, []).call_error(node, fname)
-                case c_ast.Assignment():
-                    raise _err(src, node, "an assignment inside an expression has a side effect",
-                               hint="write each assignment as its own statement")
-                case _:
-                    raise _err(src, node, f"{src.show(node)} is not supported in a statement of a static "
-                                          "control part")
-
-        def ref(node: c_ast.Node, kind: str) -> E.ArrayRef:
-            base, subs = _array_ref_parts(node)
-            if not isinstance(base, c_ast.ID):
-                raise _err(src, node, f"{src.show(node)} is not an array element",
-                           hint="pointer dereferences and struct fields are not supported")
-            v = self.symbols.vars.get(base.name)
-            if subs:
-                if base.name in iters or base.name in self.params or base.name in self.written:
-                    raise _err(src, node, f"{base.name} is not an array")
-                if v is not None and v.is_pointer and not v.is_array:
-                    raise _err(src, node, f"{base.name} is a pointer: its accesses cannot be modelled",
-                               hint="declare it as an array with extents, e.g. double A[N][N]")
-                if v is not None and v.is_array and len(v.dims) != len(subs):
-                    raise _err(src, node, f"{base.name} has {len(v.dims)} dimensions but {len(subs)} "
-                                          "subscripts are given")
-            pas = [b.expr(s) for s in subs]
-            idx = tuple(body(s) for s in subs)
-            pending.append(_PendingAccess(kind, base.name, pas, node))
-            if base.name not in self.array_order:
-                self.array_order.append(base.name)
-            return E.ArrayRef(base.name, idx, len(pending) - 1)
-
+        reader = _StatementReader(self, iters)
         # evaluation order: target read (compound), right-hand side reads, then the write
         target_node = st.target
         op = st.op
@@ -652,19 +670,19 @@ class RegionBuilder:
                                          "its loop header",
                        hint="use another name for the scalar, or keep the assignment out of the region")
         for sub in _array_ref_parts(target_node)[1]:
-            b.expr(sub)  # a non-affine target subscript is reported before the right-hand side
+            reader.builder.expr(sub)  # a non-affine target subscript is reported before the right-hand side
         if op == "=":
-            value = body(st.value)
-            target = ref(target_node, "write")
+            value = reader.body(st.value)
+            target = reader.ref(target_node, "write")
         else:
-            treat = ref(target_node, "read")
-            value = body(st.value)
-            target = ref(target_node, "write")
+            treat = reader.ref(target_node, "read")
+            value = reader.body(st.value)
+            target = reader.ref(target_node, "write")
             if op not in _MODEL_OPS:
                 value = E.Binary(op[:-1], treat, value)
                 op = "="
         accesses = tuple(Access(k, p.kind, p.array, self._relation(name, dom, p), src.location(p.node),
-                                src.show(p.node)) for k, p in enumerate(pending))
+                                src.show(p.node)) for k, p in enumerate(reader.pending))
         assignment = E.Assignment(target, op, value)
         text = st.text or src.node_text(st.node)
         loc = src.location(st.node, text.split("\n")[0])
