@@ -96,9 +96,8 @@ def test_polybench_file_is_real_c(name, tmp_path):
     assert ran.returncode == 0 and "begin dump" in ran.stderr
 
 
-#: adi's and deriche's many statements keep the automatic search busy for minutes (unbounded analysis, issue 15
-#: section 3):
-#: they are verified under their original schedule
+#: adi's and deriche's many statements keep the automatic search busy for minutes (the unbounded analysis of
+#: issue 15 section 3): they are verified under their original schedule
 SCHEDULES = {"adi.c": "original", "deriche.c": "original"}
 
 

@@ -27,6 +27,7 @@ without macro expansion the columns are the file's too (comments are blanked in 
 from __future__ import annotations
 
 import functools
+import io
 import os
 from dataclasses import dataclass
 from importlib import resources
@@ -150,9 +151,10 @@ def _is_int_literal(toks) -> int | None:
     return None if v is None else sign * v
 
 
-def _make_preprocessor(main: str, include_dirs, keep: frozenset[str]):
+def _make_preprocessor(main: str, include_dirs, keep: frozenset[str] | None):
     """A pcpp preprocessor whose hooks report errors, replace system headers, tag header text with the
-    line of its ``#include`` and leave the macros in ``keep`` unexpanded outside ``#if``."""
+    line of its ``#include`` and leave the macros in ``keep`` unexpanded outside ``#if`` (``None``: every
+    macro whose current value is an integer literal)."""
     import pcpp
 
     class _Pre(pcpp.Preprocessor):
@@ -160,6 +162,8 @@ def _make_preprocessor(main: str, include_dirs, keep: frozenset[str]):
             self.errors: list[tuple[str, int, str]] = []
             self.system: list[str] = []
             self.history: dict[str, set] = {}
+            self.keepable: set[str] = set()
+            self.prelude_served = False
             self.in_expr = 0
             super().__init__()
             self.line_directive = None
@@ -185,6 +189,9 @@ def _make_preprocessor(main: str, include_dirs, keep: frozenset[str]):
                 if not _is_system(name):
                     raise OSError(f"no such header: {name}")
                 self.system.append(name)
+                if self.prelude_served:  # its include guard would skip it: do not read it again
+                    return io.StringIO("")
+                self.prelude_served = True
                 return open(_prelude_path(), encoding="utf-8")
             return super().on_file_open(is_system_include, includepath)
 
@@ -208,11 +215,16 @@ def _make_preprocessor(main: str, include_dirs, keep: frozenset[str]):
                         and not name.startswith("__"):
                     value = _is_int_literal(m.value)
                 self.history.setdefault(name, set()).add(value)
+                if value is None:
+                    self.keepable.discard(name)
+                else:
+                    self.keepable.add(name)
 
         def undef(self, tokens):
             toks = self.tokenize(tokens) if isinstance(tokens, str) else list(tokens)
             if toks:
                 self.history.setdefault(toks[0].value, set()).add(None)
+                self.keepable.discard(toks[0].value)
             super().undef(tokens)
 
         def evalexpr(self, tokens):
@@ -223,9 +235,10 @@ def _make_preprocessor(main: str, include_dirs, keep: frozenset[str]):
                 self.in_expr -= 1
 
         def expand_macros(self, tokens, expanding_from=[]):  # noqa: B006 - pcpp's signature
-            if self.in_expr or not keep or expanding_from:
+            names = self.keepable if keep is None else keep
+            if self.in_expr or not names or expanding_from:
                 return super().expand_macros(tokens, expanding_from)
-            hidden = {k: self.macros.pop(k) for k in keep if k in self.macros}
+            hidden = {k: self.macros.pop(k) for k in names if k in self.macros}
             try:
                 return super().expand_macros(tokens, expanding_from)
             finally:
@@ -243,7 +256,7 @@ def _make_preprocessor(main: str, include_dirs, keep: frozenset[str]):
     return pre
 
 
-def _run(text: str, main: str, defines, include_dirs, keep: frozenset[str]):
+def _run(text: str, main: str, defines, include_dirs, keep: frozenset[str] | None):
     pre = _make_preprocessor(main, include_dirs, keep)
     for name, value in defines:
         pre.define(f"{name} {value}")
@@ -271,13 +284,16 @@ def preprocess(text: str, *, filename: str | None = None, defines=(), include_di
     dirs += [str(d) for d in include_dirs]
     clean = blank_comments(text)
     defines = tuple(defines)
-    first, _ = _run(clean, main, defines, dirs, frozenset())
-    _raise_errors(first.errors, text, main)
-    stable = {name for name, values in first.history.items() if len(values) == 1 and None not in values}
-    keep = frozenset(n for n in stable if n in first.macros)
-    pre, toks = _run(clean, main, defines, dirs, keep)
+    # one pass keeps every integer macro as a name; a name later redefined or undefined was kept where it
+    # meant another value: a second pass expands those names everywhere
+    pre, toks = _run(clean, main, defines, dirs, None)
     _raise_errors(pre.errors, text, main)
-    constants = tuple(sorted((n, _is_int_literal(first.macros[n].value)) for n in keep))
+    stable = {name for name, values in pre.history.items() if len(values) == 1 and None not in values}
+    if any(values - {None} for name, values in pre.history.items() if name not in stable):
+        pre, toks = _run(clean, main, defines, dirs, frozenset(stable))
+        _raise_errors(pre.errors, text, main)
+    keep = sorted(n for n in stable if n in pre.macros)
+    constants = tuple((n, _is_int_literal(pre.macros[n].value)) for n in keep)
     return Preprocessed(_aligned(toks, len(text.split("\n")), pre), constants, tuple(pre.system))
 
 
