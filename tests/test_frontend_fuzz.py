@@ -63,3 +63,15 @@ def check(text: str, defines) -> None:
 @given(mutated(), st.sampled_from(DEFINES))
 def test_mutated_real_files_never_crash(text, defines):
     check(text, defines)
+
+
+def test_found_by_fuzzing_unclosed_comment():
+    """A `/*` never closed hid the rest of a fragment: the error was placed on the line after the text."""
+    text = "double A[4][4];\nfor (i = 0; i < 4; i++)\n  for (k = 0; k < /*i; k++)\n    A[i][k] = 0;\n"
+    try:
+        parse(text)
+    except PolylabError as err:
+        assert (err.location.line, err.location.column) == (3, 19) and "never closed" in err.message
+    else:
+        raise AssertionError("an unclosed comment was accepted")
+    check(text, ())

@@ -119,9 +119,31 @@ def _current_token(parser: CParser, line_offset: int) -> tuple[int, int, str] | 
     return tok.lineno - line_offset, tok.column or 1, str(tok.value)
 
 
+def _ends_early(prep: Prepared, what: str) -> SourceSyntaxError:
+    """The text stops in the middle of a construct: the error is at its last character (an unclosed
+    ``/*`` comment, which hides everything after it, is named)."""
+    opened = prep.original.rfind("/*")
+    if opened >= 0 and prep.original.find("*/", opened + 2) < 0:
+        line = prep.original.count("\n", 0, opened) + 1
+        src = prep.lines[line - 1] if line <= len(prep.lines) else ""
+        col = opened - (prep.original.rfind("\n", 0, opened) + 1) + 1
+        return SourceSyntaxError(f"the {what} is not valid C: this comment is never closed, so the rest of "
+                                 "the text is part of it", location=SourceLocation(line, col, "/*", src),
+                                 hint="close the comment with */")
+    last = max(1, len(prep.lines))
+    while last > 1 and not prep.lines[last - 1].strip():
+        last -= 1
+    src = prep.lines[last - 1] if prep.lines else ""
+    return SourceSyntaxError(f"the {what} is not valid C: it ends too early",
+                             location=SourceLocation(last, max(1, len(src)), src[-1:] if src else "", src),
+                             hint="a closing '}' or ')' is probably missing")
+
+
 def _syntax_error(exc: ParseError, prep: Prepared, what: str,
                   where: tuple[int, int, str] | None = None) -> SourceSyntaxError:
     msg = str(exc)
+    if (where is not None and where[0] > len(prep.lines) and msg.count(":") < 3) or "end of input" in msg.lower():
+        return _ends_early(prep, what)
     if where is not None and where[0] >= 1 and msg.count(":") < 3:
         line, col, token = where
         reason = msg.split(":", 1)[-1].strip().lower() if ":" in msg else msg
@@ -131,15 +153,6 @@ def _syntax_error(exc: ParseError, prep: Prepared, what: str,
             location=SourceLocation(line, col, token, src),
             hint="check for a missing ')', ']', '}' or ';' or a missing operand just before the marked place")
     line, col, reason = 0, 0, msg
-    if "end of input" in msg.lower():
-        last = max(1, len(prep.lines))
-        while last > 1 and not prep.lines[last - 1].strip():
-            last -= 1
-        src = prep.lines[last - 1] if prep.lines else ""
-        return SourceSyntaxError(
-            f"the {what} is not valid C: it ends too early",
-            location=SourceLocation(last, max(1, len(src)), src[-1:] if src else "", src),
-            hint="a closing '}' or ')' is probably missing")
     parts = msg.split(":", 3)
     if len(parts) >= 3:
         try:
