@@ -35,8 +35,9 @@ from pathlib import Path
 
 from polylab.errors import PolylabError, SourceLocation, SourceSyntaxError
 from polylab.frontend.affine import int_literal
+from polylab.frontend.source import blank_comments
 
-__all__ = ["Preprocessed", "blank_comments", "needs_preprocessor", "parse_define", "preprocess",
+__all__ = ["Preprocessed", "needs_preprocessor", "parse_define", "preprocess",
            "SYSTEM_HEADERS"]
 
 #: headers of the C library, POSIX and the usual runtimes: never read, replaced by the prelude
@@ -74,35 +75,6 @@ def parse_define(spec: str) -> tuple[str, str]:
         raise PolylabError(f"bad -D option {spec!r}: {head!r} is not a macro name",
                            hint="write -DNAME or -DNAME=VALUE, e.g. -DN=100")
     return name, (value if eq else "1")
-
-
-def blank_comments(text: str) -> str:
-    """The text with every comment replaced by spaces (new lines kept), strings and characters untouched."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append("".join(c if c == "\n" else " " for c in text[i:j]))
-            i = j
-        elif ch in "\"'":
-            j = i + 1
-            while j < n and text[j] != ch and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            out.append(text[i:j])
-            i = j
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
 
 
 def _directive(line: str) -> str | None:

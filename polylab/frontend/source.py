@@ -29,67 +29,52 @@ class Prepared:
     has_scop_pragma: bool = False
 
 
-def prepare(text: str) -> Prepared:
-    """Blank comments and preprocessor lines while keeping every line and column in place."""
+def blank_comments(text: str) -> str:
+    """The text with every comment replaced by spaces (new lines kept), strings and characters untouched."""
     out: list[str] = []
     i, n = 0, len(text)
-    at_line_start = True
-    defines: dict[str, int] = {}
-    has_pragma = False
     while i < n:
         ch = text[i]
-        if ch == "\n":
-            out.append(ch)
-            i += 1
-            at_line_start = True
-            continue
-        if at_line_start and ch in " \t":
-            out.append(ch)
-            i += 1
-            continue
-        if at_line_start and ch == "#":
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            line = text[i:j]
-            words = line[1:].split()
-            if words and words[0] == "pragma":
-                if words[1:2] in (["scop"], ["endscop"]):
-                    has_pragma = True
-                out.append(line)
-            else:
-                if words and words[0] == "define" and len(words) == 3 and words[1].isidentifier():
-                    try:
-                        defines[words[1]] = int(words[2].rstrip("uUlL"), 0)
-                    except ValueError:
-                        pass
-                out.append(" " * len(line))
-            i = j
-            continue
-        at_line_start = False
         if text.startswith("//", i):
             j = text.find("\n", i)
             j = n if j < 0 else j
             out.append(" " * (j - i))
-            i = j
-            continue
-        if text.startswith("/*", i):
+        elif text.startswith("/*", i):
             j = text.find("*/", i + 2)
             j = n if j < 0 else j + 2
             out.append("".join(c if c == "\n" else " " for c in text[i:j]))
-            i = j
-            continue
-        if ch in "\"'":
+        elif ch in "\"'":
             j = i + 1
             while j < n and text[j] != ch and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
             j = min(j + 1, n)
             out.append(text[i:j])
-            i = j
+        else:
+            j = i + 1
+            out.append(ch)
+        i = j
+    return "".join(out)
+
+
+def prepare(text: str) -> Prepared:
+    """Blank comments and preprocessor lines (other than ``#pragma``) while keeping every line and column
+    in place; ``#define NAME <integer>`` is remembered (the SysY reading, which has no preprocessor)."""
+    out: list[str] = []
+    defines: dict[str, int] = {}
+    has_pragma = False
+    for line in blank_comments(text).split("\n"):
+        words = line.lstrip(" \t")[1:].split() if line.lstrip(" \t").startswith("#") else None
+        if words is None or words[:1] == ["pragma"]:
+            has_pragma = has_pragma or (words is not None and words[1:2] in (["scop"], ["endscop"]))
+            out.append(line)
             continue
-        out.append(ch)
-        i += 1
-    clean = "".join(out)
-    return Prepared(text, clean, text.splitlines(), defines, has_pragma)
+        if len(words) == 3 and words[0] == "define" and words[1].isidentifier():
+            try:
+                defines[words[1]] = int(words[2].rstrip("uUlL"), 0)
+            except ValueError:
+                pass
+        out.append(" " * len(line))
+    return Prepared(text, "\n".join(out), text.splitlines(), defines, has_pragma)
 
 
 def prepared(original: str, pre) -> Prepared:
