@@ -1,9 +1,13 @@
 """Source text handling: comment stripping, pycparser invocation, coordinates and exact source extents.
 
-pycparser has no preprocessor. :func:`prepare` blanks comments and preprocessor lines (other than
-``#pragma``) character by character, so every remaining character keeps its line and column; ``#define
-NAME <integer>`` is remembered as a constant. A C fragment is wrapped in a function whose body starts with a
-``#line 1`` marker, so the coordinates pycparser reports are the user's.
+pycparser has no preprocessor. C text with directives goes through :mod:`polylab.frontend.preprocess`
+first, whose output is line-aligned with the file (:func:`prepared`); other text only has its comments and
+preprocessor lines (other than ``#pragma``) blanked by :func:`prepare`, character by character, so every
+remaining character keeps its line and column (a SysY ``#define NAME <integer>`` is remembered as a
+constant). A C fragment is wrapped in a function whose body starts with a ``#line 1`` marker, so the
+coordinates pycparser reports are the user's. Text nested deeper than pycparser's recursion can take is
+refused before parsing (:data:`MAX_NESTING`) and syntax trees deeper than the later passes can walk after it
+(:data:`MAX_DEPTH`).
 """
 
 from __future__ import annotations
