@@ -199,6 +199,9 @@ def test_an_unknown_angle_header_is_a_located_error():
     ("double a[4];\n#error sizes are not set\nfor (i = 0; i < 4; i++)\n  a[i] = 0;\n", 2, "sizes are not set"),
     ("#define F(a, b) a + b\ndouble a[4];\nfor (i = 0; i < 4; i++)\n  a[i] = F(1);\n", 4, "arguments"),
     ("double a[4];\n#endif\nfor (i = 0; i < 4; i++)\n  a[i] = 0;\n", 2, "endif"),
+    # found by fuzzing: pcpp fails with an IndexError on a #define without a name
+    ("#ifndef G\n#define\n#endif\ndouble a[4];\nfor (i = 0; i < 4; i++)\n  a[i] = 0;\n", 2, "malformed #define"),
+    ("#undef\ndouble a[4];\nfor (i = 0; i < 4; i++)\n  a[i] = 0;\n", 1, "malformed #undef"),
 ])
 def test_preprocessor_errors_are_located(text, line, words):
     with pytest.raises(SourceSyntaxError) as info:

@@ -241,6 +241,13 @@ def _run(text: str, main: str, defines, include_dirs, keep: frozenset[str] | Non
         except RecursionError:
             pre.errors.append((main, 0, "the macros expand too deeply"))
             break
+        except (IndexError, KeyError, AttributeError, TypeError, ValueError, AssertionError) as exc:
+            # pcpp's own failure on a malformed directive (``#define`` without a name, ...)
+            where = pre.lastdirective
+            pre.errors.append((str(where.source) if where else main, int(where.lineno) if where else 0,
+                               f"a malformed #{where.value if where else 'directive'} "
+                               f"({type(exc).__name__} in the preprocessor)"))
+            break
         if tok is None:
             break
         toks.append(tok)
