@@ -33,8 +33,11 @@ def mutated(draw):
     text = draw(st.sampled_from(TEXTS))
     for _ in range(draw(st.integers(1, 4))):
         k = draw(st.integers(0, len(text)))
-        kind = draw(st.integers(0, 2))
-        if kind == 0:
+        kind = draw(st.integers(0, 3))
+        if kind == 3:  # a directive at the start of a line (#pragma scop around any statements, ...)
+            k = text.rfind("\n", 0, k) + 1
+            text = text[:k] + draw(st.sampled_from([p for p in PIECES if p.startswith("#")])) + text[k:]
+        elif kind == 0:
             text = text[:k] + draw(st.sampled_from(PIECES)) + text[k:]
         elif kind == 1:
             text = text[:k] + text[k + draw(st.integers(1, 8)):]
