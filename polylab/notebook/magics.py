@@ -119,6 +119,10 @@ class PolylabMagics(Magics):
               help="parameter values for the pictures (default 8), e.g. --param N=8")
     @argument("--language", choices=["c", "sysy"], default=None,
               help="language of the cell (default: detected)")
+    @argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+              help="define a macro for the C preprocessor, as a C compiler does (repeatable), e.g. -DN=100")
+    @argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+              help="search DIR for #include files (repeatable)")
     @argument("--value-based", action="store_true",
               help="show value-based (dataflow) dependences instead of memory-based ones")
     @argument("--no-picture", action="store_true", help="do not draw the iteration spaces")
@@ -130,7 +134,8 @@ class PolylabMagics(Magics):
 
         def body() -> list[Any]:
             params = parse_params(args.param)
-            program = backend.parse(cell, language=args.language)
+            program = backend.parse(cell, language=args.language, defines=args.defines,
+                                    include_dirs=args.include_dirs)
             if not program.scops:
                 if program.rejected:
                     r = program.rejected[0]
