@@ -403,7 +403,7 @@ def _harness_expr(e: A.AExpr) -> str:
     return _HELPER_CALL.sub(r"polylab_\1(", c_expr(e))
 
 
-_HELPER_CALL = re.compile(r"\b(min|max|floord)\(")
+_HELPER_CALL = re.compile(r"\b(?:polylab_i)?(min|max|floord)\(")
 
 
 def _element_loops(scop: Scop, lo: LiveOut, action: str, flat: bool, depth: int) -> str:

@@ -334,11 +334,15 @@ class Schedule:
         if self.n_dims == 0:
             return sched
         for band in reversed(self.bands):
-            part = isl.UnionMap.empty(pspace)
+            part = whole = isl.UnionMap.empty(pspace)
             for s in self.scop.statements:
                 m = map_from_affs(s, pspace, list(self.affs[s.name][band.start: band.start + band.size]))
+                whole = whole.union(isl.UnionMap.from_map(m))
                 part = part.union(isl.UnionMap.from_map(m.intersect_domain(s.domain.align_params(pspace))))
-            sched = sched.insert_partial_schedule(isl.MultiUnionPwAff.from_union_map(part))
+            # no statement runs at all (``for (i = 1; i > 2; i++)``): isl needs a non-empty map to know
+            # the band's space; the functions on the whole spaces give the same (empty) set of instances
+            sched = sched.insert_partial_schedule(isl.MultiUnionPwAff.from_union_map(
+                whole if part.is_empty() else part))
         node = sched.get_root().child(0)
         for band in self.bands:
             node = node.band_set_permutable(1 if band.permutable else 0)

@@ -45,8 +45,8 @@ from polylab.analysis import DependenceGraph
 from polylab.errors import ScheduleError
 from polylab.model import Scop
 from polylab.model.islutil import point_coordinates
-from polylab.schedule.core import (Schedule, aff_text, farkas_coefficients, lexmin_point, map_from_affs, original,
-                                   stmt_affs)
+from polylab.schedule.core import (Schedule, aff_text, const_aff, farkas_coefficients, iter_aff, lexmin_point,
+                                   map_from_affs, original, stmt_affs)
 from polylab.schedule.deps import Dep, dependences
 from polylab.schedule.isl_scheduler import isl_schedule
 from polylab.schedule.legality import is_legal
@@ -274,14 +274,19 @@ def orientation(scop: Scop) -> dict[str, isl.Map]:
 
 
 def _row_map(scop: Scop, stmt: str, rows: list[Row], orient: dict[str, isl.Map] | None = None) -> isl.Map:
+    """``{ S[x] -> [c_r . x + c_r0 for each row r] }``, built with isl's API (so parameters and iterators
+    named like isl's keywords, ``max`` or ``floord``, need no quoting), then in the orientation's
+    coordinates."""
     st = scop.statement(stmt)
-    exprs = []
+    pspace = scop.context.get_space()
+    affs = []
     for r in rows:
-        terms = [f"{c} * {x}" for c, x in zip(r.coefficients[stmt], st.iterators) if c]
-        terms.append(str(r.shifts.get(stmt, 0)))
-        exprs.append(" + ".join(terms))
-    params = f"[{', '.join(scop.parameters)}] -> " if scop.parameters else ""
-    m = isl.Map(f"{params}{{ {stmt}[{', '.join(st.iterators)}] -> [{', '.join(exprs)}] }}")
+        aff = const_aff(st, pspace, r.shifts.get(stmt, 0))
+        for k, c in enumerate(r.coefficients[stmt]):
+            if c:
+                aff = aff.add(iter_aff(st, pspace, k).scale_val(isl.Val.int_from_si(pspace.get_ctx(), c)))
+        affs.append(aff)
+    m = map_from_affs(st, pspace, affs)
     if orient and stmt in orient:
         m = orient[stmt].apply_range(m.align_params(orient[stmt].get_space()))
     return m
