@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)
         return 2
+    args.cli_main = main  # the fuzz command drives the command line through this entry point
     try:
         return int(args._run(args) or 0)
     except PolylabError as err:

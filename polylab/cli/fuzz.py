@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         print("polylab fuzz: --count and --start must be >= 0, --seconds > 0", file=sys.stderr)
         return 2
     report = run_campaign(args.seed, args.count, start=args.start, kinds=tuple(args.kind or ()),
-                          progress=sys.stderr.isatty(), seconds=args.seconds)
+                          progress=sys.stderr.isatty(), seconds=args.seconds, cli=args.cli_main)
     print(report.text())
     if args.show:
         for f in report.findings:
