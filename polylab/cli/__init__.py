@@ -7,6 +7,7 @@ status 2; nothing a user types produces a Python traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from polylab.cli import analyze, bench, codegen, demo, deps, fuzz, grade, run, schedule
@@ -46,6 +47,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader left (``polylab deps F --json | head -1``): stop quietly
+        _silence_stdout()
+        return 141  # as a shell reports a command killed by SIGPIPE (128 + 13)
+
+
+def _silence_stdout() -> None:
+    """Point descriptor 1 at /dev/null, so the interpreter's final flush of what is still buffered does
+    not fail a second time on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no descriptor to redirect (a replaced sys.stdout): nothing to flush
+        pass
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import islpy as isl
 from polylab import render
 from polylab.errors import ScheduleError
 from polylab.model import Scop, Statement
+from polylab.model.budget import isolated, tick
 from polylab.model.islutil import maps_of
 from polylab.schedule.deps import Dep, dependences, union
 
@@ -106,22 +107,48 @@ def farkas_coefficients(s: isl.Set) -> isl.Set:
     width = 1 + np_ + n
     out = None
     for b in s.get_basic_sets():
-        if b.dim(isl.dim_type.div):
-            lifted = isl.Set.from_basic_set(b.lift()).flatten()
+        tick()
+        if b.dim(isl.dim_type.set) + b.dim(isl.dim_type.div) >= ISOLATE_DIMS:
+            # one isl call that can take minutes and counts no operations: in a child process, waited
+            # for in Python (bounded in seconds, interruptible); its isl text is exact
+            c = isl.Set(isolated(lambda: _anonymous_text(_basic_coefficients(b, n, width))))
         else:
-            lifted = isl.Set.from_basic_set(b)
-        c = lifted.coefficients()
-        c = (isl.Set.from_basic_set(c) if isinstance(c, isl.BasicSet) else c).flatten()
-        extra = lifted.dim(isl.dim_type.set) - n
-        for k in range(extra):
-            c = c.fix_val(isl.dim_type.set, width + k, isl.Val.int_from_si(c.get_ctx(), 0))
-        if extra:
-            c = c.project_out(isl.dim_type.set, width, extra)
+            c = _basic_coefficients(b, n, width)
         out = c if out is None else out.intersect(c)
     if out is None:
         names = ", ".join(f"x{k}" for k in range(width))
         out = isl.Set(f"{{ [{names}] }}")
     return out
+
+
+#: basic sets with at least this many dimensions (and local variables) get their Farkas coefficients in
+#: a child process (:func:`polylab.model.budget.isolated`)
+ISOLATE_DIMS = 8
+
+
+def _basic_coefficients(b: isl.BasicSet, n: int, width: int) -> isl.Set:
+    """The valid affine forms ``(c0, c_params, c)`` of one basic set (see :func:`farkas_coefficients`)."""
+    if b.dim(isl.dim_type.div):
+        lifted = isl.Set.from_basic_set(b.lift()).flatten()
+    else:
+        lifted = isl.Set.from_basic_set(b)
+    c = lifted.coefficients()
+    c = (isl.Set.from_basic_set(c) if isinstance(c, isl.BasicSet) else c).flatten()
+    extra = lifted.dim(isl.dim_type.set) - n
+    for k in range(extra):
+        c = c.fix_val(isl.dim_type.set, width + k, isl.Val.int_from_si(c.get_ctx(), 0))
+    if extra:
+        c = c.project_out(isl.dim_type.set, width, extra)
+    return c
+
+
+def _anonymous_text(s: isl.Set) -> str:
+    """``s`` as isl text with its dimensions named ``x0, x1, ...`` (no name a program chose, so it reads
+    back whatever the program called its variables)."""
+    s = s.reset_tuple_id()
+    for k in range(s.dim(isl.dim_type.set)):
+        s = s.set_dim_name(isl.dim_type.set, k, f"x{k}")
+    return str(s)
 
 
 def is_constant(aff: isl.PwAff) -> bool:

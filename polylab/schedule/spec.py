@@ -38,6 +38,7 @@ import islpy as isl
 from polylab.analysis import DependenceGraph
 from polylab.errors import PolylabError, ScheduleError, SourceLocation
 from polylab.model import Scop
+from polylab.model.budget import bounded
 from polylab.model.islutil import maps_of
 from polylab.schedule.core import Schedule, original
 from polylab.schedule.deps import Dep
@@ -270,7 +271,8 @@ def _apply_step(sched: Schedule, text: str, loc: SourceLocation, table: StepTabl
                             hint=f"usage: {step.usage} -- {step.summary}") from None
     _check_args(step, bound, loc)
     try:
-        return step.fn(sched, *args)
+        with bounded(f"the step {name}"):
+            return step.fn(sched, *args)
     except PolylabError as err:   # any layer's error keeps its type and fields; it gets the step's place
         if err.location is None:
             err.location = loc
