@@ -82,10 +82,19 @@ def test_pictures_of_empty_domains(ip, value):
 def test_a_picture_of_more_than_200000_points_is_refused_and_the_scop_stored(ip):
     ip.user_ns.pop("big", None)
     res, out = run(ip, f"%%scop big --param N=500\n{SWEEP}")
-    assert "Traceback" not in out and "_TooMany" not in out
+    assert "Traceback" not in out and "_TooMany" not in out and "_Enough" not in out
     assert "more than 200,000 points" in out and "too many to draw" in out
     assert "SCoP stored as `big`" in out  # the summary is still shown, without the picture
     assert isinstance(ip.user_ns["big"], Scop)
+
+
+def test_a_picture_at_a_parameter_beyond_64_bits(ip):
+    ip.user_ns.pop("huge", None)
+    res, out = run(ip, f"%%scop huge --param N=9999999999999999999\n{SWEEP}")
+    assert "Traceback" not in out and "too many to draw" in out and "islpy" not in out
+    res, out = run(ip, "%%schedule huge --param N=99999999999999999999999\nwavefront")
+    assert "Traceback" not in out and "too many to draw" in out and "islpy" not in out
+    assert isinstance(_magics(ip).last_error, type(None)) or isinstance(_magics(ip).last_error, PolylabError)
 
 
 def test_polyrun_with_a_parameter_beyond_every_integer_type(ip):

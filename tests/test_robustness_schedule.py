@@ -151,3 +151,21 @@ def test_interleave_alone_on_sl3_verifies():
     sched = parse_schedule(scop, "interleave", steps=recipe_steps())
     report = verify(scop, sched, target="c", params={"n": 6})
     assert report.verified and report.coverage.elements > 0
+
+
+def test_contracting_an_array_of_a_program_that_never_runs_is_refused_at_the_step():
+    from polylab.errors import StorageError
+
+    scop = polylab.parse(NEVER).scop
+    with pytest.raises(StorageError, match="no statement instance of .* runs") as exc:
+        parse_schedule(scop, "contract(a)", steps=recipe_steps())
+    assert exc.value.location is not None and exc.value.hint
+
+
+def test_parameters_are_fixed_at_values_beyond_64_bits():
+    from polylab.model.islutil import fix_parameters
+
+    dom = polylab.parse_file(polylab.example_path("sweep2d.c")).scop.statements[0].domain
+    fixed = fix_parameters(dom, {"N": 10**30})
+    assert not fixed.is_empty()
+    assert fixed.params().is_equal(isl.Set(f"[N] -> {{ : N = {10**30} }}"))

@@ -11,7 +11,7 @@ from typing import Mapping, TypeVar
 
 import islpy as isl
 
-__all__ = ["fix_parameters", "isl_identifier", "maps_of", "parameter_values", "point_coordinates", "readable",
+__all__ = ["fix_parameters", "integer_val", "isl_identifier", "maps_of", "parameter_values", "point_coordinates", "readable",
            "restore_identifiers", "sets_of"]
 
 _IslObject = TypeVar("_IslObject", isl.Set, isl.Map, isl.UnionSet, isl.UnionMap, isl.BasicSet, isl.BasicMap)
@@ -69,11 +69,11 @@ def fix_parameters(obj: _IslObject, values: Mapping[str, int]) -> _IslObject:
             ctx = isl.Set.universe(isl.Space.params_alloc(obj.get_ctx(), 0)).align_params(space)
             k = ctx.find_dim_by_name(isl.dim_type.param, name)
             obj = obj.intersect_params(ctx.fix_val(isl.dim_type.param, k,
-                                                   isl.Val.int_from_si(obj.get_ctx(), int(v))))
+                                                   integer_val(obj.get_ctx(), v)))
             continue
         k = obj.find_dim_by_name(isl.dim_type.param, name)
         if k >= 0:
-            obj = obj.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(obj.get_ctx(), int(v)))
+            obj = obj.fix_val(isl.dim_type.param, k, integer_val(obj.get_ctx(), v))
     return obj
 
 
@@ -109,3 +109,8 @@ def restore_identifiers(obj):
             if name and name.startswith(STAND_IN):
                 obj = obj.set_dim_id(kind, k, isl.Id(name[len(STAND_IN):]))
     return obj
+
+
+def integer_val(ctx: isl.Context, value: int | str) -> isl.Val:
+    """The integer ``value`` as an isl value, of any size (``int_from_si`` stops at 64 bits)."""
+    return isl.Val.read_from_str(ctx, str(int(value)))

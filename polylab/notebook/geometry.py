@@ -10,6 +10,9 @@ legality is decided by the schedule layer's one check (:func:`polylab.schedule.c
 
 from __future__ import annotations
 
+import contextlib
+import io
+import sys
 from typing import Mapping, Sequence
 
 import islpy as isl
@@ -65,10 +68,10 @@ def points(domain: isl.Set, values: Mapping[str, int] | None = None, limit: int 
     if not s.is_empty() and not whole.is_bounded():
         raise ModelError(f"cannot draw {s}: it is unbounded at these parameter values",
                          hint="give every parameter a value, e.g. --param N=8")
-    if _more_points_than(whole, limit):
+    if _box_volume(whole) > limit and _more_points_than(whole, limit):
         raise ModelError(f"the domain has more than {limit:,} points at these parameter values: too many to "
                          "draw (the model is stored; only the picture is left out)",
-                         hint="draw it with smaller parameter values, e.g. --param N=8") from None
+                         hint="draw it with smaller parameter values, e.g. --param N=8")
     out: list[list[int]] = []
     s.foreach_point(lambda pt: out.append(list(point_coordinates(pt))))
     if not out:
@@ -78,18 +81,43 @@ def points(domain: isl.Set, values: Mapping[str, int] | None = None, limit: int 
 
 
 def _more_points_than(s: isl.Set, limit: int) -> bool:
-    """Does the bounded set ``s`` (no parameters) have more than ``limit`` integer points? Decided before
-    anything is enumerated: the product of the extents of its bounding box when that is small enough,
-    else isl's exact count (``count_val``)."""
+    """Does ``s`` have more than ``limit`` points? isl enumerates them and is stopped at the first one past
+    ``limit`` (its own count, ``count_val``, would enumerate them all: for ever at N = 10**19). islpy
+    reports a callback that stops the scan on standard output and through ``sys.excepthook``; both are
+    silenced here, since stopping is what is meant."""
+    seen = [0]
+
+    def count(_pt: isl.Point) -> None:
+        seen[0] += 1
+        if seen[0] > limit:
+            raise _Enough()
+
+    hook = sys.excepthook
+    sys.excepthook = lambda *exc: None
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            s.foreach_point(count)
+    except (_Enough, isl.Error):
+        if seen[0] <= limit:
+            raise
+    finally:
+        sys.excepthook = hook
+    return seen[0] > limit
+
+
+class _Enough(Exception):
+    """More points than the limit: stop the scan."""
+
+
+def _box_volume(s: isl.Set) -> int:
+    """The number of integer points of the bounding box of the bounded set ``s`` (no parameters): an
+    upper bound of its number of points, known without enumerating any (0 for the empty set)."""
     if s.is_empty():
-        return False
+        return 0
     volume = 1
     for k in range(s.dim(isl.dim_type.set)):
-        lo, hi = s.dim_min_val(k), s.dim_max_val(k)
-        volume *= int(hi.sub(lo).to_python()) + 1
-    if volume <= limit:
-        return False
-    return int(s.count_val().to_python()) > limit
+        volume *= int(s.dim_max_val(k).sub(s.dim_min_val(k)).to_python()) + 1
+    return volume
 
 
 def pairs(relation: isl.Map, values: Mapping[str, int] | None = None, limit: int = 200_000

@@ -418,6 +418,9 @@ def contract(scop: Scop, schedule: Schedule | None = None, array: str = "", *,
         raise ModelError(f"invalid dimensions {dims} for {array} of rank {arr.rank}")
     base = require_legal(schedule_on(scop, schedule), f"the schedule of {scop.name}",
                          consequence="so it is not contracted", hint="contract under a legal schedule")
+    if padded_map(base).is_empty():  # no statement instance runs (``for (i = 1; i > 2; i++)``)
+        raise StorageError(f"no statement instance of {scop.name} runs: there is no storage of {array} to "
+                           "contract", hint="contract an array that the program writes")
     setup = _setup(scop, base, arr, dims, buffer)
     chosen, attempts, conflict_text, live = _search(setup, modulus, max_modulus)
     new_scop, smap, extents = _rewrite(setup, chosen, base)
