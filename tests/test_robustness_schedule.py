@@ -169,3 +169,21 @@ def test_parameters_are_fixed_at_values_beyond_64_bits():
     fixed = fix_parameters(dom, {"N": 10**30})
     assert not fixed.is_empty()
     assert fixed.params().is_equal(isl.Set(f"[N] -> {{ : N = {10**30} }}"))
+
+
+def test_a_whole_array_passed_on_is_dumped_within_its_extents():
+    """Found by the fuzz suite: an undeclared array handed whole to a call made the live-out set
+    unbounded, and the harness's element loops an isl error."""
+    src = polylab.example_path("sl3.sy").read_text().replace("float x[MAXN][MAXN][MAXN];\n", "")
+    k = src.index("starttime")
+    src = src[:k] + src[k:].replace("    int j = 1;", "    intputint(x); j = 1;", 1)
+    scop = polylab.parse(src, language="sysy").scop
+    sched = parse_schedule(scop, "skew(1, 0, 2)", steps=recipe_steps())
+    assert "polylab_write_outputs" in generate(scop, sched, "c").source
+
+
+def test_a_step_argument_that_must_be_a_list():
+    scop = polylab.parse_file(polylab.example_path("sweep2d.c")).scop
+    with pytest.raises(ScheduleError, match=r"distribute needs a \[list\] for order, not 1"):
+        parse_schedule(scop, "distribute(2, 1)")
+    assert parse_schedule(scop, "distribute(0, [S0])").steps == ("distribute(0)",)

@@ -25,6 +25,7 @@ refuse an illegal schedule they are given, and isl text after a storage step is 
 
 from __future__ import annotations
 
+import collections.abc
 import inspect
 import re
 import types
@@ -202,7 +203,11 @@ def _accepts(annotation: object, value: object) -> bool:
     for a in options:
         if (a is int and type(value) is int) or (a is str and isinstance(value, str)):
             return True
-        if a not in (int, str, type(None)):
+        if typing.get_origin(a) in (list, tuple, collections.abc.Sequence):  # a [list] of its element type
+            elem = (typing.get_args(a) or (typing.Any,))[0]
+            if isinstance(value, list) and all(_accepts(elem, x) for x in value):
+                return True
+        elif a not in (int, str, type(None)):
             return True
     return False
 
@@ -225,7 +230,8 @@ def _check_args(step: recipe.Step, bound: inspect.BoundArguments, loc: SourceLoc
                                         hint=f"integer arguments are at most {ARG_LIMIT} in size; usage: "
                                              f"{step.usage}")
             if not _accepts(hints.get(pname, inspect.Parameter.empty), v):
-                want = "an integer" if not _accepts(hints[pname], "x") else "a name"
+                want = "an integer" if _accepts(hints[pname], 0) else "a name" if _accepts(hints[pname], "x") \
+                    else "a [list]"
                 raise ScheduleError(f"{step.name} needs {want} for {pname}, not {v!r}", location=loc,
                                     hint=f"usage: {step.usage} -- {step.summary}")
 
