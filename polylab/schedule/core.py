@@ -108,7 +108,7 @@ def farkas_coefficients(s: isl.Set) -> isl.Set:
     out = None
     for b in s.get_basic_sets():
         tick()
-        if b.dim(isl.dim_type.set) + b.dim(isl.dim_type.div) >= ISOLATE_DIMS:
+        if _free_dims(b) >= ISOLATE_DIMS:
             # one isl call that can take minutes and counts no operations: in a child process, waited
             # for in Python (bounded in seconds, interruptible); its isl text is exact
             c = isl.Set(isolated(lambda: _anonymous_text(_basic_coefficients(b, n, width))))
@@ -121,9 +121,17 @@ def farkas_coefficients(s: isl.Set) -> isl.Set:
     return out
 
 
-#: basic sets with at least this many dimensions (and local variables) get their Farkas coefficients in
-#: a child process (:func:`polylab.model.budget.isolated`)
-ISOLATE_DIMS = 8
+#: basic sets with at least this many free dimensions (:func:`_free_dims`) get their Farkas coefficients
+#: in a child process (:func:`polylab.model.budget.isolated`); below it isl answers in milliseconds (the
+#: 4-deep ``a[i0 + i1 + i2 + i3]`` has 7 and takes about a second, heat3d's have 5 and take 1 ms), so
+#: the fork is paid only where an interrupt would otherwise wait
+ISOLATE_DIMS = 7
+
+
+def _free_dims(b: isl.BasicSet) -> int:
+    """Dimensions and local variables of ``b`` less its equalities: what ``coefficients`` really works in."""
+    equalities = sum(1 for c in b.get_constraints() if c.is_equality())
+    return b.dim(isl.dim_type.set) + b.dim(isl.dim_type.div) - equalities
 
 
 def _basic_coefficients(b: isl.BasicSet, n: int, width: int) -> isl.Set:
