@@ -7,9 +7,10 @@ status 2; nothing a user types produces a Python traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from polylab.cli import analyze, bench, codegen, demo, deps, grade, run, schedule
+from polylab.cli import analyze, bench, codegen, demo, deps, fuzz, grade, run, schedule
 from polylab.cli import stencil as stencil_cli
 from polylab.cli.common import load_program, load_scop
 from polylab.errors import PolylabError
@@ -19,7 +20,7 @@ from polylab.version import __version__
 __all__ = ["build_parser", "load_program", "load_scop", "main", "parse_params"]
 
 #: the subcommand modules, in the order of the help text (each has ``add_parser`` and ``run``)
-SUBCOMMANDS = (analyze, deps, schedule, codegen, run, bench, demo, grade, stencil_cli)
+SUBCOMMANDS = (analyze, deps, schedule, codegen, run, bench, demo, grade, stencil_cli, fuzz)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)
         return 2
+    args.cli_main = main  # the fuzz command drives the command line through this entry point
     try:
         return int(args._run(args) or 0)
     except PolylabError as err:
@@ -46,6 +48,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader left (``polylab deps F --json | head -1``): stop quietly
+        _silence_stdout()
+        return 141  # as a shell reports a command killed by SIGPIPE (128 + 13)
+
+
+def _silence_stdout() -> None:
+    """Point descriptor 1 at /dev/null, so the interpreter's final flush of what is still buffered does
+    not fail a second time on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no descriptor to redirect (a replaced sys.stdout): nothing to flush
+        pass
 
 
 if __name__ == "__main__":

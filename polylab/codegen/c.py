@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Callable
 
 from polylab.codegen.ast import AExpr, Block, For, Id, If, Int, LoopProgram, Node, Op, User, expr_ids
-from polylab.codegen.cexpr import c_expr
+from polylab.codegen.cexpr import HELPER_NAMES, c_expr
 from polylab.model.expr import (ArrayRef, Assignment, Binary, Call, Cond, Const, Expr, Name, Unary,
                                 assignment_to_c, transform)
 from polylab.model.scop import Scop
@@ -43,7 +43,7 @@ def as_model_expr(e: AExpr) -> Expr:
         case Op(op=("fdiv_q" | "min" | "max") as op, args=args):
             out = as_model_expr(args[-1])
             for a in reversed(args[:-1]):
-                out = Call("floord" if op == "fdiv_q" else op, (as_model_expr(a), out))
+                out = Call(HELPER_NAMES[op], (as_model_expr(a), out))
             return out
     return Name(c_expr(e))  # comparisons and the like never occur in iterator arguments
 

@@ -34,11 +34,12 @@ import hashlib
 from typing import Any, Callable, Mapping
 
 import islpy as isl
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from polylab.errors import PolylabError
+from polylab.errors import ModelError, PolylabError
 from polylab.model import Scop
 from polylab.model.params import parse_params
 from polylab.notebook import backend, geometry, views
@@ -47,6 +48,15 @@ from polylab.notebook.display import ErrorBox, InternalErrorBox, StderrBox, loca
 from polylab.notebook.stencil_magic import StencilMagics
 from polylab.schedule import Schedule, register_steps
 from polylab.storage import STORAGE_STEPS
+
+
+def _parse_line(magic: Callable[..., Any], line: str) -> Any:
+    """``parse_argstring`` that turns a line shlex cannot split (``%%scop "abc``: no closing quotation)
+    into IPython's one-line usage error instead of a traceback."""
+    try:
+        return parse_argstring(magic, line)
+    except ValueError as exc:
+        raise UsageError(f"cannot read the options {line.strip()!r}: {exc}") from None
 
 
 class _Failed(Exception):
@@ -84,7 +94,13 @@ class PolylabMagics(Magics):
             self.last_error = err
             display(ErrorBox.of(err, cell, cap.text if cap else ""))
             return None
-        except (KeyboardInterrupt, SystemExit):
+        except KeyboardInterrupt:  # the stop button: the toolchain has killed and reaped what it started
+            err = PolylabError("interrupted", hint="the magic was stopped; any program it was running was "
+                                                   "killed with its process group")
+            self.last_error = err
+            display(ErrorBox.of(err, None, cap.text if cap else ""))
+            return None
+        except SystemExit:
             raise
         except Exception as exc:  # a bug in polylab, not the student's mistake: say so, keep the details
             self.last_error = exc
@@ -130,12 +146,21 @@ class PolylabMagics(Magics):
     @cell_magic
     def scop(self, line: str, cell: str) -> None:
         """Parse the cell into a polyhedral model, store it and show its summary."""
-        args = parse_argstring(self.scop, line)
+        args = _parse_line(self.scop, line)
 
         def body() -> list[Any]:
             params = parse_params(args.param)
+<<<<<<< HEAD
             program = backend.parse(cell, language=args.language, defines=args.defines,
                                     include_dirs=args.include_dirs)
+=======
+            if not cell.strip():  # nothing to model: storing an empty SCoP would only hide the mistake
+                raise PolylabError("the cell is empty", hint="write a loop nest below the %%scop line")
+            program = backend.parse(cell, language=args.language)
+            if program.scops and not any(s.statements for s in program.scops):
+                raise PolylabError("the cell holds no statement to model",
+                                   hint="write a loop nest with at least one assignment")
+>>>>>>> robust
             if not program.scops:
                 if program.rejected:
                     r = program.rejected[0]
@@ -155,9 +180,14 @@ class PolylabMagics(Magics):
             for k, s in enumerate(scops):
                 deps = backend.dependences(s, value_based=args.value_based)
                 name = args.name if len(scops) == 1 else f"{args.name}.scops[{k}]"
-                out.append(views.scop_summary(s, deps, params=params, name=name,
-                                              program=program if k == 0 else None,
-                                              pictures=not args.no_picture))
+                try:
+                    out.append(views.scop_summary(s, deps, params=params, name=name,
+                                                  program=program if k == 0 else None,
+                                                  pictures=not args.no_picture))
+                except ModelError as err:  # no picture at these values (too many points): the rest, and why
+                    out.append(views.scop_summary(s, deps, params=params, name=name,
+                                                  program=program if k == 0 else None, pictures=False))
+                    out.append(ErrorBox.of(err, None, ""))
             return out
 
         self._guard(cell, body)
@@ -176,7 +206,7 @@ class PolylabMagics(Magics):
     @cell_magic
     def schedule(self, line: str, cell: str) -> None:
         """Apply the schedule written in the cell (isl text or recipe steps), check it, show its code."""
-        args = parse_argstring(self.schedule, line)
+        args = _parse_line(self.schedule, line)
 
         def body() -> list[Any]:
             params = {**self.params.get(args.scop, {}), **parse_params(args.param)}
@@ -226,7 +256,7 @@ class PolylabMagics(Magics):
     @line_magic
     def polyrun(self, line: str) -> Any:
         """Compile, verify and time stored schedules against the original program."""
-        args = parse_argstring(self.polyrun, line)
+        args = _parse_line(self.polyrun, line)
 
         def body() -> list[Any]:
             params = parse_params(args.param)

@@ -214,7 +214,8 @@ class SpacePlot:
 
     # coordinates: 1D domains are drawn on a line (y = 0)
     def _xyz(self, pts: np.ndarray) -> list[np.ndarray]:
-        pts = np.asarray(pts, dtype=float).reshape(len(pts), -1)
+        pts = np.asarray(pts, dtype=float)
+        pts = pts.reshape(len(pts), -1) if len(pts) else np.zeros((0, max(2, self.dims)))  # nothing runs
         cols = [pts[:, k] if k < pts.shape[1] else np.zeros(len(pts)) for k in range(max(2, self.dims))]
         return cols
 
