@@ -115,8 +115,11 @@ def generate(scop: Scop, schedule=None, target: str = "c") -> GeneratedCode:
     """
     if target not in TARGETS:
         raise CodegenError(f"unknown target {target!r}", hint=f"the targets are {', '.join(TARGETS)}")
+    gpu_notes: tuple[str, ...] = ()
+    if target == "cuda":
+        schedule, gpu_notes = gpu_schedule(schedule)
     program = A.build(scop, schedule)
-    header = _comment(header_lines(scop, schedule, program, target), mlir=target == "mlir")
+    header = _comment(header_lines(scop, schedule, program, target) + list(gpu_notes), mlir=target == "mlir")
     if target in ("c", "openmp"):
         kernel = kernel_c(scop, program, kernel_signature(scop), openmp=target == "openmp")
         full = c_program(scop, header, kernel, helpers=C_HELPERS,
@@ -127,7 +130,7 @@ def generate(scop: Scop, schedule=None, target: str = "c") -> GeneratedCode:
 
         kernel, full, notes = cuda_program(scop, program, header)
         return GeneratedCode(target, kernel, full, header, program.schedule_text, program.n_parallel, "cuda",
-                             notes)
+                             gpu_notes + notes)
     from polylab.codegen.mlir import mlir_module
 
     kernel = mlir_module(scop, program, header)
@@ -141,10 +144,24 @@ def cuda_emulation(scop: Scop, schedule=None) -> GeneratedCode:
     :func:`polylab.experiment.verify` checks the GPU mapping against the original program without a GPU."""
     from polylab.codegen.cuda import cuda_emulation_program
 
+    schedule, gpu_notes = gpu_schedule(schedule)
     program = A.build(scop, schedule)
-    header = _comment(header_lines(scop, schedule, program, "cuda (emulated on the CPU)"))
+    header = _comment(header_lines(scop, schedule, program, "cuda (emulated on the CPU)") + list(gpu_notes))
     kernel, full, notes = cuda_emulation_program(scop, program, header)
-    return GeneratedCode("c", kernel, full, header, program.schedule_text, program.n_parallel, "c", notes)
+    return GeneratedCode("c", kernel, full, header, program.schedule_text, program.n_parallel, "c",
+                         gpu_notes + notes)
+
+
+def gpu_schedule(schedule):
+    """The schedule the GPU code is generated from: a polylab :class:`~polylab.schedule.Schedule` with its
+    parallel dimensions re-based for coalesced accesses (:func:`polylab.codegen.gpuschedule.coalesce`,
+    exactly checked), and the notes saying so; any other schedule object unchanged."""
+    from polylab.codegen.gpuschedule import coalesce
+    from polylab.schedule import Schedule
+
+    if isinstance(schedule, Schedule):
+        return coalesce(schedule)
+    return schedule, ()
 
 
 def as_isl_schedule(scop: Scop, schedule) -> isl.Schedule | isl.UnionMap:
