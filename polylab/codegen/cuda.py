@@ -41,7 +41,7 @@ from polylab.errors import CodegenError
 from polylab.model.expr import ArrayRef
 from polylab.model.scop import Scop
 
-__all__ = ["CUDA_CHECK", "CUDA_INCLUDES", "EMULATION_PRELUDE", "GRAPH_LAUNCHES", "NO_PARALLEL_LOOP",
+__all__ = ["COPY_VARIABLE", "CUDA_CHECK", "CUDA_INCLUDES", "EMULATION_PRELUDE", "GRAPH_LAUNCHES", "NO_PARALLEL_LOOP",
            "GpuProgram", "cuda_emulation_program", "cuda_program", "gpu_program"]
 
 #: what the code and the bench say about a schedule with no parallel loop on the CUDA target
@@ -307,6 +307,40 @@ def cuda_emulation_program(scop: Scop, program: A.LoopProgram, header: str) -> t
     return gp.text, c_program(scop, header, body, helpers=C_HELPERS), gp.notes
 
 
+#: set in the environment, the harness also times a device-to-device copy of the arrays (bench's reference)
+COPY_VARIABLE = "POLYLAB_GPU_COPY"
+
+
+def _copy_bandwidth(arrays) -> list[str]:  # noqa: ANN001
+    """With ``POLYLAB_GPU_COPY`` set: copy every array device to device (the same bytes the kernel's arrays
+    hold) five times after one untimed copy, and print the fastest as ``polylab-gpu copy <bytes moved (read +
+    written)> <seconds>``."""
+    if not arrays:
+        return []
+    total = " + ".join(f"polylab_bytes_{a.name}" for a in arrays)
+    most = "polylab_bytes_" + arrays[0].name
+    for a in arrays[1:]:
+        most = f"(polylab_bytes_{a.name} > {most} ? polylab_bytes_{a.name} : {most})"
+    copies = "".join(f"      POLYLAB_CUDA(cudaMemcpyAsync(polylab_scratch, polylab_d_{a.name}, polylab_bytes_{a.name}, "
+                     "cudaMemcpyDeviceToDevice, polylab_stream));\n" for a in arrays)
+    return [f"  if (getenv(\"{COPY_VARIABLE}\") != NULL) {{",
+            "    void *polylab_scratch;",
+            f"    POLYLAB_CUDA(cudaMalloc(&polylab_scratch, {most}));",
+            "    float polylab_best = -1.0f;",
+            "    for (int polylab_c = 0; polylab_c < 6; polylab_c++) {",
+            "      POLYLAB_CUDA(cudaEventRecord(polylab_start, polylab_stream));",
+            copies.rstrip("\n"),
+            "      POLYLAB_CUDA(cudaEventRecord(polylab_stop, polylab_stream));",
+            "      POLYLAB_CUDA(cudaEventSynchronize(polylab_stop));",
+            "      float polylab_ms = 0.0f;",
+            "      POLYLAB_CUDA(cudaEventElapsedTime(&polylab_ms, polylab_start, polylab_stop));",
+            "      if (polylab_c > 0 && (polylab_best < 0.0f || polylab_ms < polylab_best)) polylab_best = polylab_ms;",
+            "    }",
+            f"    printf(\"polylab-gpu copy %.0f %.9f\\n\", 2.0 * (double)({total}), polylab_best * 1e-3);",
+            "    cudaFree(polylab_scratch);",
+            "  }"]
+
+
 def _cuda_main(scop: Scop) -> str:
     """``main``: allocate on host and device; count the launches once and capture them into a CUDA graph
     when there are more than :data:`GRAPH_LAUNCHES`; per run: initialise, copy in, time the kernels with
@@ -356,6 +390,7 @@ def _cuda_main(scop: Scop) -> str:
               "    polylab_report_time(polylab_ms * 1e-3);",
               "  }",
               "  POLYLAB_CUDA(cudaStreamSynchronize(polylab_stream));"]
+    lines += _copy_bandwidth(arrays)
     for a in arrays:
         lines.append(f"  POLYLAB_CUDA(cudaMemcpy({a.name}, polylab_d_{a.name}, polylab_bytes_{a.name}, "
                      "cudaMemcpyDeviceToHost));")
