@@ -68,6 +68,7 @@ def test_corpus_kernel_schedules_emulated_equal_the_original(name):
         except PolylabError:   # an illegal or impossible schedule for this kernel: refused, not compiled
             continue
         assert v.verified is True, f"{name} [{spec}]: {v}"
+        assert not v.warnings, f"{name} [{spec}]: {v.warnings}"
         assert "POLYLAB_LAUNCH" in code.program
         ran += 1
     assert ran >= 1

@@ -62,6 +62,34 @@ def _unwrap(n: A.Node) -> A.Node:
     return n
 
 
+def _decompose(loops: list[int], idx: str, prefix: str = "polylab_n") -> dict[int, str]:
+    """``idx`` split row-major over the extents ``<prefix><j>`` of ``loops`` (the first one fastest)."""
+    value: dict[int, str] = {}
+    div = ""
+    for s, j in enumerate(loops):
+        q = idx if not div else f"({idx} / ({div}))"
+        value[j] = q if s == len(loops) - 1 else f"{q} % {prefix}{j}"
+        div = f"{prefix}{j}" if not div else f"{div} * {prefix}{j}"
+    return value
+
+
+def _coordinates(nest: G.GridNest, value: dict[int, str], leave: str, pad: str,
+                 prefix: str = "polylab_lo") -> list[str]:
+    """The nest's loop values from their offsets ``value``, in nest order, each followed by its bounds guard
+    when its range is not exactly its bounds, and by the ``if`` conditions found inside it (``leave``:
+    ``return`` or ``continue``)."""
+    out = []
+    for j, g in enumerate(nest.loops):
+        f = g.loop
+        out.append(f"{pad}const int {f.iterator} = {prefix}{j} + (int)({value[j]});")
+        if not g.exact:
+            out.append(f"{pad}if (!({f.iterator} >= {c_expr(f.init)} && {c_expr(f.cond)})) {leave};")
+        for k, cond in nest.guards:
+            if k == j:
+                out.append(f"{pad}if (!({c_expr(cond)})) {leave};")
+    return out
+
+
 @dataclass
 class _Kernels:
     scop: Scop
@@ -105,10 +133,13 @@ class _Kernels:
         nest = G.map_nest(self.scop, f, host_iters)
         if nest is None:
             return self.sequential(f, host_iters)
+        blocks = _has_parallel(nest.body)   # a tile: one block per point of the nest, threads inside
         name = f"kernel{self.count}"
         self.count += 1
         self.parallel_kernels += 1
-        self.notes.append(f"{name}: {nest.describe()}; {nest.thread_x.reason()}")
+        self.notes.append(f"{name}: {'blocks over ' if blocks else ''}{nest.describe()}; "
+                          + (f"threads over the parallel loops inside each block (block-wide barrier after each); "
+                             if blocks else "") + nest.thread_x.reason())
         extra: list[tuple[str, str]] = []
         host = [f"{{ /* parallel nest {', '.join(g.loop.iterator for g in nest.loops)}: {nest.describe()} */"]
         for j, g in enumerate(nest.loops):
@@ -122,6 +153,17 @@ class _Kernels:
             extent[a] = ext
         positive = " && ".join(f"polylab_n{j} > 0" for j in range(len(nest.loops)))
         decl, args = self.kernel_params(host_iters, extra)
+        if blocks:
+            host += [f"  if ({positive}) {{",
+                     f"    dim3 polylab_grid = polylab_blocks_of({extent['x']}, {extent['y']}, {extent['z']});",
+                     f"    POLYLAB_LAUNCH_BLOCKS({name}, polylab_grid, polylab_dim3(POLYLAB_TILE_THREADS, 1, 1), "
+                     f"({args}));", "  }", "}"]
+            inner = self.block_body(nest.body, host_iters + [g.loop.iterator for g in nest.loops], 1)
+            self.defs.append("\n".join([
+                f"/* one block per point of {nest.describe()}; the block's threads share the parallel loops inside */",
+                f"__global__ void {name}({decl})", "{", *self.thread_index(nest, index, extent, per_block=True),
+                *inner, "}"]))
+            return host
         host += [f"  if ({positive}) {{",
                  "    unsigned polylab_b[3];",
                  f"    polylab_block_shape({extent['x']}, {extent['y']}, {extent['z']}, POLYLAB_BLOCK_THREADS, "
@@ -135,30 +177,65 @@ class _Kernels:
             *self.body(nest.body, 1), "}"]))
         return host
 
-    def thread_index(self, nest: G.GridNest, index: dict[int, int], extent: dict[str, str]) -> list[str]:
-        """The kernel's first lines: the thread's point of the nest, in nest order, with its guards."""
+    def thread_index(self, nest: G.GridNest, index: dict[int, int], extent: dict[str, str], *,
+                     per_block: bool = False) -> list[str]:
+        """The kernel's first lines: the thread's (``per_block``: the block's) point of the nest, in nest order,
+        with its guards."""
         out = []
         for a in nest.axes:
-            out.append(f"  const long long polylab_i{a} = (long long)blockIdx.{a} * blockDim.{a} + threadIdx.{a};")
+            idx = f"blockIdx.{a}" if per_block else f"(long long)blockIdx.{a} * blockDim.{a} + threadIdx.{a}"
+            out.append(f"  const long long polylab_i{a} = {idx};")
             out.append(f"  if (polylab_i{a} >= {extent[a]}) return;")
-        value = {}
+        value: dict[int, str] = {}
         for a in nest.axes:
-            div = "1"
-            axis = nest.axis_loops(a)
-            for s, g in enumerate(axis):   # row-major over the axis's loops, the first one fastest
-                j = index[id(g)]
-                q = f"polylab_i{a}" if div == "1" else f"(polylab_i{a} / ({div}))"
-                value[j] = q if s == len(axis) - 1 else f"{q} % polylab_n{j}"
-                div = f"polylab_n{j}" if div == "1" else f"{div} * polylab_n{j}"
-        for j, g in enumerate(nest.loops):
-            f = g.loop
-            out.append(f"  const int {f.iterator} = polylab_lo{j} + (int)({value[j]});")
-            if not g.exact:
-                out.append(f"  if (!({f.iterator} >= {c_expr(f.init)} && {c_expr(f.cond)})) return;")
-            for k, cond in nest.guards:
-                if k == j:
-                    out.append(f"  if (!({c_expr(cond)})) return;")
-        return out
+            value.update(_decompose([index[id(g)] for g in nest.axis_loops(a)], f"polylab_i{a}"))
+        return out + _coordinates(nest, value, "return", "  ")
+
+    def block_body(self, node: A.Node, outer: list[str], depth: int) -> list[str]:
+        """What every thread of a block runs: the sequential loops of the tile, and each parallel nest inside
+        them shared among the block's threads (a block-stride loop over its points, in the order that puts
+        the stride-1 loop on consecutive threads), then a block-wide barrier (``__syncthreads``: every
+        thread reaches it, the guards only skip points)."""
+        pad = "  " * depth
+
+        def one_thread(n: A.Node) -> list[str]:   # work outside the shared loops: thread 0, then a barrier
+            return [f"{pad}if (POLYLAB_ONE_THREAD) {{", *self.body(n, depth + 1), f"{pad}}}",
+                    f"{pad}__syncthreads();"]
+
+        if not _has_parallel(node):
+            return one_thread(node)
+        match node:
+            case A.Block(children=cs):
+                return [ln for c in cs for ln in self.block_body(c, outer, depth)]
+            case A.For(parallel=True) if G.bounds(node) is not None:
+                nest = G.map_nest(self.scop, node, outer)
+                if nest is None:
+                    return one_thread(node)
+                order = [j for a in G.AXES for j, g in enumerate(nest.loops) if g.axis == a]
+                order = sorted(order, key=lambda j: (G.AXES.index(nest.loops[j].axis), nest.loops[j].slot))
+                out = [f"{pad}{{ /* the block's threads over {', '.join(g.loop.iterator for g in nest.loops)} "
+                       f"(consecutive threads: {nest.thread_x.iterator}) */"]
+                for j, g in enumerate(nest.loops):
+                    out += [f"{pad}  const int polylab_tlo{j} = {c_expr(g.lower)};",
+                            f"{pad}  const long long polylab_tn{j} = (long long)({c_expr(g.upper)}) - polylab_tlo{j} + 1;"]
+                total = " * ".join(f"polylab_tn{j}" for j in order)
+                out.append(f"{pad}  POLYLAB_FOR_THREADS(polylab_t, {total}) {{")
+                value = _decompose(order, "polylab_t", prefix="polylab_tn")
+                out += _coordinates(nest, value, "continue", pad + "    ", prefix="polylab_tlo")
+                out += self.body(nest.body, depth + 2)
+                return out + [f"{pad}  }}", f"{pad}  __syncthreads();", f"{pad}}}"]
+            case A.For(degenerate=True):
+                return ([f"{pad}{{ const int {node.iterator} = {c_expr(node.init)};"]
+                        + self.block_body(node.body, outer + [node.iterator], depth + 1) + [f"{pad}}}"])
+            case A.For():
+                return ([f"{pad}{for_header(node)} {{"]
+                        + self.block_body(node.body, outer + [node.iterator], depth + 1) + [f"{pad}}}"])
+            case A.If(cond=c, then=t, other=o):
+                out = [f"{pad}if ({c_expr(c)}) {{"] + self.block_body(t, outer, depth + 1)
+                if o is not None:
+                    out += [f"{pad}}} else {{"] + self.block_body(o, outer, depth + 1)
+                return out + [f"{pad}}}"]
+        return one_thread(node)
 
     def host(self, node: A.Node, host_iters: list[str], depth: int) -> list[str]:
         pad = "  " * depth
@@ -207,9 +284,21 @@ _COMMON_C = r"""
 #ifndef POLYLAB_BLOCK_THREADS
 #define POLYLAB_BLOCK_THREADS 256
 #endif
-static dim3 polylab_dim3(unsigned x, unsigned y, unsigned z) { dim3 d; d.x = x; d.y = y; d.z = z; return d; }
+POLYLAB_UNUSED static dim3 polylab_dim3(unsigned x, unsigned y, unsigned z) { dim3 d; d.x = x; d.y = y; d.z = z; return d; }
 /* the grid that covers nx x ny x nz points with blocks of shape b; CUDA allows 65535 blocks on y and z */
-static dim3 polylab_grid_of(long long nx, long long ny, long long nz, const unsigned b[3])
+#ifndef POLYLAB_TILE_THREADS
+#define POLYLAB_TILE_THREADS 64
+#endif
+/* one block per point of an nx x ny x nz nest */
+POLYLAB_UNUSED static dim3 polylab_blocks_of(long long nx, long long ny, long long nz)
+{
+  if (nx > 2147483647LL || ny > 65535 || nz > 65535) {
+    fprintf(stderr, "polylab: a grid of %lld x %lld x %lld blocks exceeds CUDA's limits\n", nx, ny, nz);
+    exit(POLYLAB_EXIT_CUDA);
+  }
+  return polylab_dim3((unsigned)nx, (unsigned)ny, (unsigned)nz);
+}
+POLYLAB_UNUSED static dim3 polylab_grid_of(long long nx, long long ny, long long nz, const unsigned b[3])
 {
   long long g[3] = {(nx + b[0] - 1) / b[0], (ny + b[1] - 1) / b[1], (nz + b[2] - 1) / b[2]};
   if (g[0] > 2147483647LL || g[1] > 65535 || g[2] > 65535) {
@@ -222,22 +311,26 @@ static dim3 polylab_grid_of(long long nx, long long ny, long long nz, const unsi
 
 _CUDA_LAUNCH = r"""
 static cudaStream_t polylab_stream;
-static long long polylab_launches;
+POLYLAB_UNUSED static long long polylab_launches;
 static int polylab_counting;
 /* every launch: counted; made unless the harness only counts them */
 #define POLYLAB_LAUNCH(k, grid, block, args) do { polylab_launches++; \
   if (!polylab_counting) k<<<(grid), (block), 0, polylab_stream>>> args; } while (0)
+#define POLYLAB_LAUNCH_BLOCKS POLYLAB_LAUNCH
+/* the block's threads share the points 0 .. n-1 */
+#define POLYLAB_FOR_THREADS(t, n) for (long long t = threadIdx.x; t < (n); t += blockDim.x)
+#define POLYLAB_ONE_THREAD (threadIdx.x == 0)
 """
 
 #: the CPU emulation of CUDA's execution model: every block, every thread, in order
 EMULATION_PRELUDE = r"""
 /* CPU emulation of the CUDA kernels below: the same text, every thread of a launch run in turn */
 typedef struct { unsigned x, y, z; } dim3;
-static dim3 blockIdx, threadIdx, blockDim, gridDim;
+POLYLAB_UNUSED static dim3 blockIdx, threadIdx, blockDim, gridDim;
 #define __global__ static
 #define __device__
 #define __restrict__ restrict
-static long long polylab_launches;
+POLYLAB_UNUSED static long long polylab_launches;
 #define POLYLAB_LAUNCH(k, grid, block, args) do { polylab_launches++; gridDim = (grid); blockDim = (block); \
   for (blockIdx.z = 0; blockIdx.z < gridDim.z; blockIdx.z++) \
   for (blockIdx.y = 0; blockIdx.y < gridDim.y; blockIdx.y++) \
@@ -245,6 +338,18 @@ static long long polylab_launches;
   for (threadIdx.z = 0; threadIdx.z < blockDim.z; threadIdx.z++) \
   for (threadIdx.y = 0; threadIdx.y < blockDim.y; threadIdx.y++) \
   for (threadIdx.x = 0; threadIdx.x < blockDim.x; threadIdx.x++) k args; } while (0)
+/* a kernel with block-wide barriers: run block by block; at each shared loop every thread takes its share
+   in turn (the barrier after it is then met: all threads have finished the loop) */
+#define POLYLAB_LAUNCH_BLOCKS(k, grid, block, args) do { polylab_launches++; gridDim = (grid); blockDim = (block); \
+  threadIdx.x = threadIdx.y = threadIdx.z = 0; \
+  for (blockIdx.z = 0; blockIdx.z < gridDim.z; blockIdx.z++) \
+  for (blockIdx.y = 0; blockIdx.y < gridDim.y; blockIdx.y++) \
+  for (blockIdx.x = 0; blockIdx.x < gridDim.x; blockIdx.x++) k args; } while (0)
+#define POLYLAB_FOR_THREADS(t, n) \
+  for (threadIdx.x = 0; threadIdx.x < blockDim.x; threadIdx.x++) \
+    for (long long t = threadIdx.x; t < (n); t += blockDim.x)
+#define POLYLAB_ONE_THREAD 1
+#define __syncthreads() ((void)0)
 """
 
 

@@ -153,14 +153,17 @@ def cuda_emulation(scop: Scop, schedule=None) -> GeneratedCode:
 
 
 def gpu_schedule(schedule):
-    """The schedule the GPU code is generated from: a polylab :class:`~polylab.schedule.Schedule` with its
-    parallel dimensions re-based for coalesced accesses (:func:`polylab.codegen.gpuschedule.coalesce`,
-    exactly checked), and the notes saying so; any other schedule object unchanged."""
-    from polylab.codegen.gpuschedule import coalesce
+    """The schedule the GPU code is generated from: a polylab :class:`~polylab.schedule.Schedule` with the
+    points of its tiles scanned as wavefronts (:func:`polylab.codegen.gpuschedule.wave_inside_tiles`) and
+    its parallel dimensions re-based for coalesced accesses (:func:`~polylab.codegen.gpuschedule.coalesce`),
+    each exactly checked, and the notes saying so; any other schedule object unchanged."""
+    from polylab.codegen.gpuschedule import coalesce, wave_inside_tiles
     from polylab.schedule import Schedule
 
     if isinstance(schedule, Schedule):
-        return coalesce(schedule)
+        tiled, first = wave_inside_tiles(schedule)
+        out, second = coalesce(tiled)
+        return out, first + second
     return schedule, ()
 
 

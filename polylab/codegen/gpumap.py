@@ -21,8 +21,10 @@ arrangement. The mapping (:func:`map_nest`) decides that arrangement:
   the loop's bounds depend only on the host's loops and the parameters they are the loop's own bounds;
   when they depend on another mapped loop (a triangle, a wave of a wavefront) the range is the exact
   projection of the nest's points onto that loop (isl's ``dim_min`` / ``dim_max`` over the nest's bounds,
-  as functions of the host loops and the parameters), and each thread checks the loop's own bounds (the
-  *bounds guards*). Only threads with ``lower <= c <= upper`` on every axis and inside every loop's bounds
+  as functions of the host loops and the parameters) when isl finds it within :data:`ISL_OPERATIONS`
+  operations, else a range that contains it (interval arithmetic over the ranges of the loops the bounds
+  depend on: tiles' point loops), and each thread checks the loop's own bounds exactly (the
+  *bounds guards*): the range only sizes the launch. Only threads with ``lower <= c <= upper`` on every axis and inside every loop's bounds
   run the body, so every point of the nest runs exactly once.
 * **block shapes** (:func:`block_shape`): 256 threads per block (8 resident blocks fill the 2048 threads of
   an SM of a Hopper GPU), given first to x (a power of two covering its extent, up to 256), then to y, then
@@ -43,7 +45,7 @@ from polylab.errors import CodegenError
 from polylab.model.scop import Scop
 
 __all__ = ["AXES", "DEFAULT_BLOCK_THREADS", "MAX_BLOCK_THREADS", "MAX_BLOCK_Z", "MAX_GRID_YZ", "AccessStride",
-           "GridLoop", "GridNest", "LoopCoalescing", "ThreadX", "block_shape", "bounds", "choose_thread_x",
+           "GridLoop", "GridNest", "ISL_OPERATIONS", "LoopCoalescing", "ThreadX", "block_shape", "bounds", "choose_thread_x",
            "linear", "loop_coalescing", "map_nest", "nest_chain"]
 
 AXES = ("x", "y", "z")
@@ -341,6 +343,10 @@ def _box(scop: Scop, loops: Sequence[A.For], guards: Sequence[tuple[int, A.AExpr
                 return None
             cons.append(f"({text})")
     params = [*scop.parameters, *outer]
+    isl_ctx = scop.context.get_ctx()
+    before = isl_ctx.get_max_operations()
+    isl_ctx.reset_operations()
+    isl_ctx.set_max_operations(ISL_OPERATIONS)
     try:
         s = isl.Set(f"[{', '.join(params)}] -> {{ [{', '.join(names)}] : {' and '.join(cons)} }}")
         ctx = scop.context.align_params(s.get_space().params())
@@ -348,8 +354,51 @@ def _box(scop: Scop, loops: Sequence[A.For], guards: Sequence[tuple[int, A.AExpr
         lo_pw, hi_pw = s.dim_min(k), s.dim_max(k)
         build = isl.AstBuild.from_context(ctx)
         return A.expr_of(build.expr_from_pw_aff(lo_pw)), A.expr_of(build.expr_from_pw_aff(hi_pw))
-    except isl.Error:
+    except isl.Error:   # not affine, unbounded, or more work than ISL_OPERATIONS: the interval range instead
         return None
+    finally:
+        isl_ctx.set_max_operations(before)
+        isl_ctx.reset_operations()
+
+
+#: the most isl operations spent on the exact range of one loop (beyond: :func:`_interval_box`)
+ISL_OPERATIONS = 200_000
+
+
+def _interval(e: A.AExpr, ranges: dict[str, tuple[A.AExpr, A.AExpr]]) -> tuple[A.AExpr, A.AExpr] | None:
+    """Lower and upper bounds of ``e`` when each name of ``ranges`` takes any value in its range (interval
+    arithmetic: sums, differences, products by constants, min, max, floor division by a positive constant,
+    all monotone); other names are fixed. None for another operation."""
+    match e:
+        case A.Int() :
+            return e, e
+        case A.Id(name=n):
+            return ranges.get(n, (e, e))
+        case A.Op(op="minus", args=(a,)):
+            r = _interval(a, ranges)
+            return None if r is None else (A.Op("minus", (r[1],)), A.Op("minus", (r[0],)))
+        case A.Op(op=("add" | "sub") as op, args=(a, b)):
+            ra, rb = _interval(a, ranges), _interval(b, ranges)
+            if ra is None or rb is None:
+                return None
+            if op == "add":
+                return A.Op("add", (ra[0], rb[0])), A.Op("add", (ra[1], rb[1]))
+            return A.Op("sub", (ra[0], rb[1])), A.Op("sub", (ra[1], rb[0]))
+        case A.Op(op="mul", args=(A.Int(value=c), b)) | A.Op(op="mul", args=(b, A.Int(value=c))):
+            rb = _interval(b, ranges)
+            if rb is None:
+                return None
+            lo, hi = (A.Op("mul", (A.Int(c), rb[0])), A.Op("mul", (A.Int(c), rb[1])))
+            return (lo, hi) if c >= 0 else (hi, lo)
+        case A.Op(op=("min" | "max") as op, args=args):
+            rs = [_interval(a, ranges) for a in args]
+            if any(r is None for r in rs):
+                return None
+            return A.Op(op, tuple(r[0] for r in rs)), A.Op(op, tuple(r[1] for r in rs))  # type: ignore[index]
+        case A.Op(op=("fdiv_q" | "pdiv_q" | "div") as op, args=(a, A.Int(value=d))) if d > 0:
+            ra = _interval(a, ranges)
+            return None if ra is None else (A.Op("fdiv_q", (ra[0], A.Int(d))), A.Op("fdiv_q", (ra[1], A.Int(d))))
+    return None
 
 
 def map_nest(scop: Scop, f: A.For, outer: Sequence[str]) -> GridNest | None:
@@ -369,6 +418,11 @@ def map_nest(scop: Scop, f: A.For, outer: Sequence[str]) -> GridNest | None:
             mapped[g.iterator] = (lo_hi[0], lo_hi[1], True)
         else:
             box = _box(scop, loops, guards, k, outer)
+            if box is None:   # a range that contains the exact one: the guards keep exactly the loop's points
+                ranges = {h.iterator: mapped[h.iterator][:2] for h in kept}
+                box = _interval(lo_hi[0], ranges)
+                top = _interval(lo_hi[1], ranges)
+                box = None if box is None or top is None else (box[0], top[1])
             if box is None:
                 break
             mapped[g.iterator] = (box[0], box[1], False)
@@ -420,11 +474,14 @@ def _pow2_floor(n: int) -> int:
 
 #: the same rule in C (host code of the CUDA program and of its CPU emulation)
 BLOCK_SHAPE_C = """\
+#ifndef POLYLAB_UNUSED
+#define POLYLAB_UNUSED
+#endif
 /* the block for nx x ny x nz points: powers of two, x first, x*y*z <= threads, z <= 64 (polylab.codegen.gpumap) */
-static unsigned polylab_pow2_at_least(long long n) { unsigned p = 1; while ((long long)p < n) p *= 2; return p; }
-static unsigned polylab_pow2_floor(unsigned n) { unsigned p = 1; while (p * 2 <= n) p *= 2; return p; }
-static unsigned polylab_umin(unsigned a, unsigned b) { return a < b ? a : b; }
-static void polylab_block_shape(long long nx, long long ny, long long nz, unsigned threads, unsigned shape[3])
+POLYLAB_UNUSED static unsigned polylab_pow2_at_least(long long n) { unsigned p = 1; while ((long long)p < n) p *= 2; return p; }
+POLYLAB_UNUSED static unsigned polylab_pow2_floor(unsigned n) { unsigned p = 1; while (p * 2 <= n) p *= 2; return p; }
+POLYLAB_UNUSED static unsigned polylab_umin(unsigned a, unsigned b) { return a < b ? a : b; }
+POLYLAB_UNUSED static void polylab_block_shape(long long nx, long long ny, long long nz, unsigned threads, unsigned shape[3])
 {
   unsigned x = polylab_umin(polylab_pow2_at_least(nx > 1 ? nx : 1), polylab_pow2_floor(threads));
   unsigned y = polylab_pow2_floor(polylab_umin(polylab_pow2_at_least(ny > 1 ? ny : 1), threads / x > 1 ? threads / x : 1));

@@ -36,7 +36,7 @@ import sympy
 from polylab.model.scop import Statement
 from polylab.schedule import Schedule, check
 
-__all__ = ["coalesce", "unimodular_with_last_row"]
+__all__ = ["coalesce", "unimodular_with_last_row", "wave_inside_tiles"]
 
 
 def _coefficients(aff: isl.PwAff, n: int) -> list[int] | None:
@@ -185,3 +185,39 @@ def coalesce(schedule: Schedule) -> tuple[Schedule, tuple[str, ...]]:
     if not all(out.is_coincident(d) for run in _runs(schedule) for d in run) or not check(out).legal:
         return schedule, ()
     return out, tuple(notes)
+
+
+def wave_inside_tiles(schedule: Schedule) -> tuple[Schedule, tuple[str, ...]]:
+    """A tile-level wavefront whose tiles' points are themselves scanned as a wavefront, so that a thread
+    block can share a tile: the sequential point dimensions ``p_1 .. p_k`` (``k >= 2``) that follow the last
+    run of parallel (tile) dimensions in the same permutable band become ``(p_1 + ... + p_k, p_2, .., p_k)``
+    (a unimodular change), and ``p_2 .. p_k`` are marked parallel where they are exactly coincident.
+
+    Inside a permutable band every dependence not carried outside it has non-negative distances on the
+    band's dimensions, so the sum of the point dimensions grows along every dependence inside a tile: the
+    points of one inner wave are independent. The result is accepted only when it passes the legality check
+    and at least one new dimension is coincident (both exact); otherwise the schedule is returned unchanged."""
+    runs = _runs(schedule)
+    if not runs:
+        return schedule, ()
+    last = runs[-1][-1]
+    band = next((b for b in schedule.bands if last in b.dims), None)
+    if band is None or not band.permutable:
+        return schedule, ()
+    points = [d for d in band.dims if d > last and not schedule.is_scalar(d)]
+    if len(points) < 2 or any(d in schedule.marked for d in points):
+        return schedule, ()
+    affs = {name: list(a) for name, a in schedule.affs.items()}
+    for name, a in affs.items():
+        total = a[points[0]]
+        for d in points[1:]:
+            total = total.add(a[d])
+        a[points[0]] = total
+    trial = schedule.with_affs(affs, None, marked=schedule.marked, notes=schedule.notes, details=schedule.details)
+    inner = frozenset(d for d in points[1:] if trial.is_coincident(d))
+    if not inner or not check(trial).legal:
+        return schedule, ()
+    out = schedule.with_affs(affs, None, marked=schedule.marked | inner, notes=schedule.notes,
+                             details=schedule.details)
+    return out, (f"the points of each tile run as a wavefront: dimension {points[0]} becomes the sum of dimensions "
+                 f"{points}, dimensions {sorted(inner)} are parallel inside a tile (one thread block per tile)",)
