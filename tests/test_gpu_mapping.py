@@ -168,3 +168,20 @@ def test_block_shape_rule_in_c_is_the_python_rule(tmp_path):
     out = subprocess.run([str(tmp_path / "b")], check=True, capture_output=True, text=True).stdout.split("\n")
     for (a, b, c, t), line in zip(cases, out):
         assert tuple(int(v) for v in line.split()) == G.block_shape(a, b, c, t), (a, b, c, t)
+
+
+def test_tile_wavefront_gets_a_block_per_tile_and_threads_over_each_inner_wave():
+    from polylab.codegen.gpuschedule import wave_inside_tiles
+
+    scop = scop_of("sweep2d.c")
+    sched = schedule_from_spec(scop, "auto; tile_wavefront(32, 32)")
+    out, notes = wave_inside_tiles(sched)
+    assert notes and out.marked == sched.marked | {3}
+    assert out.expressions("S0")[:2] == sched.expressions("S0")[:2]   # the tile wave and tile loop are kept
+    assert out.is_coincident(3)
+    code = generate(scop, sched, "cuda")
+    assert "POLYLAB_LAUNCH_BLOCKS(kernel0" in code.kernel and "const long long polylab_ix = blockIdx.x;" in code.kernel
+    assert "POLYLAB_FOR_THREADS(polylab_t," in code.kernel and "__syncthreads();" in code.kernel
+    # nothing to do for a schedule without sequential point loops under its parallel ones
+    jac = schedule_from_spec(scop_of("jacobi2d.c"), "{ S0[t,i,j] -> [t,0,i,j]; S1[t,i,j] -> [t,1,i,j] }")
+    assert wave_inside_tiles(jac) == (jac, ())

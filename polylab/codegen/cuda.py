@@ -219,7 +219,9 @@ class _Kernels:
                     out += [f"{pad}  const int polylab_tlo{j} = {c_expr(g.lower)};",
                             f"{pad}  const long long polylab_tn{j} = (long long)({c_expr(g.upper)}) - polylab_tlo{j} + 1;"]
                 total = " * ".join(f"polylab_tn{j}" for j in order)
-                out.append(f"{pad}  POLYLAB_FOR_THREADS(polylab_t, {total}) {{")
+                positive = " && ".join(f"polylab_tn{j} > 0" for j in order)
+                out.append(f"{pad}  const long long polylab_tt = {positive} ? {total} : 0;")
+                out.append(f"{pad}  POLYLAB_FOR_THREADS(polylab_t, polylab_tt) {{")
                 value = _decompose(order, "polylab_t", prefix="polylab_tn")
                 out += _coordinates(nest, value, "continue", pad + "    ", prefix="polylab_tlo")
                 out += self.body(nest.body, depth + 2)
