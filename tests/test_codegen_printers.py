@@ -163,8 +163,8 @@ def test_tiled_schedule_uses_strided_loops_and_floor_division():
 def test_cuda_structure_for_wavefront():
     scop = scop_of("sweep2d.c")
     code = generate(scop, wavefront_tree(scop), "cuda")
-    assert code.kernel.count("__global__") == 1
-    assert "POLYLAB_LAUNCH(kernel0, polylab_grid, polylab_block," in code.kernel
+    assert code.kernel.count("__global__") == 2   # one launch per wave, or one cooperative kernel for all
+    assert "POLYLAB_LAUNCH(kernel1, polylab_grid, polylab_block," in code.kernel
     host = code.kernel[code.kernel.index("static void kernel("):]
     assert "for (int c0 = 2; c0 < 2 * N - 1; c0++)" in host  # the wave loop stays on the host
     assert "if (polylab_ix >= polylab_n0) return;" in code.kernel  # the bounds guard

@@ -45,12 +45,15 @@ def scop_of(name: str):
     return polylab.parse_file(polylab.example_path(name)).scop
 
 
-def emulate(name: str, spec: str, threads: int | None = None, params=None):
+def emulate(name: str, spec: str, threads: int | None = None, params=None, persistent: bool = False):
     scop = scop_of(name)
     sched = schedule_from_spec(scop, spec)
     code = cuda_emulation(variant_scop(scop, sched), sched)
     if threads is not None:
-        code = dataclasses.replace(code, program=f"#define POLYLAB_BLOCK_THREADS {threads}\n" + code.program)
+        code = dataclasses.replace(code, program=f"#define POLYLAB_BLOCK_THREADS {threads}\n"
+                                   f"#define POLYLAB_TILE_THREADS {threads}\n" + code.program)
+    if persistent:   # every wave loop that can runs as one cooperative kernel
+        code = dataclasses.replace(code, program="#define POLYLAB_PERSISTENT_WAVES 0\n" + code.program)
     return scop, sched, code, verify(scop, sched, "c", params=params or PARAMS[name], code=code)
 
 
@@ -82,14 +85,23 @@ def test_handwritten_schedules_emulated_equal_the_original(name, spec):
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(EXTRA + [("jacobi2d.c", "auto; tile_wavefront(4, 4)"), ("sl3.sy", "wavefront; parallel")]),
-       st.sampled_from([1, 2, 8, 32, 64, 1024]), st.integers(0, 5))
-def test_any_block_size_and_size_emulates_exactly(case, threads, grow):
-    """Partial blocks, one-thread blocks, blocks larger than the nest: the guards keep every point once."""
+       st.sampled_from([1, 2, 8, 32, 64, 1024]), st.integers(0, 5), st.booleans())
+def test_any_block_size_and_size_emulates_exactly(case, threads, grow, persistent):
+    """Partial blocks, one-thread blocks, blocks larger than the nest, one launch per wave or one
+    cooperative kernel for all waves: the guards keep every point once, in an order the barriers allow."""
     name, spec = case
     params = {k: v + grow for k, v in PARAMS[name].items() if k != "T"} | (
         {"T": PARAMS[name]["T"]} if "T" in PARAMS[name] else {})
-    _, _, code, v = emulate(name, spec, threads, params)
-    assert v.verified is True, f"{name} [{spec}] threads={threads} {params}: {v}"
+    _, _, code, v = emulate(name, spec, threads, params, persistent)
+    assert v.verified is True, f"{name} [{spec}] threads={threads} {params} persistent={persistent}: {v}"
+
+
+@pytest.mark.parametrize("name,spec", [("sweep2d.c", "wavefront; parallel"), ("sl3.sy", "wavefront; parallel"),
+                                       ("seidel2d.c", "{ S0[t,i,j] -> [4t + 2i + j, t, i] }")])
+def test_many_waves_run_as_one_cooperative_kernel(name, spec):
+    _, _, code, v = emulate(name, spec, 4, persistent=True)
+    assert "POLYLAB_COOPERATIVE(" in code.program and "POLYLAB_GRID_SYNC();" in code.program
+    assert v.verified is True, f"{name} [{spec}]: {v}"
 
 
 def test_a_wrong_guard_is_caught():

@@ -111,7 +111,7 @@ def test_point_wavefront_keeps_the_closest_step_and_a_transposed_nest_is_rebased
     assert out.expressions("S1")[:2] == worse.expressions("S1")[:2]   # the wave itself is kept
     assert out.is_coincident(2) and out.is_coincident(3)
     code = generate(variant_scop(scop, worse), worse, "cuda")
-    note = next(n for n in code.notes if n.startswith("kernel1"))
+    note = next(n for n in code.notes if "thread x" in n and "of 8 accesses" in n)   # S1's nest
     assert "subscripts move by [0, 1, -1]" in note or "subscripts move by [0, -1, 1]" in note
 
 
@@ -185,3 +185,15 @@ def test_tile_wavefront_gets_a_block_per_tile_and_threads_over_each_inner_wave()
     # nothing to do for a schedule without sequential point loops under its parallel ones
     jac = schedule_from_spec(scop_of("jacobi2d.c"), "{ S0[t,i,j] -> [t,0,i,j]; S1[t,i,j] -> [t,1,i,j] }")
     assert wave_inside_tiles(jac) == (jac, ())
+
+
+def test_many_waves_choose_a_cooperative_kernel_at_run_time():
+    code = cuda("sweep2d.c", "wavefront; parallel")
+    host = code.kernel[code.kernel.index("static void kernel("):]
+    assert "if (polylab_waves > POLYLAB_PERSISTENT_WAVES && polylab_cooperative)" in host
+    assert "POLYLAB_COOPERATIVE(kernel0" in host and "POLYLAB_LAUNCH(kernel1" in host   # both paths
+    assert "cudaLaunchCooperativeKernel" in code.program and "#include <cooperative_groups.h>" in code.program
+    assert "polylab_launches > 32 && !polylab_no_graph" in code.program   # graphs for many plain launches
+    # a time loop whose body holds two nests keeps one launch per nest
+    jac = cuda("jacobi2d.c", "{ S0[t,i,j] -> [t,0,i,j]; S1[t,i,j] -> [t,1,i,j] }")
+    assert "POLYLAB_COOPERATIVE(" not in jac.kernel

@@ -211,21 +211,10 @@ class _Kernels:
                 nest = G.map_nest(self.scop, node, outer)
                 if nest is None:
                     return one_thread(node)
-                order = [j for a in G.AXES for j, g in enumerate(nest.loops) if g.axis == a]
-                order = sorted(order, key=lambda j: (G.AXES.index(nest.loops[j].axis), nest.loops[j].slot))
                 out = [f"{pad}{{ /* the block's threads over {', '.join(g.loop.iterator for g in nest.loops)} "
                        f"(consecutive threads: {nest.thread_x.iterator}) */"]
-                for j, g in enumerate(nest.loops):
-                    out += [f"{pad}  const int polylab_tlo{j} = {c_expr(g.lower)};",
-                            f"{pad}  const long long polylab_tn{j} = (long long)({c_expr(g.upper)}) - polylab_tlo{j} + 1;"]
-                total = " * ".join(f"polylab_tn{j}" for j in order)
-                positive = " && ".join(f"polylab_tn{j} > 0" for j in order)
-                out.append(f"{pad}  const long long polylab_tt = {positive} ? {total} : 0;")
-                out.append(f"{pad}  POLYLAB_FOR_THREADS(polylab_t, polylab_tt) {{")
-                value = _decompose(order, "polylab_t", prefix="polylab_tn")
-                out += _coordinates(nest, value, "continue", pad + "    ", prefix="polylab_tlo")
-                out += self.body(nest.body, depth + 2)
-                return out + [f"{pad}  }}", f"{pad}  __syncthreads();", f"{pad}}}"]
+                out += self.shared_points(nest, "POLYLAB_FOR_THREADS", depth + 1)
+                return out + [f"{pad}  __syncthreads();", f"{pad}}}"]
             case A.For(degenerate=True):
                 return ([f"{pad}{{ const int {node.iterator} = {c_expr(node.init)};"]
                         + self.block_body(node.body, outer + [node.iterator], depth + 1) + [f"{pad}}}"])
@@ -238,6 +227,60 @@ class _Kernels:
                     out += [f"{pad}}} else {{"] + self.block_body(o, outer, depth + 1)
                 return out + [f"{pad}}}"]
         return one_thread(node)
+
+    def shared_points(self, nest: G.GridNest, loop: str, depth: int) -> list[str]:
+        """The points of ``nest`` shared among threads by ``loop`` (``POLYLAB_FOR_THREADS``: a block's,
+        ``POLYLAB_FOR_GRID``: the grid's): its ranges, then the loop over their product (the stride-1 loop
+        fastest, so consecutive threads take neighbouring points), each point's coordinates and guards
+        (``continue``), and the body."""
+        pad = "  " * depth
+        order = sorted(range(len(nest.loops)), key=lambda j: (G.AXES.index(nest.loops[j].axis), nest.loops[j].slot))
+        out = []
+        for j, g in enumerate(nest.loops):
+            out += [f"{pad}const int polylab_tlo{j} = {c_expr(g.lower)};",
+                    f"{pad}const long long polylab_tn{j} = (long long)({c_expr(g.upper)}) - polylab_tlo{j} + 1;"]
+        total = " * ".join(f"polylab_tn{j}" for j in order)
+        positive = " && ".join(f"polylab_tn{j} > 0" for j in order)
+        out.append(f"{pad}const long long polylab_tt = {positive} ? {total} : 0;")
+        out.append(f"{pad}{loop}(polylab_t, polylab_tt) {{")
+        value = _decompose(order, "polylab_t", prefix="polylab_tn")
+        out += _coordinates(nest, value, "continue", pad + "  ", prefix="polylab_tlo")
+        out += self.body(nest.body, depth + 1)
+        return out + [f"{pad}}}"]
+
+    def persistent(self, f: A.For, host_iters: list[str], depth: int) -> list[str] | None:
+        """Waves ``f`` whose body is one parallel nest: when there are more than ``POLYLAB_PERSISTENT_WAVES``
+        of them (and the device can), one cooperative kernel runs them all, its threads sharing each wave's
+        points and meeting at a grid-wide barrier after each; else one launch per wave. None when ``f`` is
+        not of that form."""
+        inner = _unwrap(f.body)
+        if f.degenerate or G.bounds(f) is None or f.inc != 1 or not (
+                isinstance(inner, A.For) and inner.parallel and G.bounds(inner) is not None):
+            return None
+        nest = G.map_nest(self.scop, inner, host_iters + [f.iterator])
+        if nest is None or _has_parallel(nest.body):
+            return None
+        name = f"kernel{self.count}"
+        self.count += 1
+        decl, args = self.kernel_params(host_iters, [])
+        self.notes.append(f"{name}: the waves {f.iterator} in one cooperative kernel when there are more than "
+                          f"POLYLAB_PERSISTENT_WAVES; each wave's points shared by the grid's threads, a grid-wide "
+                          f"barrier after each wave; {nest.describe()}")
+        self.defs.append("\n".join([
+            f"/* waves {f.iterator}: one cooperative kernel, a grid-wide barrier after each wave */",
+            f"__global__ void {name}({decl})", "{", f"  {for_header(f)} {{",
+            *self.shared_points(nest, "POLYLAB_FOR_GRID", 2), "    POLYLAB_GRID_SYNC();", "  }", "}"]))
+        lo, hi = G.bounds(f)  # type: ignore[misc]
+        pad = "  " * depth
+        addresses = ", ".join(f"(void *)&{a}" for a in args.split(", ")) if args else "NULL"
+        plain = ([f"{pad}    {for_header(f)} {{"] + self.host(f.body, host_iters + [f.iterator], depth + 3)
+                 + [f"{pad}    }}"])
+        return [f"{pad}{{ /* waves {f.iterator}: many -> one cooperative kernel ({name}), few -> a launch each */",
+                f"{pad}  const long long polylab_waves = (long long)({c_expr(hi)}) - ({c_expr(lo)}) + 1;",
+                f"{pad}  if (polylab_waves > POLYLAB_PERSISTENT_WAVES && polylab_cooperative) {{",
+                f"{pad}    void *polylab_args[] = {{{addresses}}};",
+                f"{pad}    POLYLAB_COOPERATIVE({name}, polylab_args, ({args}));",
+                f"{pad}  }} else {{", *plain, f"{pad}  }}", f"{pad}}}"]
 
     def host(self, node: A.Node, host_iters: list[str], depth: int) -> list[str]:
         pad = "  " * depth
@@ -259,6 +302,8 @@ class _Kernels:
                 return out
             case A.For(parallel=True) if G.bounds(node) is not None:
                 return [pad + ln for ln in self.parallel(node, host_iters)]
+            case A.For(parallel=False, degenerate=False) if (waves := self.persistent(node, host_iters, depth)):
+                return waves
             case A.For(degenerate=True):
                 return ([f"{pad}{{ const int {node.iterator} = {c_expr(node.init)};"]
                         + self.host(node.body, host_iters + [node.iterator], depth + 1) + [f"{pad}}}"])
@@ -273,7 +318,7 @@ class _Kernels:
         raise CodegenError(f"cannot map {type(node).__name__} to CUDA")
 
 
-CUDA_INCLUDES = "#include <cuda_runtime.h>\n"
+CUDA_INCLUDES = "#include <cuda_runtime.h>\n#include <cooperative_groups.h>\n"
 
 CUDA_CHECK = r"""
 #define POLYLAB_CUDA(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
@@ -288,6 +333,9 @@ _COMMON_C = r"""
 #endif
 POLYLAB_UNUSED static dim3 polylab_dim3(unsigned x, unsigned y, unsigned z) { dim3 d; d.x = x; d.y = y; d.z = z; return d; }
 /* the grid that covers nx x ny x nz points with blocks of shape b; CUDA allows 65535 blocks on y and z */
+#ifndef POLYLAB_PERSISTENT_WAVES
+#define POLYLAB_PERSISTENT_WAVES 64
+#endif
 #ifndef POLYLAB_TILE_THREADS
 #define POLYLAB_TILE_THREADS 64
 #endif
@@ -319,6 +367,19 @@ static int polylab_counting;
 #define POLYLAB_LAUNCH(k, grid, block, args) do { polylab_launches++; \
   if (!polylab_counting) k<<<(grid), (block), 0, polylab_stream>>> args; } while (0)
 #define POLYLAB_LAUNCH_BLOCKS POLYLAB_LAUNCH
+static int polylab_cooperative;   /* the device runs cooperative kernels (set by main) */
+static int polylab_no_graph;      /* a cooperative launch was made: no CUDA graph */
+/* as many blocks as can be resident at once (grid-wide barriers need all of them running) */
+#define POLYLAB_COOPERATIVE(k, argv, args) do { polylab_launches++; polylab_no_graph = 1; \
+  if (!polylab_counting) { int polylab_nb = 0, polylab_sm = 0, polylab_dev = 0; \
+    POLYLAB_CUDA(cudaGetDevice(&polylab_dev)); \
+    POLYLAB_CUDA(cudaDeviceGetAttribute(&polylab_sm, cudaDevAttrMultiProcessorCount, polylab_dev)); \
+    POLYLAB_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&polylab_nb, k, POLYLAB_BLOCK_THREADS, 0)); \
+    POLYLAB_CUDA(cudaLaunchCooperativeKernel((void *)k, polylab_dim3(polylab_nb * polylab_sm, 1, 1), \
+      polylab_dim3(POLYLAB_BLOCK_THREADS, 1, 1), argv, 0, polylab_stream)); } } while (0)
+#define POLYLAB_FOR_GRID(t, n) \
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < (n); t += (long long)gridDim.x * blockDim.x)
+#define POLYLAB_GRID_SYNC() cooperative_groups::this_grid().sync()
 /* the block's threads share the points 0 .. n-1 */
 #define POLYLAB_FOR_THREADS(t, n) for (long long t = threadIdx.x; t < (n); t += blockDim.x)
 #define POLYLAB_ONE_THREAD (threadIdx.x == 0)
@@ -351,6 +412,19 @@ POLYLAB_UNUSED static long long polylab_launches;
   for (threadIdx.x = 0; threadIdx.x < blockDim.x; threadIdx.x++) \
     for (long long t = threadIdx.x; t < (n); t += blockDim.x)
 #define POLYLAB_ONE_THREAD 1
+/* a cooperative kernel: run once; at each wave every virtual thread of the grid takes its share in turn
+   (the grid-wide barrier after it is then met) */
+static const int polylab_cooperative = 1;
+#ifndef POLYLAB_EMULATED_BLOCKS
+#define POLYLAB_EMULATED_BLOCKS 3
+#endif
+#define POLYLAB_COOPERATIVE(k, argv, args) do { polylab_launches++; (void)(argv); \
+  gridDim = polylab_dim3(POLYLAB_EMULATED_BLOCKS, 1, 1); blockDim = polylab_dim3(POLYLAB_BLOCK_THREADS, 1, 1); \
+  blockIdx = threadIdx = polylab_dim3(0, 0, 0); k args; } while (0)
+#define POLYLAB_FOR_GRID(t, n) \
+  for (long long polylab_vt = 0; polylab_vt < (long long)gridDim.x * blockDim.x; polylab_vt++) \
+    for (long long t = polylab_vt; t < (n); t += (long long)gridDim.x * blockDim.x)
+#define POLYLAB_GRID_SYNC() ((void)0)
 #define __syncthreads() ((void)0)
 """
 
@@ -464,10 +538,12 @@ def _cuda_main(scop: Scop) -> str:
     dev_args = ", ".join([*scop.parameters, *(f"polylab_d_{a.name}" for a in arrays)])
     lines += ["  (void)polylab_now;  /* CUDA events time the kernel */",
               "  POLYLAB_CUDA(cudaStreamCreate(&polylab_stream));",
+              "  { int polylab_dev = 0; POLYLAB_CUDA(cudaGetDevice(&polylab_dev));",
+              "    POLYLAB_CUDA(cudaDeviceGetAttribute(&polylab_cooperative, cudaDevAttrCooperativeLaunch, polylab_dev)); }",
               "  polylab_counting = 1;",
               f"  kernel({dev_args});",
               "  polylab_counting = 0;",
-              f"  const int polylab_graph = polylab_launches > {GRAPH_LAUNCHES};",
+              f"  const int polylab_graph = polylab_launches > {GRAPH_LAUNCHES} && !polylab_no_graph;",
               "  printf(\"polylab-gpu launches %lld graph %d\\n\", polylab_launches, polylab_graph);",
               "  cudaGraphExec_t polylab_exec = NULL;",
               "  if (polylab_graph) {",
