@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from polylab.cli import analyze, bench, codegen, demo, deps, grade, run, schedule
+from polylab.cli import analyze, bench, codegen, demo, deps, grade, optimize, run, schedule
 from polylab.cli.common import load_program, load_scop
 from polylab.errors import PolylabError
 from polylab.model.params import parse_params
@@ -18,7 +18,7 @@ from polylab.version import __version__
 __all__ = ["build_parser", "load_program", "load_scop", "main", "parse_params"]
 
 #: the subcommand modules, in the order of the help text (each has ``add_parser`` and ``run``)
-SUBCOMMANDS = (analyze, deps, schedule, codegen, run, bench, demo, grade)
+SUBCOMMANDS = (analyze, deps, schedule, optimize, codegen, run, bench, demo, grade)
 
 
 def build_parser() -> argparse.ArgumentParser:

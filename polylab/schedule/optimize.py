@@ -188,7 +188,16 @@ def _skewed(b: Aff, a: Aff, f: int) -> Aff:
     return b.add(a.scale_val(isl.Val.int_from_si(a.get_ctx(), f))) if f else b
 
 
-def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], threads: int) -> list[Shape]:
+@dataclass(frozen=True)
+class Sizes:
+    """The sizes the optimizer uses: threads, strip rows, wavefront tile (rows, skewed columns)."""
+
+    threads: int
+    rows: int = STRIP_ROWS
+    wave: tuple[int, int] = WAVE_TILE
+
+
+def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: Sizes) -> list[Shape]:
     """The candidate rewritings of a statement's private loops (see the module text), identity first."""
     m = len(loops)
     out = [Shape("keep", tuple(loops), "source order")]
@@ -205,9 +214,9 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], threads:
                              f"strip-mine {names[p]} by {PAR_STRIP}: tiles of {names[p]} outside, "
                              f"{names[p]} innermost"))
     if m >= 2 and any(stride_score(stmt, iterator_of(x, stmt)) > 0 for x in loops):
-        sizes = cache_tile_sizes(m, len({acc.array for acc in stmt.accesses}))
-        out.append(Shape("tile", tuple(_floor(x, t) for x, t in zip(loops, sizes)) + tuple(loops),
-                         f"tiles {'x'.join(map(str, sizes))} of ({', '.join(names)}) (cache model: L2 "
+        tsz = cache_tile_sizes(m, len({acc.array for acc in stmt.accesses}))
+        out.append(Shape("tile", tuple(_floor(x, t) for x, t in zip(loops, tsz)) + tuple(loops),
+                         f"tiles {'x'.join(map(str, tsz))} of ({', '.join(names)}) (cache model: L2 "
                          f"{cache_sizes()[1] // 1024} KiB)"))
     if m >= 2:
         a, b = loops[-2], loops[-1]
@@ -216,15 +225,15 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], threads:
             skew = _skewed(b, a, f)
             sk = f"{bn} + {f}{an}" if f > 1 else (f"{bn} + {an}" if f == 1 else bn)
             head = tuple(loops[:-2])
-            out.append(Shape("strips", head + (_floor(a, STRIP_ROWS), skew, a),
-                             f"strips of {STRIP_ROWS} rows of {an} along {sk} ({STRIP_ROWS} independent "
-                             f"chains in flight)"))
-            if threads != 1:
-                A, B = WAVE_TILE
+            rows = sizes.rows
+            out.append(Shape("strips", head + (_floor(a, rows), skew, a),
+                             f"strips of {rows} rows of {an} along {sk} ({rows} independent chains in flight)"))
+            if sizes.threads != 1:
+                A, B = sizes.wave
                 wave = _floor(a, A).add(_floor(skew, B))
-                out.append(Shape("strips+wave", head + (wave, _floor(a, A), _floor(a, STRIP_ROWS), skew, a),
+                out.append(Shape("strips+wave", head + (wave, _floor(a, A), _floor(a, rows), skew, a),
                                  f"tile-level wavefront of {A}x{B} tiles over ({an}, {sk}), strips of "
-                                 f"{STRIP_ROWS} rows inside"))
+                                 f"{rows} rows inside"))
     return out
 
 
@@ -337,7 +346,7 @@ def _names(stmt: Statement, loops: Sequence[Aff]) -> list[str]:
     return out
 
 
-def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, threads: int, floor_par: int,
+def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, floor_par: int,
           log: list[str]) -> tuple[Schedule, StatementChoice] | None:
     """The best legal shape of statement ``n``'s private loops, the others as in ``rows``."""
     stmt = layout.scop.statement(n)
@@ -345,7 +354,7 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, threads: int, flo
     best = None
     tried = 0
     first_private = len(loop_dims(layout.base, n)) - len(layout.private[n])
-    for shape in shapes(stmt, layout.private[n], names, threads):
+    for shape in shapes(stmt, layout.private[n], names, sizes):
         if best is not None and _good_enough(best[0], best[1].kind, first_private, shape.kind):
             break
         trial = dict(rows)
@@ -374,23 +383,28 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, threads: int, flo
     return cand, choice
 
 
-def optimize_schedule(s: Schedule, threads: int | None = None) -> OptimizeReport:
+def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
+                      wave: int | Sequence[int] = WAVE_TILE) -> OptimizeReport:
     """Run the optimizer on schedule ``s`` (see the module text) and return its report; the optimized
-    schedule is ``report.schedule`` (legal, parallel dimensions marked, explanation in its notes)."""
+    schedule is ``report.schedule`` (legal, parallel dimensions marked, explanation in its notes).
+    ``threads``: the threads the code will run on (default :func:`available_threads`); ``rows``: rows of
+    the strips; ``wave``: the tile sizes of the strips' wavefront (one number for both)."""
     t0 = time.perf_counter()
     threads = available_threads() if threads is None else max(1, int(threads))
+    wave_t = (int(wave), int(wave)) if isinstance(wave, int) else (int(wave[0]), int(wave[1]))
+    sizes = Sizes(threads, max(1, int(rows)), wave_t)
     base = s
     source = mark_parallel(base)
     source_par = parallel_loops(source)
     layout = _Layout(base)
-    rows = {n: list(layout.private[n]) for n in layout.names}
+    loops_of = {n: list(layout.private[n]) for n in layout.names}
     lines = [f"optimize ({threads} thread{'s' if threads != 1 else ''}): starting from "
              + ("the source order" if not base.steps else "; ".join(base.steps)),
              "fusion: kept as in the starting schedule (loops shared by statements stay shared, so no "
              "parallel loop of it is lost); private loops of each statement rewritten on their own"
              + ("" if layout.separate else f" (over {SEPARATE_LIMIT} statements: shared dimensions)")]
     choices = []
-    current = mark_parallel(layout.build(rows, base.steps))
+    current = mark_parallel(layout.build(loops_of, base.steps))
     if not is_legal(current):  # cannot happen for a legal input; keep the input then
         current = source
     for n in layout.names:
@@ -398,7 +412,7 @@ def optimize_schedule(s: Schedule, threads: int | None = None) -> OptimizeReport
             choices.append(StatementChoice(n, "shared", "all its loops are shared", parallel_loops(current)[n],
                                            False))
             continue
-        picked = _pick(layout, rows, n, threads, source_par[n], lines)
+        picked = _pick(layout, loops_of, n, sizes, source_par[n], lines)
         if picked is not None:
             current, choice = picked
             choices.append(choice)
@@ -406,8 +420,7 @@ def optimize_schedule(s: Schedule, threads: int | None = None) -> OptimizeReport
     if not is_legal(final) or any(parallel_loops(final)[n] < source_par[n] for n in layout.names):
         final = source
         lines.append("no rewriting kept every parallel loop: the starting schedule, parallel loops marked")
-    final = replace(final, steps=s.steps + ("optimize" if threads == available_threads() else
-                                            f"optimize({threads})",))
+    final = replace(final, steps=s.steps + (step_text(threads, sizes),))
     lines.append(f"result: {final.text()}")
     lines.append(f"parallel loops per statement: {parallel_loops(final)} (starting schedule with "
                  f"parallel: {source_par})")
@@ -416,8 +429,16 @@ def optimize_schedule(s: Schedule, threads: int | None = None) -> OptimizeReport
                           time.perf_counter() - t0)
 
 
-def optimize(s: Schedule, threads: int | None = None) -> Schedule:
-    """The ``optimize`` step (``optimize`` or ``optimize(threads)``): keep the fusion of the schedule,
+def step_text(threads: int | None, sizes: Sizes | None = None) -> str:
+    """``optimize``, ``optimize(2)``, ``optimize(2, 16, 128)``: the step that reproduces a choice."""
+    if sizes is None or (sizes.rows == STRIP_ROWS and sizes.wave == WAVE_TILE):
+        return "optimize" if threads is None else f"optimize({threads})"
+    wave = sizes.wave[0] if sizes.wave[0] == sizes.wave[1] else f"({sizes.wave[0]}, {sizes.wave[1]})"
+    return f"optimize({threads if threads is not None else sizes.threads}, {sizes.rows}, {wave})"
+
+
+def optimize(s: Schedule, threads: int | None = None, rows: int = STRIP_ROWS, wave: int = WAVE_TILE[0]) -> Schedule:
+    """The ``optimize`` step (``optimize``, ``optimize(threads)``, ``optimize(threads, rows, wave)``): keep the fusion of the schedule,
     rewrite each statement's private loops by the best legal affine map among interchange, parallel
     strip-mining, strips of independent chains (with a tile-level wavefront when threads > 1) and tiling
     (see :mod:`polylab.schedule.optimize`).
@@ -426,7 +447,7 @@ def optimize(s: Schedule, threads: int | None = None) -> Schedule:
     the chosen rewriting. Legal: every candidate is checked exactly; parallel dimensions are marked
     exactly; no statement ends with fewer parallel loops than the starting schedule with ``parallel``.
     """
-    return optimize_schedule(s, threads).schedule
+    return optimize_schedule(s, threads, rows, wave).schedule
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from types import MappingProxyType
 
 from polylab.errors import PolylabError
 from polylab.schedule import Schedule
-from polylab.schedule.optimize import OptimizeReport, optimize_schedule, parallel_loops
+from polylab.schedule.optimize import STRIP_ROWS, WAVE_TILE, OptimizeReport, optimize_schedule, parallel_loops
 from polylab.storage.contract import contract
 from polylab.storage.dead import remove_dead_writes
 from polylab.storage.fold import constant_writers, fold_live_ins
@@ -88,19 +88,21 @@ def _contract_all(schedule: Schedule, lines: list[str]) -> Schedule:
     return cur
 
 
-def optimize_program(schedule: Schedule, threads: int | None = None) -> tuple[Schedule, OptimizeReport]:
+def optimize_program(schedule: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
+                     wave: int = WAVE_TILE[0]) -> tuple[Schedule, OptimizeReport]:
     """Storage steps and the loop optimizer (see the module text): the final schedule (of the rewritten
-    SCoP) and the report of every choice."""
+    SCoP) and the report of every choice. ``threads``, ``rows``, ``wave``: as for
+    :func:`polylab.schedule.optimize.optimize_schedule`."""
     lines: list[str] = []
     prepared = _prepare(schedule, lines)
-    report = optimize_schedule(prepared, threads)
+    report = optimize_schedule(prepared, threads, rows, wave)
     after: list[str] = []
     out = _contract_all(report.schedule, after)
     all_lines = tuple(lines) + report.lines + tuple(after)
     if out is not report.schedule:
         all_lines += (f"after contraction: {out.text()}",
                       f"parallel loops per statement: {parallel_loops(out)}")
-    steps = schedule.steps + ("optimize" if threads is None else f"optimize({threads})",)
+    steps = schedule.steps + (report.schedule.steps[-1] if threads is not None else "optimize",)
     out = replace(out, steps=steps, notes=all_lines)
     details = dict(out.details)
     details["optimize"] = replace(report, schedule=out, lines=all_lines)
@@ -108,7 +110,9 @@ def optimize_program(schedule: Schedule, threads: int | None = None) -> tuple[Sc
     return out, details["optimize"]
 
 
-def step_optimize(schedule: Schedule, threads: int | None = None) -> Schedule:
-    """Recipe step ``optimize`` (``optimize(T)`` for ``T`` threads): storage steps where they apply and the
-    loop optimizer of :mod:`polylab.schedule.optimize`; the report is ``details['optimize']``."""
-    return optimize_program(schedule, threads)[0]
+def step_optimize(schedule: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
+                  wave: int = WAVE_TILE[0]) -> Schedule:
+    """Recipe step ``optimize`` (``optimize(T)`` for ``T`` threads, ``optimize(T, rows, wave)``): storage
+    steps where they apply and the loop optimizer of :mod:`polylab.schedule.optimize`; the report is
+    ``details['optimize']``."""
+    return optimize_program(schedule, threads, rows, wave)[0]
