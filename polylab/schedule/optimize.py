@@ -57,9 +57,9 @@ import islpy as isl
 
 from polylab.model import Scop, Statement
 from polylab.render import Displayable, esc
-from polylab.schedule.core import Schedule, const_aff, const_value
+from polylab.schedule.core import Schedule, const_aff, const_value, map_from_affs
 from polylab.schedule.legality import is_legal
-from polylab.schedule.transform import mark_parallel
+from polylab.schedule.transform import distribute, mark_parallel
 
 #: statements beyond this number share private schedule dimensions (keeps the time vectors short)
 SEPARATE_LIMIT = 16
@@ -293,25 +293,36 @@ class _Layout:
                         for n in self.names}
         self.separate = len(self.names) <= SEPARATE_LIMIT
 
-    def build(self, rows: dict[str, Sequence[Aff]], steps: Sequence[str]) -> Schedule:
-        width = max(len(p) for p in self.prefix.values()) if self.prefix else 0
-        affs: dict[str, list[Aff]] = {}
-        offset = {}
-        pos = 0
+    @property
+    def width(self) -> int:
+        return max((len(p) for p in self.prefix.values()), default=0)
+
+    def offsets(self, rows: dict[str, Sequence[Aff]]) -> dict[str, int]:
+        """Where each statement's block of private loops starts (after the prefix)."""
+        out, pos = {}, self.width
         for n in self.names:
-            offset[n] = pos if self.separate else 0
+            out[n] = pos
             pos += len(rows[n]) if self.separate else 0
-        total = pos if self.separate else max((len(r) for r in rows.values()), default=0)
+        return out
+
+    def build(self, rows: dict[str, Sequence[Aff]], steps: Sequence[str]) -> Schedule:
+        width = self.width
+        offset = self.offsets(rows)
+        total = (sum(len(r) for r in rows.values()) if self.separate
+                 else max((len(r) for r in rows.values()), default=0))
+        affs: dict[str, list[Aff]] = {}
         for n in self.names:
             st = self.scop.statement(n)
             zero = const_aff(st, self.pspace, 0)
             vec = self.prefix[n] + [zero] * (width - len(self.prefix[n]))
             block = [zero] * total
             for k, a in enumerate(rows[n]):
-                block[offset[n] + k] = a
+                block[offset[n] - width + k] = a
             affs[n] = vec + block
-        out = self.base.with_affs(affs, None)
-        return replace(out, steps=tuple(steps))
+        # every vector has the same length and comes from map_from_affs: no normalisation needed
+        maps = {n: map_from_affs(self.scop.statement(n), self.pspace, a) for n, a in affs.items()}
+        return Schedule(self.scop, MappingProxyType(maps), tuple(steps), frozenset(), (), self.base.deps,
+                        MappingProxyType({}))
 
 
 def _score(s: Schedule, stmt: Statement) -> tuple:
@@ -347,10 +358,16 @@ def _names(stmt: Statement, loops: Sequence[Aff]) -> list[str]:
 
 
 def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, floor_par: int,
-          log: list[str]) -> tuple[Schedule, StatementChoice] | None:
-    """The best legal shape of statement ``n``'s private loops, the others as in ``rows``."""
+          prefix_marked: frozenset[int], log: list[str]) -> tuple[dict[str, list[Aff]], StatementChoice] | None:
+    """The best legal shape of statement ``n``'s private loops, the others as in ``rows``.
+
+    Only the dependences into or out of ``n`` are checked: the others keep their time vectors, so they
+    stay satisfied. With separate blocks the coincidence of ``n``'s block is exact on those dependences
+    too (the other statements are constant there), and that of the prefix dimensions does not change
+    (``prefix_marked``, computed once); the whole schedule is checked exactly at the end."""
     stmt = layout.scop.statement(n)
     names = _names(stmt, layout.private[n])
+    mine = tuple(d for d in layout.base.dependences if n in (d.source, d.sink))
     best = None
     tried = 0
     first_private = len(loop_dims(layout.base, n)) - len(layout.private[n])
@@ -359,13 +376,18 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, flo
             break
         trial = dict(rows)
         trial[n] = list(shape.loops)
-        cand = layout.build(trial, layout.base.steps)
+        cand = replace(layout.build(trial, layout.base.steps), deps=mine if layout.separate else None)
         tried += 1
         if not is_legal(cand):
             continue
-        cand = mark_parallel(cand)
-        npar = parallel_loops(cand)
-        if npar[n] < floor_par:
+        if layout.separate:
+            start = layout.offsets(trial)[n]
+            block = range(start, start + len(shape.loops))
+            marked = prefix_marked | {d for d in block if not cand.is_scalar(d) and cand.is_coincident(d)}
+            cand = replace(cand, marked=frozenset(marked))
+        else:
+            cand = mark_parallel(replace(cand, deps=layout.base.dependences))
+        if parallel_loops(cand)[n] < floor_par:
             continue
         key = _score(cand, stmt)
         if best is None or key > best[0]:
@@ -373,14 +395,63 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, flo
     if best is None:
         return None
     key, shape, cand = best
+    rows = dict(rows)
     rows[n] = list(shape.loops)
     choice = StatementChoice(n, shape.kind, shape.text, parallel_loops(cand)[n], key[1] == 3)
     log.append(f"{n} ({stmt.code()}): {shape.text}; {choice.parallel} parallel loop"
                f"{'s' if choice.parallel != 1 else ''}"
-               + ("" if key[0] <= -100 else f", outermost parallel at private depth {-key[0]}")
+               + ("" if key[0] <= -100 else f", outermost parallel at loop depth {-key[0]}")
                + (", innermost loop parallel and stride-1 (vectorizable)" if choice.vector else "")
                + f"  [{tried} shapes tried, legality exact]")
-    return cand, choice
+    return rows, choice
+
+
+def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: list[str]
+               ) -> tuple[Schedule, list[StatementChoice]]:
+    """Rewrite each statement's private loops in ``base`` (keeping its fusion); ``floor_par``: the parallel
+    loops each statement must keep. The result is checked exactly (all dependences)."""
+    layout = _Layout(base)
+    loops_of = {n: list(layout.private[n]) for n in layout.names}
+    if not layout.separate:
+        lines.append(f"over {SEPARATE_LIMIT} statements: private loops share schedule dimensions")
+    choices = []
+    start = mark_parallel(layout.build(loops_of, base.steps))
+    prefix_marked = frozenset(d for d in start.marked if d < layout.width)
+    for n in layout.names:
+        if not layout.private[n]:
+            choices.append(StatementChoice(n, "shared", "all its loops are shared", parallel_loops(start)[n],
+                                           False))
+            continue
+        picked = _pick(layout, loops_of, n, sizes, floor_par[n], prefix_marked, lines)
+        if picked is not None:
+            loops_of, choice = picked
+            choices.append(choice)
+    return mark_parallel(layout.build(loops_of, base.steps)), choices
+
+
+def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int) -> tuple:
+    """How good a whole schedule is (larger is better): with more than one thread, the number of
+    statements that have a parallel loop; then the number whose innermost loop is vectorizable. On a tie
+    the earlier fusion structure of :func:`bases` wins (no distribution that buys nothing)."""
+    par = parallel_loops(s)
+    with_par = sum(1 for v in par.values() if v) if threads > 1 else 0
+    return (with_par, sum(1 for c in choices if c.vector))
+
+
+def bases(s: Schedule) -> list[tuple[str, Schedule]]:
+    """The fusion structures tried: the starting schedule, its statements distributed just inside its
+    outermost loop, and fully distributed (each a scalar dimension with the textual order,
+    :func:`polylab.schedule.transform.distribute`), those that are legal (exact check)."""
+    out = [("fusion kept as in the starting schedule", s)]
+    if len(s.scop.statements) < 2 or not s.loop_dims:
+        return out
+    first = s.loop_dims[0]
+    for level, label in ((first + 1, f"statements distributed inside the outermost loop (level {first + 1})"),
+                         (0, "statements fully distributed (level 0)")):
+        d = distribute(s, level)
+        if is_legal(d):
+            out.append((label, d))
+    return out
 
 
 def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
@@ -393,33 +464,32 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
     threads = available_threads() if threads is None else max(1, int(threads))
     wave_t = (int(wave), int(wave)) if isinstance(wave, int) else (int(wave[0]), int(wave[1]))
     sizes = Sizes(threads, max(1, int(rows)), wave_t)
-    base = s
-    source = mark_parallel(base)
+    source = mark_parallel(s)
     source_par = parallel_loops(source)
-    layout = _Layout(base)
-    loops_of = {n: list(layout.private[n]) for n in layout.names}
     lines = [f"optimize ({threads} thread{'s' if threads != 1 else ''}): starting from "
-             + ("the source order" if not base.steps else "; ".join(base.steps)),
-             "fusion: kept as in the starting schedule (loops shared by statements stay shared, so no "
-             "parallel loop of it is lost); private loops of each statement rewritten on their own"
-             + ("" if layout.separate else f" (over {SEPARATE_LIMIT} statements: shared dimensions)")]
-    choices = []
-    current = mark_parallel(layout.build(loops_of, base.steps))
-    if not is_legal(current):  # cannot happen for a legal input; keep the input then
-        current = source
-    for n in layout.names:
-        if not layout.private[n]:
-            choices.append(StatementChoice(n, "shared", "all its loops are shared", parallel_loops(current)[n],
-                                           False))
+             + ("the source order" if not s.steps else "; ".join(s.steps))]
+    best = None
+    tried = []
+    for label, base in bases(s):
+        log: list[str] = []
+        result, choices = _from_base(base, sizes, source_par, log)
+        if not is_legal(result) or any(parallel_loops(result)[n] < v for n, v in source_par.items()):
             continue
-        picked = _pick(layout, loops_of, n, sizes, source_par[n], lines)
-        if picked is not None:
-            current, choice = picked
-            choices.append(choice)
-    final = mark_parallel(current)
-    if not is_legal(final) or any(parallel_loops(final)[n] < source_par[n] for n in layout.names):
-        final = source
+        key = program_key(result, choices, threads)
+        tried.append(f"{label}: score {key}")
+        if best is None or key > best[0]:
+            best = (key, label, result, choices, log)
+    if best is None:
+        final, choices = source, []
         lines.append("no rewriting kept every parallel loop: the starting schedule, parallel loops marked")
+    else:
+        _, label, final, choices, log = best
+        lines.append(f"fusion: {label} (loops shared by statements stay shared, so none of their parallel "
+                     "loops is lost; distribution only when it scores better)")
+        if len(tried) > 1:
+            lines.append("  fusion structures compared (statements with a parallel loop when threads > 1, "
+                         "statements with a vectorizable innermost loop): " + "; ".join(tried))
+        lines += log
     final = replace(final, steps=s.steps + (step_text(threads, sizes),))
     lines.append(f"result: {final.text()}")
     lines.append(f"parallel loops per statement: {parallel_loops(final)} (starting schedule with "
