@@ -109,7 +109,16 @@ def test_mvt_transposed_product_gets_a_parallel_tile_loop_and_a_vector_loop():
     assert c["S0"].shape == "keep"
 
 
-@pytest.mark.parametrize("name", ["gemm.c", "jacobi2d.c", "heat3d.c", "fdtd2d.c"])
+def test_gemm_is_distributed_and_tiled_for_the_cache():
+    s = optimized(scop_of("gemm.c"))
+    rep = s.details["optimize"]
+    c = {x.statement: x for x in rep.choices}
+    assert c["S1"].shape == "tile" and c["S1"].vector and "B" not in c["S1"].why.split(":")[0]
+    assert any(x.startswith("fusion: statements fully distributed") for x in rep.lines)
+    assert s.expressions("S1")[-3:] == ["i", "k", "j"] and parallel_loops(s)["S1"] >= 2
+
+
+@pytest.mark.parametrize("name", ["jacobi2d.c", "heat3d.c", "fdtd2d.c"])
 def test_good_source_orders_are_kept(name):
     s = optimized(scop_of(name))
     assert all(c.shape in ("keep", "shared") for c in s.details["optimize"].choices), s.details["optimize"]

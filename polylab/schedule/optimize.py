@@ -28,8 +28,9 @@ keeps the legal candidate with the best score, compared lexicographically:
 2. an innermost loop that is parallel and stride-1 (vectorizable), else one that is stride-1, else one
    that is parallel (independent chains the processor overlaps);
 3. how well the innermost loop walks memory (:func:`stride_score`);
-4. fewer loops (no strip-mining or tiling that buys nothing of the above);
-5. the number of its parallel loops.
+4. tiling, when the cache model asks for it (:func:`_tiling_order`);
+5. fewer loops (no strip-mining or tiling that buys nothing of the above);
+6. the number of its parallel loops.
 
 Private loops of different statements get separate schedule dimensions (up to
 :data:`SEPARATE_LIMIT` statements), so a loop that is parallel for one statement is not reported
@@ -213,10 +214,13 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: S
             out.append(Shape("strip", (_floor(loops[p], PAR_STRIP), *rest, loops[p]),
                              f"strip-mine {names[p]} by {PAR_STRIP}: tiles of {names[p]} outside, "
                              f"{names[p]} innermost"))
-    if m >= 2 and any(stride_score(stmt, iterator_of(x, stmt)) > 0 for x in loops):
+    order = _tiling_order(stmt, loops)
+    if order is not None:
         tsz = cache_tile_sizes(m, len({acc.array for acc in stmt.accesses}))
-        out.append(Shape("tile", tuple(_floor(x, t) for x, t in zip(loops, tsz)) + tuple(loops),
-                         f"tiles {'x'.join(map(str, tsz))} of ({', '.join(names)}) (cache model: L2 "
+        tl = [loops[p] for p in order]
+        out.append(Shape("tile", tuple(_floor(x, t) for x, t in zip(tl, tsz)) + tuple(tl),
+                         f"tiles {'x'.join(map(str, tsz))} of ({', '.join(names[p] for p in order)}): an "
+                         f"array reused across the outer loop would leave the cache (L2 "
                          f"{cache_sizes()[1] // 1024} KiB)"))
     if m >= 2:
         a, b = loops[-2], loops[-1]
@@ -235,6 +239,29 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: S
                                  f"tile-level wavefront of {A}x{B} tiles over ({an}, {sk}), strips of "
                                  f"{rows} rows inside"))
     return out
+
+
+def _tiling_order(stmt: Statement, loops: Sequence[Aff]) -> tuple[int, ...] | None:
+    """The loop order to tile in, when the cache model says tiling pays: at least three private loops,
+    all plain iterators, ordered with the best stride-1 loop innermost, and an access that does not
+    depend on the outermost of them but on the two innermost (its reuse across the outer loop is a whole
+    two-dimensional slice away: gemm's ``B[k][j]`` across ``i``). None otherwise."""
+    its = [iterator_of(x, stmt) for x in loops]
+    if len(loops) < 3 or any(k is None for k in its):
+        return None
+    inner = max(range(len(loops)), key=lambda p: (stride_score(stmt, its[p]), p))
+    if not is_stride_one(stmt, its[inner]):
+        return None
+    order = tuple(p for p in range(len(loops)) if p != inner) + (inner,)
+    outer, mid = its[order[0]], its[order[-2]]
+    for acc in stmt.accesses:
+        F = acc.matrix
+        if F is None:
+            continue
+        uses = [any(int(F[r, k]) for r in range(F.rows)) for k in range(len(stmt.iterators))]
+        if not uses[outer] and uses[mid] and uses[its[inner]]:
+            return order
+    return None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -341,9 +368,12 @@ def _score(s: Schedule, stmt: Statement) -> tuple:
 
 
 def _good_enough(key: tuple, best_kind: str, first_private: int, next_kind: str) -> bool:
-    """Stop trying shapes: the best so far has a parallel loop at the first private depth (or outside)
+    """Skip the next shape: the best so far has a parallel loop at the first private depth (or outside)
     and a vectorizable innermost loop (nothing scores higher), or it has a parallel loop and the next
-    shapes are the strips, which are only for statements with no parallel loop."""
+    shapes are the strips, which are only for statements with no parallel loop. The tiling shape (only
+    offered when the cache model asks for it) is always tried."""
+    if next_kind == "tile":
+        return False
     if -key[0] <= first_private and key[1] == 3:
         return True
     return key[0] > -100 and next_kind.startswith("strips") and not best_kind.startswith("strips")
@@ -373,7 +403,7 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, flo
     first_private = len(loop_dims(layout.base, n)) - len(layout.private[n])
     for shape in shapes(stmt, layout.private[n], names, sizes):
         if best is not None and _good_enough(best[0], best[1].kind, first_private, shape.kind):
-            break
+            continue
         trial = dict(rows)
         trial[n] = list(shape.loops)
         cand = replace(layout.build(trial, layout.base.steps), deps=mine if layout.separate else None)
@@ -390,6 +420,7 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, flo
         if parallel_loops(cand)[n] < floor_par:
             continue
         key = _score(cand, stmt)
+        key = key[:3] + (1 if shape.kind == "tile" else 0,) + key[3:]
         if best is None or key > best[0]:
             best = (key, shape, cand)
     if best is None:
@@ -431,11 +462,12 @@ def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: l
 
 def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int) -> tuple:
     """How good a whole schedule is (larger is better): with more than one thread, the number of
-    statements that have a parallel loop; then the number whose innermost loop is vectorizable. On a tie
+    statements that have a parallel loop; then the number whose innermost loop is vectorizable, then the
+    number tiled for the cache. On a tie
     the earlier fusion structure of :func:`bases` wins (no distribution that buys nothing)."""
     par = parallel_loops(s)
     with_par = sum(1 for v in par.values() if v) if threads > 1 else 0
-    return (with_par, sum(1 for c in choices if c.vector))
+    return (with_par, sum(1 for c in choices if c.vector), sum(1 for c in choices if c.shape == "tile"))
 
 
 def bases(s: Schedule) -> list[tuple[str, Schedule]]:
