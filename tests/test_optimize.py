@@ -207,3 +207,24 @@ def test_tune_keeps_a_verified_winner_or_the_original():
         assert win.verified and win.seconds < res.baseline
         assert win.seconds == min(t.seconds for t in res.trials if t.verified and t.seconds)
     assert "kept:" in res.text() and res.to_json()["trials"][0]["spec"] == "optimize(2)"
+
+
+def test_help_loads_no_heavy_module():
+    """``polylab --help`` (and a subcommand's own help) import only what they need: no isl, sympy,
+    matplotlib or IPython for the top level (a structural check, not a timing)."""
+    code = ("import sys, contextlib, io\n"
+            "from polylab.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n"
+            "        main(['--help'])\n"
+            "    except SystemExit:\n"
+            "        pass\n"
+            "print(sorted(m for m in ('sympy', 'matplotlib', 'IPython', 'islpy', 'numpy') if m in sys.modules))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]", r.stdout
+    r = _cli("optimize", "--help")
+    assert r.returncode == 0 and "--tune" in r.stdout
+    r = _cli("--help")
+    assert all(c in r.stdout for c in ("analyze", "optimize", "bench", "grade"))

@@ -26,6 +26,7 @@ from polylab.experiment.schedules import schedule_from_spec
 from polylab.experiment.timing import RunReport, measure
 from polylab.model.scop import Scop
 from polylab.render import Displayable, esc, text_table
+from polylab.schedule import Schedule
 
 #: strip rows and wavefront tile sizes tried besides the optimizer's defaults
 ALTERNATIVES = ((16, 256), (8, 128), (4, 512))
@@ -85,39 +86,45 @@ class TuneResult(Displayable):
                 "trials": [t.to_json() for t in self.trials]}
 
 
-def candidates(scop: Scop, threads: int) -> list[str]:
-    """The specs :func:`tune` times (see the module text), without duplicates of one schedule."""
-    specs = [f"optimize({threads})"]
-    if threads > 1:
-        specs.append("optimize(1)")
-    first = schedule_from_spec(scop, specs[0])
+def candidate_schedules(scop: Scop, threads: int) -> list[tuple[str, Schedule]]:
+    """The specs :func:`tune` times (see the module text) with their schedules (each read once), without
+    two specs of one schedule."""
+    first = schedule_from_spec(scop, f"optimize({threads})")
+    specs = ["optimize(1)"] if threads > 1 else []
     if first is not None and any(c.shape.startswith("strips") for c in first.details["optimize"].choices):
         specs += [f"optimize({threads}, {r}, {w})" for r, w in ALTERNATIVES]
     specs.append("parallel")
-    seen: dict[str, str] = {}
-    out = []
+    out = [(f"optimize({threads})", first)]
+    seen = {first.text() + str(sorted(first.marked))}
     for spec in specs:
         s = schedule_from_spec(scop, spec)
-        key = s.text() + str(sorted(s.marked)) if s is not None else "original"
+        key = s.text() + str(sorted(s.marked))
         if key not in seen:
-            seen[key] = spec
-            out.append(spec)
+            seen.add(key)
+            out.append((spec, s))
     return out
+
+
+def candidates(scop: Scop, threads: int) -> list[str]:
+    """The specs of :func:`candidate_schedules`."""
+    return [spec for spec, _ in candidate_schedules(scop, threads)]
 
 
 def tune(scop: Scop, *, threads: int, params: Mapping[str, int], verify_params: Mapping[str, int] | None = None,
          specs: Sequence[str] | None = None, repeat: int = 3, warmup: int = 1, timeout: float = 300.0,
          bar: Callable | None = None) -> TuneResult:
-    """Verify and time each candidate (``specs``, default :func:`candidates`), keep the fastest verified one
+    """Verify and time each candidate (``specs``, default :func:`candidate_schedules`; each schedule is
+    searched once, then generated, verified and timed), keep the fastest verified one
     that beats the original program (else ``original``). ``bar``: a tqdm-like factory for the progress
     bar (``bar(iterable, desc=..., unit=...)``); the command line passes tqdm."""
-    specs = list(specs) if specs is not None else candidates(scop, threads)
+    pairs = (candidate_schedules(scop, threads) if specs is None
+             else [(spec, schedule_from_spec(scop, spec)) for spec in specs])
     trials = []
     baseline = None
-    iterable = bar(specs, desc="tuning", unit="variant") if bar else specs
-    for spec in iterable:
+    iterable = bar(pairs, desc="tuning", unit="variant") if bar else pairs
+    for spec, sched in iterable:
         try:
-            rep: RunReport = measure(scop, spec, "openmp", params=params, threads=threads, repeat=repeat,
+            rep: RunReport = measure(scop, sched, "openmp", params=params, threads=threads, repeat=repeat,
                                      warmup=warmup, baseline=baseline is None, verify_params=verify_params,
                                      timeout=timeout)
         except PolylabError as err:
@@ -125,7 +132,6 @@ def tune(scop: Scop, *, threads: int, params: Mapping[str, int], verify_params: 
             continue
         if baseline is None and rep.baseline is not None:
             baseline = rep.baseline.median
-        sched = schedule_from_spec(scop, spec)
         trials.append(Trial(spec, rep.seconds.median if rep.seconds else None, rep.verified, rep.reason,
                             sched.text() if sched is not None else "original"))
     timed = [t for t in trials if t.verified and t.seconds]

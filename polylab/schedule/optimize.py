@@ -56,7 +56,7 @@ from typing import Sequence
 
 import islpy as isl
 
-from polylab.model import Scop, Statement
+from polylab.model import Statement
 from polylab.render import Displayable, esc
 from polylab.schedule.core import Schedule, const_aff, const_value, map_from_affs
 from polylab.schedule.legality import is_legal
