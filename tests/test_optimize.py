@@ -109,8 +109,10 @@ def test_mvt_transposed_product_gets_a_parallel_tile_loop_and_a_vector_loop():
     assert c["S0"].shape == "keep"
 
 
-def test_gemm_is_distributed_and_tiled_for_the_cache():
-    s = optimized(scop_of("gemm.c"))
+def test_gemm_is_distributed_and_tiled_for_the_cache_when_asked():
+    plain = optimized(scop_of("gemm.c"))
+    assert all(c.shape in ("keep", "shared") for c in plain.details["optimize"].choices)
+    s = optimized(scop_of("gemm.c"), "optimize(2, 8, 256, 1)")
     rep = s.details["optimize"]
     c = {x.statement: x for x in rep.choices}
     assert c["S1"].shape == "tile" and c["S1"].vector and "B" not in c["S1"].why.split(":")[0]
@@ -197,7 +199,7 @@ def test_tune_keeps_a_verified_winner_or_the_original():
 
     scop = scop_of("mvt.c")
     specs = candidates(scop, 2)
-    assert specs[0] == "optimize(2)" and "parallel" in specs
+    assert specs[0] == "optimize(2)" and "parallel" in specs and "optimize(2, 8, 256, 1)" not in specs
     res = tune(scop, threads=2, params={"N": 300}, verify_params={"N": 12}, specs=specs, repeat=1, warmup=0)
     assert [t.spec for t in res.trials] == specs and res.baseline
     if res.best == "original":

@@ -5,7 +5,8 @@ The candidates are recipe specs, so the winner can be replayed anywhere a spec i
 * ``optimize(T)`` -- the optimizer's own choice for ``T`` threads (:mod:`polylab.storage.optimize`);
 * ``optimize(1)`` when ``T > 1`` -- the same without the strips' tile-level wavefront;
 * ``optimize(T, rows, wave)`` for other strip rows and wavefront tile sizes (only where the optimizer
-  made strips: otherwise they are the same schedule and are not timed twice);
+  made strips), and ``optimize(T, 8, 256, 1)``: with cache tiling offered (a candidate that gives the
+  same schedule as an earlier one is not timed twice);
 * ``parallel`` -- the source order with its parallel loops marked: the fallback.
 
 Each candidate is verified against the original program at ``verify_params`` (bit for bit, a vacuous
@@ -27,6 +28,7 @@ from polylab.experiment.timing import RunReport, measure
 from polylab.model.scop import Scop
 from polylab.render import Displayable, esc, text_table
 from polylab.schedule import Schedule
+from polylab.schedule.optimize import STRIP_ROWS, WAVE_TILE
 
 #: strip rows and wavefront tile sizes tried besides the optimizer's defaults
 ALTERNATIVES = ((16, 256), (8, 128), (4, 512))
@@ -93,6 +95,7 @@ def candidate_schedules(scop: Scop, threads: int) -> list[tuple[str, Schedule]]:
     specs = ["optimize(1)"] if threads > 1 else []
     if first is not None and any(c.shape.startswith("strips") for c in first.details["optimize"].choices):
         specs += [f"optimize({threads}, {r}, {w})" for r, w in ALTERNATIVES]
+    specs.append(f"optimize({threads}, {STRIP_ROWS}, {WAVE_TILE[0]}, 1)")
     specs.append("parallel")
     out = [(f"optimize({threads})", first)]
     seen = {first.text() + str(sorted(first.marked))}

@@ -18,7 +18,9 @@ affine maps of its private loops ``(l_1, .., l_m)``:
   ``(.., floor(a / A) + floor((b + f a) / B), floor(a / A), floor(a / S), b + f a, a)`` runs the tiles of
   one wave in parallel;
 * *tiling* of a permutable band of private loops with sizes from a cache model
-  (:func:`cache_tile_sizes`): ``(floor(l_1 / T_1), .., floor(l_k / T_k), l_1, .., l_k)``.
+  (:func:`cache_tile_sizes`): ``(floor(l_1 / T_1), .., floor(l_k / T_k), l_1, .., l_k)``, offered when
+  asked for (``optimize(T, rows, wave, 1)``; ``--tune`` times it) and where an array is reused across the
+  outer loop at a distance of a whole slice (:func:`_tiling_order`).
 
 Every candidate is checked exactly (:func:`polylab.schedule.legality.is_legal`: ``theta(u) <lex theta(v)``
 for every dependence) and its parallel dimensions are marked exactly (:func:`mark_parallel`); a statement
@@ -191,11 +193,15 @@ def _skewed(b: Aff, a: Aff, f: int) -> Aff:
 
 @dataclass(frozen=True)
 class Sizes:
-    """The sizes the optimizer uses: threads, strip rows, wavefront tile (rows, skewed columns)."""
+    """The sizes the optimizer uses: threads, strip rows, wavefront tile (rows, skewed columns), and
+    whether cache tiling is offered (off by default: on the 2-core development machine, whose 32 MiB L3
+    holds the reused slices of PolyBench sizes, tiled gemm was slower than the source order; ``--tune``
+    times it)."""
 
     threads: int
     rows: int = STRIP_ROWS
     wave: tuple[int, int] = WAVE_TILE
+    tile: bool = False
 
 
 def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: Sizes) -> list[Shape]:
@@ -214,7 +220,7 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: S
             out.append(Shape("strip", (_floor(loops[p], PAR_STRIP), *rest, loops[p]),
                              f"strip-mine {names[p]} by {PAR_STRIP}: tiles of {names[p]} outside, "
                              f"{names[p]} innermost"))
-    order = _tiling_order(stmt, loops)
+    order = _tiling_order(stmt, loops) if sizes.tile else None
     if order is not None:
         tsz = cache_tile_sizes(m, len({acc.array for acc in stmt.accesses}))
         tl = [loops[p] for p in order]
@@ -487,15 +493,16 @@ def bases(s: Schedule) -> list[tuple[str, Schedule]]:
 
 
 def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
-                      wave: int | Sequence[int] = WAVE_TILE) -> OptimizeReport:
+                      wave: int | Sequence[int] = WAVE_TILE, tile: bool | int = False) -> OptimizeReport:
     """Run the optimizer on schedule ``s`` (see the module text) and return its report; the optimized
     schedule is ``report.schedule`` (legal, parallel dimensions marked, explanation in its notes).
     ``threads``: the threads the code will run on (default :func:`available_threads`); ``rows``: rows of
-    the strips; ``wave``: the tile sizes of the strips' wavefront (one number for both)."""
+    the strips; ``wave``: the tile sizes of the strips' wavefront (one number for both); ``tile``: offer
+    cache tiling."""
     t0 = time.perf_counter()
     threads = available_threads() if threads is None else max(1, int(threads))
     wave_t = (int(wave), int(wave)) if isinstance(wave, int) else (int(wave[0]), int(wave[1]))
-    sizes = Sizes(threads, max(1, int(rows)), wave_t)
+    sizes = Sizes(threads, max(1, int(rows)), wave_t, bool(tile))
     source = mark_parallel(s)
     source_par = parallel_loops(source)
     lines = [f"optimize ({threads} thread{'s' if threads != 1 else ''}): starting from "
@@ -533,14 +540,17 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
 
 def step_text(threads: int | None, sizes: Sizes | None = None) -> str:
     """``optimize``, ``optimize(2)``, ``optimize(2, 16, 128)``: the step that reproduces a choice."""
-    if sizes is None or (sizes.rows == STRIP_ROWS and sizes.wave == WAVE_TILE):
+    if sizes is None or (sizes.rows == STRIP_ROWS and sizes.wave == WAVE_TILE and not sizes.tile):
         return "optimize" if threads is None else f"optimize({threads})"
     wave = sizes.wave[0] if sizes.wave[0] == sizes.wave[1] else f"({sizes.wave[0]}, {sizes.wave[1]})"
-    return f"optimize({threads if threads is not None else sizes.threads}, {sizes.rows}, {wave})"
+    tile = ", 1" if sizes.tile else ""
+    return f"optimize({threads if threads is not None else sizes.threads}, {sizes.rows}, {wave}{tile})"
 
 
-def optimize(s: Schedule, threads: int | None = None, rows: int = STRIP_ROWS, wave: int = WAVE_TILE[0]) -> Schedule:
-    """The ``optimize`` step (``optimize``, ``optimize(threads)``, ``optimize(threads, rows, wave)``): keep the fusion of the schedule,
+def optimize(s: Schedule, threads: int | None = None, rows: int = STRIP_ROWS, wave: int = WAVE_TILE[0],
+             tile: int = 0) -> Schedule:
+    """The ``optimize`` step (``optimize``, ``optimize(threads)``, ``optimize(threads, rows, wave[, 1])``
+    with cache tiling offered when the last is 1): keep the fusion of the schedule,
     rewrite each statement's private loops by the best legal affine map among interchange, parallel
     strip-mining, strips of independent chains (with a tile-level wavefront when threads > 1) and tiling
     (see :mod:`polylab.schedule.optimize`).
@@ -549,7 +559,7 @@ def optimize(s: Schedule, threads: int | None = None, rows: int = STRIP_ROWS, wa
     the chosen rewriting. Legal: every candidate is checked exactly; parallel dimensions are marked
     exactly; no statement ends with fewer parallel loops than the starting schedule with ``parallel``.
     """
-    return optimize_schedule(s, threads, rows, wave).schedule
+    return optimize_schedule(s, threads, rows, wave, tile).schedule
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -89,13 +89,13 @@ def _contract_all(schedule: Schedule, lines: list[str]) -> Schedule:
 
 
 def optimize_program(schedule: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
-                     wave: int = WAVE_TILE[0]) -> tuple[Schedule, OptimizeReport]:
+                     wave: int = WAVE_TILE[0], tile: int = 0) -> tuple[Schedule, OptimizeReport]:
     """Storage steps and the loop optimizer (see the module text): the final schedule (of the rewritten
-    SCoP) and the report of every choice. ``threads``, ``rows``, ``wave``: as for
+    SCoP) and the report of every choice. ``threads``, ``rows``, ``wave``, ``tile``: as for
     :func:`polylab.schedule.optimize.optimize_schedule`."""
     lines: list[str] = []
     prepared = _prepare(schedule, lines)
-    report = optimize_schedule(prepared, threads, rows, wave)
+    report = optimize_schedule(prepared, threads, rows, wave, tile)
     after: list[str] = []
     out = _contract_all(report.schedule, after)
     all_lines = tuple(lines) + report.lines + tuple(after)
@@ -111,8 +111,8 @@ def optimize_program(schedule: Schedule, threads: int | None = None, rows: int =
 
 
 def step_optimize(schedule: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
-                  wave: int = WAVE_TILE[0]) -> Schedule:
-    """Recipe step ``optimize`` (``optimize(T)`` for ``T`` threads, ``optimize(T, rows, wave)``): storage
+                  wave: int = WAVE_TILE[0], tile: int = 0) -> Schedule:
+    """Recipe step ``optimize`` (``optimize(T)`` for ``T`` threads, ``optimize(T, rows, wave[, 1])``): storage
     steps where they apply and the loop optimizer of :mod:`polylab.schedule.optimize`; the report is
     ``details['optimize']``."""
-    return optimize_program(schedule, threads, rows, wave)[0]
+    return optimize_program(schedule, threads, rows, wave, tile)[0]
