@@ -151,3 +151,9 @@ def test_shipped_examples_by_name():
     assert example("chain").name == "chain" and example("chain.mlir") == example("chain")
     with pytest.raises(PolylabError, match="no example named"):
         example("nope")
+
+
+def test_a_cast_type_that_disagrees_with_its_bounds_is_refused():
+    src = text("laplace3d.mlir").replace("-> !stencil.field<36x36x36xf64>\n    %out", "-> !stencil.field<36x36x35xf64>\n    %out")
+    with pytest.raises(StencilError, match="does not match the bounds"):
+        parse(src)

@@ -32,7 +32,8 @@ def test_shapes_propagate_backwards_from_the_store_range():
 
 def test_a_field_too_small_is_refused_naming_operator_access_offset_and_bound():
     src = example_path("stencil/laplace3d.mlir").read_text().replace(
-        "%src([-2, -2, -2] : [34, 34, 34])", "%src([0, -2, -2] : [34, 34, 34])")
+        "%src([-2, -2, -2] : [34, 34, 34]) : (!stencil.field<?x?x?xf64>) -> !stencil.field<36x36x36xf64>",
+        "%src([0, -2, -2] : [34, 34, 34]) : (!stencil.field<?x?x?xf64>) -> !stencil.field<34x36x36xf64>")
     with pytest.raises(StencilError) as info:
         infer_shapes(parse(src))
     msg = info.value.message
