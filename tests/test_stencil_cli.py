@@ -29,12 +29,16 @@ def test_emit_forms(capsys, emit, words):
     assert words in capsys.readouterr().out
 
 
-def test_run_json_reports_verified_seconds_and_refuses_a_short_speedup(capsys):
+def test_run_json_reports_verified_seconds_and_refuses_a_short_speedup(capsys, monkeypatch):
+    from polylab.stencil import timing
+
+    monkeypatch.setattr(timing, "MIN_SECONDS", 1e9)      # every run counts as too short, whatever the load
     assert main(["stencil", "blur2d.mlir", "--run", "--json", "--repeat", "2", "--domain", "16,16"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["verified"] is True and data["interpreter"]["verified"] is True
     assert data["seconds"]["median"] > 0
     assert data["speedup"] is None and "too short to time" in data["reason"]
+    assert data["baseline_seconds"] > 0
 
 
 def test_malformed_file_exits_2_with_line_and_column(tmp_path, capsys):
@@ -76,3 +80,17 @@ def test_lowered_mlir_verifies_with_mlir_opt(tmp_path, name, passes):
     assert ("affine.for" in done.stdout or "affine.parallel" in done.stdout) and "func.func @kernel" in done.stdout
     if passes == "tiled-parallel":
         assert "affine.parallel" in done.stdout
+
+
+def test_speedup_only_from_runs_long_enough_to_time():
+    from types import SimpleNamespace
+
+    from polylab.stencil.timing import MIN_SECONDS, speedup_of
+
+    def report(variant: float, base: float):
+        return SimpleNamespace(seconds=SimpleNamespace(median=variant), baseline=SimpleNamespace(median=base),
+                               speedup=base / variant, reason=None)
+
+    assert speedup_of(report(0.02, 0.05)) == (2.5, None)
+    value, reason = speedup_of(report(MIN_SECONDS / 2, 0.05))
+    assert value is None and "too short to time" in reason

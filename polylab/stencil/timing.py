@@ -75,10 +75,11 @@ def run_program(program: Program | Lowering, schedule: Any = None, target: str =
         return StencilRun(verdict, reason=verdict.reason)
     report = measure(lowering.scop, schedule, target, params={}, threads=threads, repeat=repeat, warmup=warmup,
                      timeout=timeout, progress=progress)
-    return StencilRun(verdict, report, *_speedup(report))
+    return StencilRun(verdict, report, *speedup_of(report))
 
 
-def _speedup(report: Any) -> tuple[float | None, str | None]:
+def speedup_of(report: Any) -> tuple[float | None, str | None]:
+    """``(speedup, None)``, or ``(None, why)`` when a median is below :data:`MIN_SECONDS` or nothing was timed."""
     if report.seconds is None or report.baseline is None:
         return None, report.reason
     shortest = min(report.seconds.median, report.baseline.median)
