@@ -61,7 +61,7 @@ import islpy as isl
 from polylab.model import Statement
 from polylab.render import Displayable, esc
 from polylab.schedule.core import Schedule, const_aff, const_value, map_from_affs
-from polylab.schedule.legality import is_legal
+from polylab.schedule.legality import is_legal, violating_pairs
 from polylab.schedule.transform import distribute, mark_parallel
 
 #: statements beyond this number share private schedule dimensions (keeps the time vectors short)
@@ -394,16 +394,19 @@ def _names(stmt: Statement, loops: Sequence[Aff]) -> list[str]:
 
 
 def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, floor_par: int,
-          prefix_marked: frozenset[int], log: list[str]) -> tuple[dict[str, list[Aff]], StatementChoice] | None:
+          prefix_marked: frozenset[int], open_deps: Sequence, log: list[str]
+          ) -> tuple[dict[str, list[Aff]], StatementChoice] | None:
     """The best legal shape of statement ``n``'s private loops, the others as in ``rows``.
 
     Only the dependences into or out of ``n`` are checked: the others keep their time vectors, so they
     stay satisfied. With separate blocks the coincidence of ``n``'s block is exact on those dependences
     too (the other statements are constant there), and that of the prefix dimensions does not change
-    (``prefix_marked``, computed once); the whole schedule is checked exactly at the end."""
+    (``prefix_marked``, computed once); a dependence whose every pair the prefix dimensions already
+    order strictly cannot be affected by any block and is skipped (``open_deps`` are the others). The
+    whole schedule is checked exactly at the end."""
     stmt = layout.scop.statement(n)
     names = _names(stmt, layout.private[n])
-    mine = tuple(d for d in layout.base.dependences if n in (d.source, d.sink))
+    mine = tuple(d for d in open_deps if n in (d.source, d.sink))
     best = None
     tried = 0
     first_private = len(loop_dims(layout.base, n)) - len(layout.private[n])
@@ -454,12 +457,14 @@ def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: l
     choices = []
     start = mark_parallel(layout.build(loops_of, base.steps))
     prefix_marked = frozenset(d for d in start.marked if d < layout.width)
+    prefix_only = layout.build({n: [] for n in layout.names}, base.steps)
+    open_deps = [d for d in base.dependences if not violating_pairs(prefix_only, d).is_empty()]
     for n in layout.names:
         if not layout.private[n]:
             choices.append(StatementChoice(n, "shared", "all its loops are shared", parallel_loops(start)[n],
                                            False))
             continue
-        picked = _pick(layout, loops_of, n, sizes, floor_par[n], prefix_marked, lines)
+        picked = _pick(layout, loops_of, n, sizes, floor_par[n], prefix_marked, open_deps, lines)
         if picked is not None:
             loops_of, choice = picked
             choices.append(choice)
@@ -479,9 +484,10 @@ def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int) -
 def bases(s: Schedule) -> list[tuple[str, Schedule]]:
     """The fusion structures tried: the starting schedule, its statements distributed just inside its
     outermost loop, and fully distributed (each a scalar dimension with the textual order,
-    :func:`polylab.schedule.transform.distribute`), those that are legal (exact check)."""
+    :func:`polylab.schedule.transform.distribute`), those that are legal (exact check). Programs of more
+    than :data:`SEPARATE_LIMIT` statements keep their fusion (the search stays fast)."""
     out = [("fusion kept as in the starting schedule", s)]
-    if len(s.scop.statements) < 2 or not s.loop_dims:
+    if not 2 <= len(s.scop.statements) <= SEPARATE_LIMIT or not s.loop_dims:
         return out
     first = s.loop_dims[0]
     for level, label in ((first + 1, f"statements distributed inside the outermost loop (level {first + 1})"),
