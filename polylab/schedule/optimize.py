@@ -471,14 +471,45 @@ def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: l
     return mark_parallel(layout.build(loops_of, base.steps)), choices
 
 
-def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int) -> tuple:
-    """How good a whole schedule is (larger is better): with more than one thread, the number of
-    statements that have a parallel loop; then the number whose innermost loop is vectorizable, then the
-    number tiled for the cache. On a tie
+def fused_pairs(s: Schedule) -> set[tuple[str, str]]:
+    """The pairs of statements that share at least one loop in ``s`` (a dimension that is a loop for
+    both, with equal constants on every earlier dimension constant for both)."""
+    out = set()
+    names = [st.name for st in s.scop.statements]
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            for d in range(s.n_dims):
+                x, y = s.affs[a][d], s.affs[b][d]
+                if x.is_cst() and y.is_cst():
+                    if const_value(x) != const_value(y):
+                        break
+                    continue
+                if not x.is_cst() and not y.is_cst():
+                    out.add((a, b))
+                break
+    return out
+
+
+def reuse_lost(source: Schedule, s: Schedule) -> int:
+    """Pairs of statements that read a common array inside a shared loop of ``source`` and no longer
+    share a loop in ``s`` (each such distribution streams that array once more)."""
+    reads = {st.name: {a.array for a in st.reads} for st in s.scop.statements}
+    kept = fused_pairs(s)
+    return sum(1 for a, b in fused_pairs(source) if (a, b) not in kept and reads[a] & reads[b])
+
+
+def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int, lost: int = 0) -> tuple:
+    """How good a whole schedule is (larger is better): the number of the deepest statements (where the
+    work is) whose innermost loop is vectorizable; then the reuse a distribution loses (``lost``, :func:`reuse_lost`: fewer is better);
+    with more than one thread, the number of statements that have a parallel loop; then the number tiled
+    for the cache. On a tie
     the earlier fusion structure of :func:`bases` wins (no distribution that buys nothing)."""
     par = parallel_loops(s)
     with_par = sum(1 for v in par.values() if v) if threads > 1 else 0
-    return (with_par, sum(1 for c in choices if c.vector), sum(1 for c in choices if c.shape == "tile"))
+    deepest = max((st.depth for st in s.scop.statements), default=0)
+    deep = {st.name for st in s.scop.statements if st.depth == deepest}
+    vector = sum(1 for c in choices if c.vector and c.statement in deep)
+    return (vector, sum(1 for c in choices if c.shape == "tile"), -lost, with_par)
 
 
 def bases(s: Schedule) -> list[tuple[str, Schedule]]:
@@ -520,7 +551,7 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         result, choices = _from_base(base, sizes, source_par, log)
         if not is_legal(result) or any(parallel_loops(result)[n] < v for n, v in source_par.items()):
             continue
-        key = program_key(result, choices, threads)
+        key = program_key(result, choices, threads, reuse_lost(s, base))
         tried.append(f"{label}: score {key}")
         if best is None or key > best[0]:
             best = (key, label, result, choices, log)
@@ -532,8 +563,9 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         lines.append(f"fusion: {label} (loops shared by statements stay shared, so none of their parallel "
                      "loops is lost; distribution only when it scores better)")
         if len(tried) > 1:
-            lines.append("  fusion structures compared (statements with a parallel loop when threads > 1, "
-                         "statements with a vectorizable innermost loop): " + "; ".join(tried))
+            lines.append("  fusion structures compared (deepest statements with a vectorizable innermost loop, "
+                         "tiled statements, minus shared reads split apart, statements with a parallel loop "
+                         "when threads > 1): " + "; ".join(tried))
         lines += log
     final = replace(final, steps=s.steps + (step_text(threads, sizes),))
     lines.append(f"result: {final.text()}")
