@@ -43,13 +43,15 @@ SMALL = {
 
 
 def corpus() -> list[str]:
-    """Every shipped example kernel (the PolyBench-style ones too, when they ship)."""
-    return sorted(n for n in polylab.examples() if n.endswith((".c", ".sy")) and "/" not in n
-                  and not n.startswith("reject"))
+    """Every shipped example kernel, the PolyBench-style ones (``polybench/``) included."""
+    root = Path(polylab.example_path("sweep2d.c")).parent
+    names = [n for n in polylab.examples() if n.endswith((".c", ".sy"))]
+    return sorted(set(names)) + sorted(f"polybench/{p.name}" for p in (root / "polybench").glob("*.c"))
 
 
 def scop_of(name: str):
-    return polylab.parse_file(polylab.example_path(name)).scop
+    root = Path(polylab.example_path("sweep2d.c")).parent
+    return polylab.parse_file(root / name if "/" in name else polylab.example_path(name)).scop
 
 
 def optimized(scop, spec: str = "optimize(2)"):

@@ -61,7 +61,7 @@ import islpy as isl
 from polylab.model import Statement
 from polylab.render import Displayable, esc
 from polylab.schedule.core import Schedule, const_aff, const_value, map_from_affs
-from polylab.schedule.legality import is_legal
+from polylab.schedule.legality import is_legal, violating_pairs
 from polylab.schedule.transform import distribute, mark_parallel
 
 #: statements beyond this number share private schedule dimensions (keeps the time vectors short)
@@ -394,16 +394,19 @@ def _names(stmt: Statement, loops: Sequence[Aff]) -> list[str]:
 
 
 def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, floor_par: int,
-          prefix_marked: frozenset[int], log: list[str]) -> tuple[dict[str, list[Aff]], StatementChoice] | None:
+          prefix_marked: frozenset[int], open_deps: Sequence, log: list[str]
+          ) -> tuple[dict[str, list[Aff]], StatementChoice] | None:
     """The best legal shape of statement ``n``'s private loops, the others as in ``rows``.
 
     Only the dependences into or out of ``n`` are checked: the others keep their time vectors, so they
     stay satisfied. With separate blocks the coincidence of ``n``'s block is exact on those dependences
     too (the other statements are constant there), and that of the prefix dimensions does not change
-    (``prefix_marked``, computed once); the whole schedule is checked exactly at the end."""
+    (``prefix_marked``, computed once); a dependence whose every pair the prefix dimensions already
+    order strictly cannot be affected by any block and is skipped (``open_deps`` are the others). The
+    whole schedule is checked exactly at the end."""
     stmt = layout.scop.statement(n)
     names = _names(stmt, layout.private[n])
-    mine = tuple(d for d in layout.base.dependences if n in (d.source, d.sink))
+    mine = tuple(d for d in open_deps if n in (d.source, d.sink))
     best = None
     tried = 0
     first_private = len(loop_dims(layout.base, n)) - len(layout.private[n])
@@ -454,34 +457,68 @@ def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: l
     choices = []
     start = mark_parallel(layout.build(loops_of, base.steps))
     prefix_marked = frozenset(d for d in start.marked if d < layout.width)
+    prefix_only = layout.build({n: [] for n in layout.names}, base.steps)
+    open_deps = [d for d in base.dependences if not violating_pairs(prefix_only, d).is_empty()]
     for n in layout.names:
         if not layout.private[n]:
             choices.append(StatementChoice(n, "shared", "all its loops are shared", parallel_loops(start)[n],
                                            False))
             continue
-        picked = _pick(layout, loops_of, n, sizes, floor_par[n], prefix_marked, lines)
+        picked = _pick(layout, loops_of, n, sizes, floor_par[n], prefix_marked, open_deps, lines)
         if picked is not None:
             loops_of, choice = picked
             choices.append(choice)
     return mark_parallel(layout.build(loops_of, base.steps)), choices
 
 
-def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int) -> tuple:
-    """How good a whole schedule is (larger is better): with more than one thread, the number of
-    statements that have a parallel loop; then the number whose innermost loop is vectorizable, then the
-    number tiled for the cache. On a tie
+def fused_pairs(s: Schedule) -> set[tuple[str, str]]:
+    """The pairs of statements that share at least one loop in ``s`` (a dimension that is a loop for
+    both, with equal constants on every earlier dimension constant for both)."""
+    out = set()
+    names = [st.name for st in s.scop.statements]
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            for d in range(s.n_dims):
+                x, y = s.affs[a][d], s.affs[b][d]
+                if x.is_cst() and y.is_cst():
+                    if const_value(x) != const_value(y):
+                        break
+                    continue
+                if not x.is_cst() and not y.is_cst():
+                    out.add((a, b))
+                break
+    return out
+
+
+def reuse_lost(source: Schedule, s: Schedule) -> int:
+    """Pairs of statements that read a common array inside a shared loop of ``source`` and no longer
+    share a loop in ``s`` (each such distribution streams that array once more)."""
+    reads = {st.name: {a.array for a in st.reads} for st in s.scop.statements}
+    kept = fused_pairs(s)
+    return sum(1 for a, b in fused_pairs(source) if (a, b) not in kept and reads[a] & reads[b])
+
+
+def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int, lost: int = 0) -> tuple:
+    """How good a whole schedule is (larger is better): the number of the deepest statements (where the
+    work is) whose innermost loop is vectorizable; then the reuse a distribution loses (``lost``, :func:`reuse_lost`: fewer is better);
+    with more than one thread, the number of statements that have a parallel loop; then the number tiled
+    for the cache. On a tie
     the earlier fusion structure of :func:`bases` wins (no distribution that buys nothing)."""
     par = parallel_loops(s)
     with_par = sum(1 for v in par.values() if v) if threads > 1 else 0
-    return (with_par, sum(1 for c in choices if c.vector), sum(1 for c in choices if c.shape == "tile"))
+    deepest = max((st.depth for st in s.scop.statements), default=0)
+    deep = {st.name for st in s.scop.statements if st.depth == deepest}
+    vector = sum(1 for c in choices if c.vector and c.statement in deep)
+    return (vector, sum(1 for c in choices if c.shape == "tile"), -lost, with_par)
 
 
 def bases(s: Schedule) -> list[tuple[str, Schedule]]:
     """The fusion structures tried: the starting schedule, its statements distributed just inside its
     outermost loop, and fully distributed (each a scalar dimension with the textual order,
-    :func:`polylab.schedule.transform.distribute`), those that are legal (exact check)."""
+    :func:`polylab.schedule.transform.distribute`), those that are legal (exact check). Programs of more
+    than :data:`SEPARATE_LIMIT` statements keep their fusion (the search stays fast)."""
     out = [("fusion kept as in the starting schedule", s)]
-    if len(s.scop.statements) < 2 or not s.loop_dims:
+    if not 2 <= len(s.scop.statements) <= SEPARATE_LIMIT or not s.loop_dims:
         return out
     first = s.loop_dims[0]
     for level, label in ((first + 1, f"statements distributed inside the outermost loop (level {first + 1})"),
@@ -514,7 +551,7 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         result, choices = _from_base(base, sizes, source_par, log)
         if not is_legal(result) or any(parallel_loops(result)[n] < v for n, v in source_par.items()):
             continue
-        key = program_key(result, choices, threads)
+        key = program_key(result, choices, threads, reuse_lost(s, base))
         tried.append(f"{label}: score {key}")
         if best is None or key > best[0]:
             best = (key, label, result, choices, log)
@@ -526,8 +563,9 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         lines.append(f"fusion: {label} (loops shared by statements stay shared, so none of their parallel "
                      "loops is lost; distribution only when it scores better)")
         if len(tried) > 1:
-            lines.append("  fusion structures compared (statements with a parallel loop when threads > 1, "
-                         "statements with a vectorizable innermost loop): " + "; ".join(tried))
+            lines.append("  fusion structures compared (deepest statements with a vectorizable innermost loop, "
+                         "tiled statements, minus shared reads split apart, statements with a parallel loop "
+                         "when threads > 1): " + "; ".join(tried))
         lines += log
     final = replace(final, steps=s.steps + (step_text(threads, sizes),))
     lines.append(f"result: {final.text()}")
