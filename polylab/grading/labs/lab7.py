@@ -2,7 +2,7 @@
 
 The questions are about concepts that hold whatever mapping the CUDA generator chooses: how many blocks a
 grid of a given block shape needs, which loop should drive ``threadIdx.x`` so that a warp's accesses are
-coalesced, how many kernel launches a point or tile wavefront needs, how many bytes a sweep must move. Every
+coalesced, how many waves (launches, or grid-wide barriers) a point or tile wavefront needs, how many bytes a sweep must move. Every
 expected answer is computed here, exactly, from the lab's own copy of each program: counts with isl at fixed
 parameters, memory strides from the access matrices ``F`` and the row-major extents (sympy, symbolic in
 ``N``).
@@ -108,9 +108,6 @@ def _grid(grid: object) -> Verdict:
     if g == floors:
         return wrong(f"grid {g} leaves the last iterations without a thread: {n} is not a multiple of the block "
                      "size, so round the number of blocks up (a partial block is still a block)")
-    full = (-(-GRID_N // BLOCK[0]), -(-GRID_N // BLOCK[1]))
-    if g == full and full != want:
-        return wrong(f"grid {g} covers N = {GRID_N} iterations per loop; the loops run from 1 to N - 2")
     return wrong(f"grid {g} is not it: count the iterations of each loop, divide by the block's extent along "
                  "that axis and round up")
 
@@ -227,11 +224,12 @@ def check_q3(answer: object) -> Verdict:
                  "loop that drives the stride-1 subscripts must be innermost (it becomes threadIdx.x)")
 
 
-# -- Q4: launches of the point wavefront ------------------------------------------------------------------------
+# -- Q4: waves of the point wavefront ------------------------------------------------------------------------
 
-def point_wave_launches_reference(n: int) -> int:
-    """The number of waves (one kernel launch each) of the point wavefront of sweep2d at ``N = n``: the
-    distinct values of the wavefront's first dimension over the domain (isl counts them)."""
+def point_waves_reference(n: int) -> int:
+    """The number of waves of the point wavefront of sweep2d at ``N = n`` (one launch each, or one grid-wide
+    barrier each in a cooperative kernel): the distinct values of the wavefront's first dimension over the
+    domain (isl counts them)."""
     scop = sweep2d()
     sched = parse_schedule(scop, "wavefront")
     stmt = scop.statements[0]
@@ -240,7 +238,7 @@ def point_wave_launches_reference(n: int) -> int:
 
 
 def check_q4(calls: Calls) -> Verdict:
-    return compare_calls(calls, point_wave_launches_reference)
+    return compare_calls(calls, point_waves_reference)
 
 
 # -- Q5: blocks of the tile-level wavefront --------------------------------------------------------------------
@@ -265,8 +263,8 @@ def _tile_launches(answer: object) -> Verdict:
     want, _ = tile_wave_reference()
     if k == want:
         return right()
-    if k == point_wave_launches_reference(TILE_N):
-        return wrong(f"{k} is the number of launches of the point wavefront; here one launch runs a wave of tiles")
+    if k == point_waves_reference(TILE_N):
+        return wrong(f"{k} is the number of waves of the point wavefront; here one launch runs a wave of tiles")
     return wrong(f"{k} tile waves is not it: count the tiles along each loop (i from 1 to N - 1 lies in the "
                  f"tiles floor(i / {TILE}), from 0 up), then the distinct values of I + J")
 
@@ -368,8 +366,8 @@ LAB = Lab(
                  example='x_loop = "j"; coalesced = {"b[i][j]"}'),
         Question("q3", 2, ("coalesced_schedule",), check_q3, title="a schedule that coalesces",
                  example='"{ S0[i, j] -> [i, j] }"'),
-        Question("q4", 2, ("point_wave_launches",), check_q4, title="launches of the point wavefront",
-                 example="def point_wave_launches(N): ...",
+        Question("q4", 2, ("point_waves",), check_q4, title="waves of the point wavefront",
+                 example="def point_waves(N): ...",
                  cases=(Case((4,), "N = 4"), Case((100,), "N = 100"))),
         Question("q5", 2, ("tile_launches", "max_blocks"), check_q5, title="blocks of the tile-level wavefront",
                  example="tile_launches = 10; max_blocks = 4"),
