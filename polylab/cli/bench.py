@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from polylab.cli.common import add_source_options, source_options
 from polylab.model.params import parse_params
 from polylab.errors import PolylabError
 
@@ -85,6 +86,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--peers", action="store_true", help="also measure every peer found here (pluto, polly, graphite)")
     p.add_argument("--peer", action="append", default=[], choices=("pluto", "polly", "graphite"),
                    help="also measure this peer (repeatable)")
+    add_source_options(p)
     return p
 
 
@@ -181,7 +183,9 @@ def run(args: argparse.Namespace) -> int:
     params = parse_params(args.param)
     verify_params = parse_params(args.verify_param)
     policy = set_wait_policy(args.wait_policy)
-    kernels = [bench.load_kernel(n) for n in names]
+    options = source_options(args)
+    kernels = [bench.load_kernel(n, defines=options["defines"], include_dirs=options["include_dirs"],
+                                 language=options["language"]) for n in names]
     cases = bench.plan(kernels, specs, threads=threads, tile_sizes=tiles, params=params,
                        verify_params=verify_params, quick=quick, target=args.target)
     settings = {"kernels": [k.name for k in kernels], "schedules": specs, "threads": threads, "tile_sizes": tiles,
