@@ -12,11 +12,20 @@ the program without a parallel loop runs as a single-thread kernel so that all d
 when that is the whole program the code says so ("this schedule has no parallel loop: the GPU would run it
 on one thread").
 
-Launch overhead. Every launch goes through ``POLYLAB_LAUNCH`` on one stream. The harness first runs the
-host function in *counting* mode (no launch); when it makes more than ``POLYLAB_GRAPH_LAUNCHES`` launches
-(a point wavefront: one per wave) they are captured once into a CUDA graph and each timed run is one
-``cudaGraphLaunch`` (the host loop, the bounds and the block shapes are computed once, at capture), else
-the host function launches directly. The choice is printed (``polylab-gpu launches <n> graph <0|1>``).
+Launch overhead, chosen at run time by the number of waves. A host loop whose body is one parallel nest
+(the waves of a wavefront) with more than ``POLYLAB_PERSISTENT_WAVES`` iterations runs as one *cooperative*
+kernel when the device supports it: as many blocks as can be resident, the grid's threads sharing each
+wave's points (``POLYLAB_FOR_GRID``) and meeting at a grid-wide barrier after each wave. Otherwise every
+launch goes through ``POLYLAB_LAUNCH`` on one stream; the harness first runs the host function in
+*counting* mode (no launch), and when it makes more than :data:`GRAPH_LAUNCHES` launches (and no
+cooperative one) they are captured once into a CUDA graph and each timed run is one ``cudaGraphLaunch``
+(the host loop, the bounds and the block shapes are computed once, at capture). The choice is printed
+(``polylab-gpu launches <n> graph <0|1>``).
+
+Tiles. A parallel nest whose body holds parallel loops (a tile-level wavefront after
+:func:`polylab.codegen.gpuschedule.wave_inside_tiles`) gets one block per point (tile); the block's threads
+share each inner parallel nest (``POLYLAB_FOR_THREADS``) with ``__syncthreads()`` after it, and work outside
+those loops runs on thread 0.
 
 Arrays live on the device as flat row-major buffers; ``A[i][j]`` prints as ``A[(i) * (size_t)(N) + (j)]``.
 
@@ -24,7 +33,9 @@ The CPU emulation is the same text (kernels, host function, index arithmetic, bl
 with a prelude that defines ``dim3``, ``blockIdx``, ``threadIdx``, ... and a ``POLYLAB_LAUNCH`` that runs
 every block and every thread of the grid in order (block z, y, x, then thread z, y, x). Threads of one
 launch never depend on one another (a parallel nest), so any order is a valid execution of the launch, and
-a guard or index that is off by one shows up as a difference from the original program.
+a guard or index that is off by one shows up as a difference from the original program. Where threads
+meet at a barrier (a tile's block, a cooperative kernel's grid) the emulation runs every thread's share of
+the loop before the barrier in turn, which is what the barrier guarantees.
 """
 
 from __future__ import annotations
@@ -414,7 +425,7 @@ POLYLAB_UNUSED static long long polylab_launches;
 #define POLYLAB_ONE_THREAD 1
 /* a cooperative kernel: run once; at each wave every virtual thread of the grid takes its share in turn
    (the grid-wide barrier after it is then met) */
-static const int polylab_cooperative = 1;
+#define polylab_cooperative 1
 #ifndef POLYLAB_EMULATED_BLOCKS
 #define POLYLAB_EMULATED_BLOCKS 3
 #endif
