@@ -117,6 +117,13 @@ class StorageError(PolylabError):
     kind = "storage error"
 
 
+class TooComplexError(PolylabError):
+    """An exact computation passed its bound (isl operations or seconds, :mod:`polylab.model.budget`):
+    polylab stops rather than approximate; the message says which computation, the hint how to proceed."""
+
+    kind = "stopped"
+
+
 class CodegenError(PolylabError):
     """Code could not be generated for the requested target."""
 

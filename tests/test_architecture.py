@@ -58,9 +58,10 @@ FACADE = {"polylab", "polylab.__main__"}
 #: layer -> rank; an import goes to the same layer or to a lower rank (DESIGN.md, "data flows down")
 RANK = {"base": 0, "model": 1, "frontend": 2, "analysis": 2, "reference": 2, "toolchain": 2, "schedule": 3,
         "storage": 4, "codegen": 4, "experiment": 5, "stencil": 6, "bench": 7,
-        "notebook": 8, "cli": 8, "grading": 8, "facade": 9}
-#: the layers on top, which may use one another (the CLI may run the grader, the grader the notebook layer)
-TOP = {"notebook", "cli", "grading"}
+        "notebook": 8, "cli": 8, "grading": 8, "fuzz": 8, "facade": 9}
+#: the layers on top, which may use one another (the CLI may run the grader, the grader the notebook layer,
+#: the fuzz suite (``polylab/fuzz.py``) drives the notebook and the CLI, the CLI runs it)
+TOP = {"notebook", "cli", "grading", "fuzz"}
 #: the layers that know polyhedra (the toolchain imports none of them)
 POLYHEDRAL = {"model", "frontend", "analysis", "reference", "schedule", "storage", "codegen", "stencil"}
 

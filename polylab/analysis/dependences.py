@@ -44,6 +44,7 @@ from polylab import render
 from polylab.analysis.loops import LoopStructure
 from polylab.errors import AnalysisError
 from polylab.model.islutil import point_coordinates, readable
+from polylab.model.budget import bounded, tick
 from polylab.model.scop import Access, Scop
 
 KINDS = ("flow", "anti", "output", "input")
@@ -380,23 +381,30 @@ def compute_dependences(scop: Scop, *, value_based: bool = False,
     """
     kinds = tuple(kinds)
     _check_kinds(kinds)
-    st = LoopStructure.of(scop)
     found: list[Dependence] = []
-    if value_based:
-        cache: dict = {}
-        for kind in kinds:
-            found.extend(_value_based(scop, st, kind, cache))
-    else:
-        for kind in kinds:
-            found.extend(_memory_based(scop, st, kind))
+    with bounded("the dependence analysis", hint=_TOO_COMPLEX_HINT):
+        st = LoopStructure.of(scop)
+        if value_based:
+            cache: dict = {}
+            for kind in kinds:
+                found.extend(_value_based(scop, st, kind, cache))
+        else:
+            for kind in kinds:
+                found.extend(_memory_based(scop, st, kind))
     order = {s.name: k for k, s in enumerate(scop.statements)}
     found.sort(key=lambda d: (KINDS.index(d.kind), order[d.source], d.source_access, order[d.sink],
                               d.sink_access))
     return DependenceGraph(scop, value_based, tuple(found), kinds, st)
 
 
+#: what to do when the analysis passes its bound
+_TOO_COMPLEX_HINT = ("analyse a smaller part of the program (fewer statements, shallower nests), fix parameters "
+                     "with --param, or raise the bound: POLYLAB_MAX_OPERATIONS, POLYLAB_MAX_SECONDS (0 = none)")
+
+
 def _make(scop: Scop, st: LoopStructure, kind: str, s: str, a: int, t: str, b: int, array: str,
           rel: isl.Map, value_based: bool) -> Dependence | None:
+    tick()
     rel = rel.intersect_params(scop.context)
     if rel.is_empty():
         return None
@@ -418,6 +426,7 @@ def _raw_pairs(scop: Scop, st: LoopStructure, kind: str) -> dict[tuple[str, int,
         for t, b in scop.accesses():
             if b.kind != want_snk or b.array != a.array:
                 continue
+            tick()
             same = a.relation.apply_range(b.relation.reverse()).intersect_params(scop.context)
             if same.is_empty():
                 continue
@@ -466,6 +475,7 @@ def _value_based(scop: Scop, st: LoopStructure, kind: str,
         s, a, t, b = key
         rel = _without_self(key, rel)
         for w in writes:
+            tick()
             r1 = raw(first).get((s, a) + w)
             r2 = raw(second).get(w + (t, b))
             if r1 is not None and r2 is not None:

@@ -1,7 +1,9 @@
 """Printing isl AST expressions as C with the fewest parentheses.
 
 Integer division follows isl's meaning of each operation: ``fdiv_q`` (floor of ``a / b``, ``b > 0``) is
-printed as ``floord(a, b)``, defined in the prelude as a branch on the sign of ``a``; ``pdiv_q``/``pdiv_r``
+printed as ``polylab_ifloord(a, b)``, defined in the prelude as a branch on the sign of ``a`` (``min`` and ``max``
+as ``polylab_imin`` / ``polylab_imax``: the helpers of generated bounds carry polylab's prefix, so a program's
+parameter or array named ``max``, ``min`` or ``floord`` cannot hide them); ``pdiv_q``/``pdiv_r``
 (non-negative dividend) and ``div`` (exact) are C's ``/`` and ``%``; ``zdiv_r`` is C's ``%`` (isl only
 compares it with zero, where C's truncating remainder gives the same answer).
 """
@@ -19,18 +21,28 @@ _BINARY = {"add": ("+", 10), "sub": ("-", 10), "mul": ("*", 11), "div": ("/", 11
 _ATOM, _UNARY, _COND = 14, 12, 1
 
 #: C definitions of the helper functions the printed expressions use (integer arguments)
+#: (``min``, ``max``, ``floord``: those a statement's own text may call; ``polylab_i*``: the generated bounds')
 C_HELPERS = """\
 static inline int min(int a, int b) { return a < b ? a : b; }
 static inline int max(int a, int b) { return a > b ? a : b; }
 /* floor(a / b) for b > 0 */
 static inline int floord(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static inline int polylab_imin(int a, int b) { return a < b ? a : b; }
+static inline int polylab_imax(int a, int b) { return a > b ? a : b; }
+static inline int polylab_ifloord(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 """
 
 #: the same helpers for CUDA, whose headers already define integer min and max on host and device
 CUDA_HELPERS = """\
 /* floor(a / b) for b > 0 */
 #define floord(a, b) ((a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b)))
+#define polylab_ifloord(a, b) ((a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b)))
+#define polylab_imin(a, b) ((a) < (b) ? (a) : (b))
+#define polylab_imax(a, b) ((a) > (b) ? (a) : (b))
 """
+
+#: the name each helper of the generated bounds is printed with
+HELPER_NAMES = {"min": "polylab_imin", "max": "polylab_imax", "fdiv_q": "polylab_ifloord"}
 
 
 def c_expr(e: AExpr, names: Mapping[str, str] | None = None) -> str:
@@ -50,10 +62,10 @@ def _p(e: AExpr, names: Mapping[str, str]) -> tuple[str, int]:
         case Op(op=("min" | "max") as f, args=args):
             out = _p(args[-1], names)[0]
             for a in reversed(args[:-1]):
-                out = f"{f}({_p(a, names)[0]}, {out})"
+                out = f"{HELPER_NAMES[f]}({_p(a, names)[0]}, {out})"
             return out, _ATOM
         case Op(op="fdiv_q", args=(a, b)):
-            return f"floord({_p(a, names)[0]}, {_p(b, names)[0]})", _ATOM
+            return f"{HELPER_NAMES['fdiv_q']}({_p(a, names)[0]}, {_p(b, names)[0]})", _ATOM
         case Op(op=("cond" | "select"), args=(c, t, o)):
             sc, pc = _p(c, names)
             st = _p(t, names)[0]
@@ -70,5 +82,8 @@ def _p(e: AExpr, names: Mapping[str, str]) -> tuple[str, int]:
                 sb = f"({sb})"
             if op in ("add", "sub") and sb.startswith("-"):
                 sb = f"({sb})"
+            if op in ("or", "or_else"):   # a && b || c is C, but gcc -Wall asks for the parentheses
+                sa = f"({sa})" if pa == _BINARY["and"][1] else sa
+                sb = f"({sb})" if pb == _BINARY["and"][1] and not sb.startswith("(") else sb
             return f"{sa} {sym} {sb}", prec
     raise ValueError(f"cannot print {e!r} as C")

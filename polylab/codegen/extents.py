@@ -26,6 +26,7 @@ from pycparser.c_parser import CParser, ParseError
 
 from polylab.errors import CodegenError
 from polylab.model.scop import Array, Scop
+from polylab.model.islutil import isl_identifier, restore_identifiers
 
 __all__ = ["extent_box", "extent_functions", "extent_values"]
 
@@ -118,7 +119,7 @@ def _isl_text(node: c_ast.Node, params: frozenset[str], constants: Mapping[str, 
         case c_ast.Constant(type=t, value=v) if "int" in t or t in ("long", "unsigned"):
             return str(_int_literal(v))
         case c_ast.ID(name=n) if n in params:
-            return n
+            return isl_identifier(n)
         case c_ast.ID(name=n) if n in constants:
             return str(constants[n])
         case c_ast.UnaryOp(op="-", expr=e):
@@ -160,9 +161,9 @@ def extent_functions(scop: Scop, array: Array) -> tuple[isl.PwAff, ...] | None:
     texts = _extent_texts(scop, array)
     if texts is None:
         return None
-    prefix = f"[{', '.join(scop.parameters)}] -> " if scop.parameters else ""
+    prefix = f"[{', '.join(map(isl_identifier, scop.parameters))}] -> " if scop.parameters else ""
     try:
-        return tuple(isl.PwAff(f"{prefix}{{ [({t})] }}") for t in texts)
+        return tuple(restore_identifiers(isl.PwAff(f"{prefix}{{ [({t})] }}")) for t in texts)
     except isl.Error:
         return None
 
@@ -173,10 +174,10 @@ def extent_box(scop: Scop, array: Array) -> isl.Set | None:
     texts = _extent_texts(scop, array)
     if texts is None or not texts:
         return None
-    prefix = f"[{', '.join(scop.parameters)}] -> " if scop.parameters else ""
+    prefix = f"[{', '.join(map(isl_identifier, scop.parameters))}] -> " if scop.parameters else ""
     names = [f"e{k}" for k in range(len(texts))]
     cond = " and ".join(f"0 <= {n} < ({t})" for n, t in zip(names, texts))
     try:
-        return isl.Set(f"{prefix}{{ {array.name}[{', '.join(names)}] : {cond} }}")
+        return restore_identifiers(isl.Set(f"{prefix}{{ {array.name}[{', '.join(names)}] : {cond} }}"))
     except isl.Error:
         return None

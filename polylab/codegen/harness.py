@@ -49,7 +49,7 @@ import numpy as np
 
 from polylab.codegen import ast as A
 from polylab.codegen.cexpr import c_expr
-from polylab.codegen.extents import extent_values
+from polylab.codegen.extents import extent_box, extent_values
 from polylab.errors import ModelError
 from polylab.model.islutil import point_coordinates
 from polylab.model.scop import Array, Scop
@@ -141,7 +141,15 @@ def live_outs(scop: Scop) -> list[LiveOut]:
     arrays = {a.name: a for a in scop.arrays}
     sets: list[isl.Set] = []
     scop.live_out.foreach_set(sets.append)
-    return [LiveOut(arrays[s.get_tuple_name()], s) for s in sets if s.get_tuple_name() in arrays]
+    out = []
+    for s in sets:
+        if s.get_tuple_name() not in arrays:
+            continue
+        a = arrays[s.get_tuple_name()]
+        box = extent_box(scop, a)
+        # only elements inside the array exist (a whole array passed on, ``f(x)``, names them all)
+        out.append(LiveOut(a, s.intersect(box.align_params(s.get_space())) if box is not None else s))
+    return out
 
 
 def written_elements(scop: Scop) -> list[LiveOut]:
@@ -403,7 +411,7 @@ def _harness_expr(e: A.AExpr) -> str:
     return _HELPER_CALL.sub(r"polylab_\1(", c_expr(e))
 
 
-_HELPER_CALL = re.compile(r"\b(min|max|floord)\(")
+_HELPER_CALL = re.compile(r"\b(?:polylab_i)?(min|max|floord)\(")
 
 
 def _element_loops(scop: Scop, lo: LiveOut, action: str, flat: bool, depth: int) -> str:
@@ -421,8 +429,7 @@ def _element_loops(scop: Scop, lo: LiveOut, action: str, flat: bool, depth: int)
     for nm in names:
         lst = lst.add(isl.Id(nm))
     ast = isl.AstBuild.from_context(scop.context).set_iterators(lst).node_from_schedule_map(umap)
-    # ast.py's converter (private here; the gpu branch makes it public as A.convert(ast, names, known))
-    root = A._convert(ast, names, frozenset(), {space_name})
+    root = A.convert(ast, names, frozenset(), {space_name})
     lines: list[str] = []
 
     def emit(node: A.Node, depth: int) -> None:

@@ -6,11 +6,13 @@ layer above the model uses them (isl stays the arithmetic; nothing here computes
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Mapping, TypeVar
 
 import islpy as isl
 
-__all__ = ["fix_parameters", "maps_of", "parameter_values", "point_coordinates", "readable", "sets_of"]
+__all__ = ["fix_parameters", "integer_val", "isl_identifier", "maps_of", "parameter_values", "point_coordinates", "readable",
+           "restore_identifiers", "sets_of"]
 
 _IslObject = TypeVar("_IslObject", isl.Set, isl.Map, isl.UnionSet, isl.UnionMap, isl.BasicSet, isl.BasicMap)
 
@@ -67,9 +69,48 @@ def fix_parameters(obj: _IslObject, values: Mapping[str, int]) -> _IslObject:
             ctx = isl.Set.universe(isl.Space.params_alloc(obj.get_ctx(), 0)).align_params(space)
             k = ctx.find_dim_by_name(isl.dim_type.param, name)
             obj = obj.intersect_params(ctx.fix_val(isl.dim_type.param, k,
-                                                   isl.Val.int_from_si(obj.get_ctx(), int(v))))
+                                                   integer_val(obj.get_ctx(), v)))
             continue
         k = obj.find_dim_by_name(isl.dim_type.param, name)
         if k >= 0:
-            obj = obj.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(obj.get_ctx(), int(v)))
+            obj = obj.fix_val(isl.dim_type.param, k, integer_val(obj.get_ctx(), v))
     return obj
+
+
+#: the prefix of the stand-in a name gets in isl text when isl's parser reads the name as a keyword
+STAND_IN = "polylab_kw_"
+
+
+@cache
+def _reads_as_name(name: str) -> bool:
+    try:
+        s = isl.Set(f"[{name}] -> {{ [x] : x = {name} }}")
+    except isl.Error:
+        return False
+    return s.get_dim_name(isl.dim_type.param, 0) == name
+
+
+def isl_identifier(name: str) -> str:
+    """``name`` as it may appear in isl text: itself, or a stand-in when isl's parser reads it as a keyword
+    (a C parameter or iterator named ``max``, ``mod``, ``floord``, ``exists``, ``infty``, ...). Text that
+    uses stand-ins is read and then given back its names with :func:`restore_identifiers`; where it can,
+    polylab builds isl objects with the API instead, which needs neither."""
+    return name if _reads_as_name(name) else STAND_IN + name
+
+
+def restore_identifiers(obj):
+    """``obj`` (a set, map or piecewise affine function read from text written with
+    :func:`isl_identifier`) with every stand-in parameter and dimension name replaced by the real one."""
+    kinds = [isl.dim_type.param] + ([isl.dim_type.in_, isl.dim_type.out] if isinstance(obj, isl.Map) else
+                                    [isl.dim_type.set] if isinstance(obj, isl.Set) else [isl.dim_type.in_])
+    for kind in kinds:
+        for k in range(obj.dim(kind)):
+            name = obj.get_dim_name(kind, k)
+            if name and name.startswith(STAND_IN):
+                obj = obj.set_dim_id(kind, k, isl.Id(name[len(STAND_IN):]))
+    return obj
+
+
+def integer_val(ctx: isl.Context, value: int | str) -> isl.Val:
+    """The integer ``value`` as an isl value, of any size (``int_from_si`` stops at 64 bits)."""
+    return isl.Val.read_from_str(ctx, str(int(value)))

@@ -10,6 +10,9 @@ legality is decided by the schedule layer's one check (:func:`polylab.schedule.c
 
 from __future__ import annotations
 
+import contextlib
+import io
+import sys
 from typing import Mapping, Sequence
 
 import islpy as isl
@@ -65,31 +68,56 @@ def points(domain: isl.Set, values: Mapping[str, int] | None = None, limit: int 
     if not s.is_empty() and not whole.is_bounded():
         raise ModelError(f"cannot draw {s}: it is unbounded at these parameter values",
                          hint="give every parameter a value, e.g. --param N=8")
+    if _box_volume(whole) > limit and _more_points_than(whole, limit):
+        raise ModelError(f"the domain has more than {limit:,} points at these parameter values: too many to "
+                         "draw (the model is stored; only the picture is left out)",
+                         hint="draw it with smaller parameter values, e.g. --param N=8")
     out: list[list[int]] = []
-
-    def add(pt: isl.Point) -> None:
-        if len(out) >= limit:
-            raise _TooMany()
-        out.append(list(point_coordinates(pt)))
-
-    try:
-        s.foreach_point(add)
-    except _TooMany:
-        raise ModelError(f"the domain has more than {limit} points at these parameter values",
-                         hint="draw it with smaller parameter values, e.g. --param N=8") from None
-    except isl.Error as exc:  # the callback's exception comes back wrapped by islpy
-        if isinstance(exc.__cause__, _TooMany) or "_TooMany" in str(exc):
-            raise ModelError(f"the domain has more than {limit} points at these parameter values",
-                             hint="draw it with smaller parameter values, e.g. --param N=8") from None
-        raise
+    s.foreach_point(lambda pt: out.append(list(point_coordinates(pt))))
     if not out:
         return np.zeros((0, n), dtype=int)
     arr = np.array(out, dtype=int)
     return arr[np.lexsort(arr.T[::-1])] if len(arr) > 1 else arr
 
 
-class _TooMany(Exception):
-    pass
+def _more_points_than(s: isl.Set, limit: int) -> bool:
+    """Does ``s`` have more than ``limit`` points? isl enumerates them and is stopped at the first one past
+    ``limit`` (its own count, ``count_val``, would enumerate them all: for ever at N = 10**19). islpy
+    reports a callback that stops the scan on standard output and through ``sys.excepthook``; both are
+    silenced here, since stopping is what is meant."""
+    seen = [0]
+
+    def count(_pt: isl.Point) -> None:
+        seen[0] += 1
+        if seen[0] > limit:
+            raise _Enough()
+
+    hook = sys.excepthook
+    sys.excepthook = lambda *exc: None
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            s.foreach_point(count)
+    except (_Enough, isl.Error):
+        if seen[0] <= limit:
+            raise
+    finally:
+        sys.excepthook = hook
+    return seen[0] > limit
+
+
+class _Enough(Exception):
+    """More points than the limit: stop the scan."""
+
+
+def _box_volume(s: isl.Set) -> int:
+    """The number of integer points of the bounding box of the bounded set ``s`` (no parameters): an
+    upper bound of its number of points, known without enumerating any (0 for the empty set)."""
+    if s.is_empty():
+        return 0
+    volume = 1
+    for k in range(s.dim(isl.dim_type.set)):
+        volume *= int(s.dim_max_val(k).sub(s.dim_min_val(k)).to_python()) + 1
+    return volume
 
 
 def pairs(relation: isl.Map, values: Mapping[str, int] | None = None, limit: int = 200_000

@@ -31,21 +31,32 @@ runs is captured and shown in the cell.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import islpy as isl
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from polylab.errors import PolylabError
+from polylab.errors import ModelError, PolylabError
 from polylab.model import Scop
 from polylab.model.params import parse_params
 from polylab.notebook import backend, geometry, views
 from polylab.notebook.capture import c_stderr
 from polylab.notebook.display import ErrorBox, InternalErrorBox, StderrBox, locate_schedule_error
+from polylab.notebook.stencil_magic import StencilMagics
 from polylab.schedule import Schedule, register_steps
 from polylab.storage import STORAGE_STEPS
+
+
+def _parse_line(magic: Callable[..., Any], line: str) -> Any:
+    """``parse_argstring`` that turns a line shlex cannot split (``%%scop "abc``: no closing quotation)
+    into IPython's one-line usage error instead of a traceback."""
+    try:
+        return parse_argstring(magic, line)
+    except ValueError as exc:
+        raise UsageError(f"cannot read the options {line.strip()!r}: {exc}") from None
 
 
 class _Failed(Exception):
@@ -61,6 +72,7 @@ class PolylabMagics(Magics):
         super().__init__(shell, **kwargs)
         self.params: dict[str, dict[str, int]] = {}
         self.runs: dict[str, Any] = {}
+        self.run_origins: dict[str, tuple[str, tuple]] = {}  # label -> (original program, parameters)
         self._cache: dict[str, Any] = {}
         self.last_error: PolylabError | None = None
 
@@ -82,7 +94,13 @@ class PolylabMagics(Magics):
             self.last_error = err
             display(ErrorBox.of(err, cell, cap.text if cap else ""))
             return None
-        except (KeyboardInterrupt, SystemExit):
+        except KeyboardInterrupt:  # the stop button: the toolchain has killed and reaped what it started
+            err = PolylabError("interrupted", hint="the magic was stopped; any program it was running was "
+                                                   "killed with its process group")
+            self.last_error = err
+            display(ErrorBox.of(err, None, cap.text if cap else ""))
+            return None
+        except SystemExit:
             raise
         except Exception as exc:  # a bug in polylab, not the student's mistake: say so, keep the details
             self.last_error = exc
@@ -128,12 +146,17 @@ class PolylabMagics(Magics):
     @cell_magic
     def scop(self, line: str, cell: str) -> None:
         """Parse the cell into a polyhedral model, store it and show its summary."""
-        args = parse_argstring(self.scop, line)
+        args = _parse_line(self.scop, line)
 
         def body() -> list[Any]:
             params = parse_params(args.param)
+            if not cell.strip():  # nothing to model: storing an empty SCoP would only hide the mistake
+                raise PolylabError("the cell is empty", hint="write a loop nest below the %%scop line")
             program = backend.parse(cell, language=args.language, defines=args.defines,
                                     include_dirs=args.include_dirs)
+            if program.scops and not any(s.statements for s in program.scops):
+                raise PolylabError("the cell holds no statement to model",
+                                   hint="write a loop nest with at least one assignment")
             if not program.scops:
                 if program.rejected:
                     r = program.rejected[0]
@@ -153,9 +176,14 @@ class PolylabMagics(Magics):
             for k, s in enumerate(scops):
                 deps = backend.dependences(s, value_based=args.value_based)
                 name = args.name if len(scops) == 1 else f"{args.name}.scops[{k}]"
-                out.append(views.scop_summary(s, deps, params=params, name=name,
-                                              program=program if k == 0 else None,
-                                              pictures=not args.no_picture))
+                try:
+                    out.append(views.scop_summary(s, deps, params=params, name=name,
+                                                  program=program if k == 0 else None,
+                                                  pictures=not args.no_picture))
+                except ModelError as err:  # no picture at these values (too many points): the rest, and why
+                    out.append(views.scop_summary(s, deps, params=params, name=name,
+                                                  program=program if k == 0 else None, pictures=False))
+                    out.append(ErrorBox.of(err, None, ""))
             return out
 
         self._guard(cell, body)
@@ -174,7 +202,7 @@ class PolylabMagics(Magics):
     @cell_magic
     def schedule(self, line: str, cell: str) -> None:
         """Apply the schedule written in the cell (isl text or recipe steps), check it, show its code."""
-        args = parse_argstring(self.schedule, line)
+        args = _parse_line(self.schedule, line)
 
         def body() -> list[Any]:
             params = {**self.params.get(args.scop, {}), **parse_params(args.param)}
@@ -224,7 +252,7 @@ class PolylabMagics(Magics):
     @line_magic
     def polyrun(self, line: str) -> Any:
         """Compile, verify and time stored schedules against the original program."""
-        args = parse_argstring(self.polyrun, line)
+        args = _parse_line(self.polyrun, line)
 
         def body() -> list[Any]:
             params = parse_params(args.param)
@@ -252,8 +280,10 @@ class PolylabMagics(Magics):
                                                 timeout=args.timeout)
                     self._cache[key] = result
                 self.runs[label] = result
+                origin = (scop.source, tuple(sorted(params.items())))
+                self.run_origins[label] = origin
                 results.append(result)
-                out.append(views.run_summary(label, result, self.runs))
+                out.append(views.run_summary(label, result, runs_of(self.runs, self.run_origins, origin)))
             if args.output:
                 out.append(_Return(results[0] if len(results) == 1 else results))
             return out
@@ -267,6 +297,12 @@ class PolylabMagics(Magics):
                      sorted(params.items()), args.threads, args.repeat):
             h.update(repr(part).encode())
         return h.hexdigest()
+
+
+def runs_of(runs: Mapping[str, Any], origins: Mapping[str, tuple], origin: tuple) -> dict[str, Any]:
+    """The runs whose original program and parameters are ``origin``: a chart compares a kernel only with
+    its own original (at the same sizes), never with another kernel's."""
+    return {k: r for k, r in runs.items() if origins.get(k) == origin}
 
 
 class _Return:
@@ -283,6 +319,7 @@ def load_ipython_extension(ipython: Any) -> None:
     so a lab can write ``parse_schedule(scop, "fold_live_ins; contract(x)")`` as ``%%schedule`` does."""
     register_steps(STORAGE_STEPS)
     ipython.register_magics(PolylabMagics)
+    ipython.register_magics(StencilMagics)   # %%stencil (polylab/notebook/stencil_magic.py)
 
 
 def unload_ipython_extension(ipython) -> None:
@@ -292,6 +329,8 @@ def unload_ipython_extension(ipython) -> None:
         for n in names:
             mm.magics[kind].pop(n, None)
     mm.registry.pop("PolylabMagics", None)
+    mm.magics["cell"].pop("stencil", None)
+    mm.registry.pop("StencilMagics", None)
 
 
 __all__ = ["PolylabMagics", "load_ipython_extension", "unload_ipython_extension", "parse_params"]

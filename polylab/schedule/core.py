@@ -20,7 +20,7 @@ Everything about order is decided exactly on the set of *time distances*
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
@@ -29,6 +29,7 @@ import islpy as isl
 from polylab import render
 from polylab.errors import ScheduleError
 from polylab.model import Scop, Statement
+from polylab.model.budget import isolated, tick
 from polylab.model.islutil import maps_of
 from polylab.schedule.deps import Dep, dependences, union
 
@@ -106,22 +107,56 @@ def farkas_coefficients(s: isl.Set) -> isl.Set:
     width = 1 + np_ + n
     out = None
     for b in s.get_basic_sets():
-        if b.dim(isl.dim_type.div):
-            lifted = isl.Set.from_basic_set(b.lift()).flatten()
+        tick()
+        if _free_dims(b) >= ISOLATE_DIMS:
+            # one isl call that can take minutes and counts no operations: in a child process, waited
+            # for in Python (bounded in seconds, interruptible); its isl text is exact
+            c = isl.Set(isolated(lambda: _anonymous_text(_basic_coefficients(b, n, width))))
         else:
-            lifted = isl.Set.from_basic_set(b)
-        c = lifted.coefficients()
-        c = (isl.Set.from_basic_set(c) if isinstance(c, isl.BasicSet) else c).flatten()
-        extra = lifted.dim(isl.dim_type.set) - n
-        for k in range(extra):
-            c = c.fix_val(isl.dim_type.set, width + k, isl.Val.int_from_si(c.get_ctx(), 0))
-        if extra:
-            c = c.project_out(isl.dim_type.set, width, extra)
+            c = _basic_coefficients(b, n, width)
         out = c if out is None else out.intersect(c)
     if out is None:
         names = ", ".join(f"x{k}" for k in range(width))
         out = isl.Set(f"{{ [{names}] }}")
     return out
+
+
+#: basic sets with at least this many free dimensions (:func:`_free_dims`) get their Farkas coefficients
+#: in a child process (:func:`polylab.model.budget.isolated`); below it isl answers in milliseconds (the
+#: 4-deep ``a[i0 + i1 + i2 + i3]`` has 7 and takes about a second, heat3d's have 5 and take 1 ms), so
+#: the fork is paid only where an interrupt would otherwise wait
+ISOLATE_DIMS = 7
+
+
+def _free_dims(b: isl.BasicSet) -> int:
+    """Dimensions and local variables of ``b`` less its equalities: what ``coefficients`` really works in."""
+    equalities = sum(1 for c in b.get_constraints() if c.is_equality())
+    return b.dim(isl.dim_type.set) + b.dim(isl.dim_type.div) - equalities
+
+
+def _basic_coefficients(b: isl.BasicSet, n: int, width: int) -> isl.Set:
+    """The valid affine forms ``(c0, c_params, c)`` of one basic set (see :func:`farkas_coefficients`)."""
+    if b.dim(isl.dim_type.div):
+        lifted = isl.Set.from_basic_set(b.lift()).flatten()
+    else:
+        lifted = isl.Set.from_basic_set(b)
+    c = lifted.coefficients()
+    c = (isl.Set.from_basic_set(c) if isinstance(c, isl.BasicSet) else c).flatten()
+    extra = lifted.dim(isl.dim_type.set) - n
+    for k in range(extra):
+        c = c.fix_val(isl.dim_type.set, width + k, isl.Val.int_from_si(c.get_ctx(), 0))
+    if extra:
+        c = c.project_out(isl.dim_type.set, width, extra)
+    return c
+
+
+def _anonymous_text(s: isl.Set) -> str:
+    """``s`` as isl text with its dimensions named ``x0, x1, ...`` (no name a program chose, so it reads
+    back whatever the program called its variables)."""
+    s = s.reset_tuple_id()
+    for k in range(s.dim(isl.dim_type.set)):
+        s = s.set_dim_name(isl.dim_type.set, k, f"x{k}")
+    return str(s)
 
 
 def is_constant(aff: isl.PwAff) -> bool:
@@ -151,6 +186,14 @@ def aff_text(aff: isl.PwAff, stmt: Statement) -> str:
     if rng.startswith("(") and rng.endswith(")") and rng.count("(") == 1:
         rng = rng[1:-1]
     return rng
+
+
+@lru_cache(maxsize=4096)
+def distance_set(n: int, text: str) -> isl.Set:
+    """``{ [d0, .., d_{n-1}] : text }``, read once per text (the searches ask the same questions of many
+    schedules; isl sets are values, so sharing one is safe)."""
+    names = ", ".join(f"d{k}" for k in range(n))
+    return isl.Set(f"{{ [{names}] : {text} }}")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -274,8 +317,7 @@ class Schedule:
         return out.intersect_params(self.scop.context).coalesce()
 
     def _dset(self, text: str) -> isl.Set:
-        names = ", ".join(f"d{k}" for k in range(self.n_dims))
-        return isl.Set(f"{{ [{names}] : {text} }}").align_params(self.deltas.get_space())
+        return distance_set(self.n_dims, text).align_params(self.deltas.get_space())
 
     def _prefix_zero(self, d: int) -> str:
         return " and ".join([f"d{k} = 0" for k in range(d)] or ["0 = 0"])
@@ -334,11 +376,15 @@ class Schedule:
         if self.n_dims == 0:
             return sched
         for band in reversed(self.bands):
-            part = isl.UnionMap.empty(pspace)
+            part = whole = isl.UnionMap.empty(pspace)
             for s in self.scop.statements:
                 m = map_from_affs(s, pspace, list(self.affs[s.name][band.start: band.start + band.size]))
+                whole = whole.union(isl.UnionMap.from_map(m))
                 part = part.union(isl.UnionMap.from_map(m.intersect_domain(s.domain.align_params(pspace))))
-            sched = sched.insert_partial_schedule(isl.MultiUnionPwAff.from_union_map(part))
+            # no statement runs at all (``for (i = 1; i > 2; i++)``): isl needs a non-empty map to know
+            # the band's space; the functions on the whole spaces give the same (empty) set of instances
+            sched = sched.insert_partial_schedule(isl.MultiUnionPwAff.from_union_map(
+                whole if part.is_empty() else part))
         node = sched.get_root().child(0)
         for band in self.bands:
             node = node.band_set_permutable(1 if band.permutable else 0)

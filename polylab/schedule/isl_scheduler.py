@@ -18,7 +18,7 @@ import islpy as isl
 from polylab.errors import ScheduleError
 from polylab.model import Scop
 from polylab.model.islutil import maps_of
-from polylab.schedule.core import Schedule
+from polylab.schedule.core import Schedule, map_from_affs
 from polylab.schedule.deps import dependences, union
 from polylab.schedule.transform import mark_parallel
 
@@ -48,7 +48,7 @@ def isl_schedule(scop: Scop, deps=None) -> Schedule:
         maps[m.get_tuple_name(isl.dim_type.in_)] = m.reset_tuple_id(isl.dim_type.out)
     for st in scop.statements:  # a statement with an empty domain does not appear in isl's map
         if st.name not in maps:
-            maps[st.name] = isl.Map(f"{{ {st.name}[{', '.join(st.iterators)}] -> [] }}")
+            maps[st.name] = map_from_affs(st, scop.context.get_space(), [])
     s = Schedule.from_maps(scop, maps, steps=("isl",), deps=dl, details={"isl_tree": tree})
     s = mark_parallel(s)
     return replace(s, notes=(f"isl's scheduler: {s.text()}",), details={"isl_tree": tree})

@@ -25,6 +25,7 @@ import islpy as isl
 from polylab import render
 from polylab.analysis import DependenceGraph
 from polylab.errors import IllegalTransformationError, ModelError
+from polylab.model.budget import bounded
 from polylab.model import Scop
 from polylab.model.islutil import fix_parameters, parameter_values, point_coordinates
 from polylab.schedule.core import Schedule, lexmin_point
@@ -222,10 +223,11 @@ def check(schedule: Schedule, deps: DependenceGraph | Iterable[Dep] | isl.UnionM
     dependent pair ``u -> v``; otherwise ``violations`` holds, per violated dependence, its smallest
     violating pair of instances at small parameter values (:func:`violations`).
     """
-    if deps is not None:
-        schedule = replace(schedule, deps=dependences(schedule.scop, deps))
-    found = violations(schedule)
-    return LegalityReport(schedule, not found, found, schedule.parallel_dims)
+    with bounded("the legality check"):
+        if deps is not None:
+            schedule = replace(schedule, deps=dependences(schedule.scop, deps))
+        found = violations(schedule)
+        return LegalityReport(schedule, not found, found, schedule.parallel_dims)
 
 
 class IllegalScheduleError(IllegalTransformationError):

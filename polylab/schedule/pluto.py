@@ -44,9 +44,10 @@ from polylab import render
 from polylab.analysis import DependenceGraph
 from polylab.errors import ScheduleError
 from polylab.model import Scop
+from polylab.model.budget import bounded, tick
 from polylab.model.islutil import point_coordinates
-from polylab.schedule.core import (Schedule, aff_text, farkas_coefficients, lexmin_point, map_from_affs, original,
-                                   stmt_affs)
+from polylab.schedule.core import (Schedule, aff_text, const_aff, farkas_coefficients, iter_aff, lexmin_point,
+                                   map_from_affs, original, stmt_affs)
 from polylab.schedule.deps import Dep, dependences
 from polylab.schedule.isl_scheduler import isl_schedule
 from polylab.schedule.legality import is_legal
@@ -274,14 +275,19 @@ def orientation(scop: Scop) -> dict[str, isl.Map]:
 
 
 def _row_map(scop: Scop, stmt: str, rows: list[Row], orient: dict[str, isl.Map] | None = None) -> isl.Map:
+    """``{ S[x] -> [c_r . x + c_r0 for each row r] }``, built with isl's API (so parameters and iterators
+    named like isl's keywords, ``max`` or ``floord``, need no quoting), then in the orientation's
+    coordinates."""
     st = scop.statement(stmt)
-    exprs = []
+    pspace = scop.context.get_space()
+    affs = []
     for r in rows:
-        terms = [f"{c} * {x}" for c, x in zip(r.coefficients[stmt], st.iterators) if c]
-        terms.append(str(r.shifts.get(stmt, 0)))
-        exprs.append(" + ".join(terms))
-    params = f"[{', '.join(scop.parameters)}] -> " if scop.parameters else ""
-    m = isl.Map(f"{params}{{ {stmt}[{', '.join(st.iterators)}] -> [{', '.join(exprs)}] }}")
+        aff = const_aff(st, pspace, r.shifts.get(stmt, 0))
+        for k, c in enumerate(r.coefficients[stmt]):
+            if c:
+                aff = aff.add(iter_aff(st, pspace, k).scale_val(isl.Val.int_from_si(pspace.get_ctx(), c)))
+        affs.append(aff)
+    m = map_from_affs(st, pspace, affs)
     if orient and stmt in orient:
         m = orient[stmt].apply_range(m.align_params(orient[stmt].get_space()))
     return m
@@ -300,6 +306,17 @@ def pluto_schedule(scop: Scop, deps: DependenceGraph | Iterable[Dep] | None = No
     The result is checked exactly. When the search fails, or ends with statements that share time
     vectors while depending on each other both ways (a case this simplified search does not resolve),
     ``fallback`` replaces the answer by isl's scheduler and says so in the explanation."""
+    with bounded("the Pluto-style search (auto)", hint=_TOO_COMPLEX_HINT):
+        return _pluto(scop, deps, max_rows, fallback)
+
+
+#: what to do when the search passes its bound
+_TOO_COMPLEX_HINT = ("try the isl step (isl's scheduler), a recipe (wavefront; tile(...)) or a schedule written by "
+                     "hand; or raise the bound: POLYLAB_MAX_OPERATIONS, POLYLAB_MAX_SECONDS (0 = none)")
+
+
+def _pluto(scop: Scop, deps: DependenceGraph | Iterable[Dep] | None, max_rows: int | None,
+           fallback: bool) -> PlutoResult:
     dlist = list(dependences(scop, deps))
     try:
         res = _Search(scop, dlist, max_rows).run()
@@ -353,6 +370,7 @@ class _Search:
 
     def run(self) -> PlutoResult:
         while not all(self.full(n) for n in self.names) and len(self.rows) < self.limit:
+            tick()
             sol = self.solve()
             if sol is not None:
                 self.add_hyperplane(sol)
@@ -374,6 +392,7 @@ class _Search:
         independence constraints (the convex form first, then the exact disjunction when it is small)."""
         base = self.prob.universe
         for d, rel in self.remaining:
+            tick()
             base = base.intersect(self.prob.farkas(rel, d.source, d.sink))
         for exact in (False, True):
             cons = base
@@ -477,6 +496,11 @@ class _Search:
 
 def auto(s: Schedule) -> Schedule:
     """The ``auto`` step: replace the schedule by the Pluto-style search's (see the module docstring).
+
+    ``auto`` stays the plain scheduler the labs teach (the Farkas-lemma search, its bands and their
+    skewing): it fuses whatever it can, which may leave a dependence-carrying loop outside every parallel
+    one. For speed, use ``optimize`` (:mod:`polylab.schedule.optimize`), which keeps every parallel loop
+    of the source order and chooses strips, strip-mining and distribution by a model.
 
     Affine map: per statement ``t' = (phi^1_S(x), ..., phi^n_S(x))``, rows in permutable bands. Legal by
     construction (every dependence gets a non-negative distance in every row of its band and a positive

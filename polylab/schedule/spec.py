@@ -25,8 +25,11 @@ refuse an illegal schedule they are given, and isl text after a storage step is 
 
 from __future__ import annotations
 
+import collections.abc
 import inspect
 import re
+import types
+import typing
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Iterable
@@ -36,6 +39,7 @@ import islpy as isl
 from polylab.analysis import DependenceGraph
 from polylab.errors import PolylabError, ScheduleError, SourceLocation
 from polylab.model import Scop
+from polylab.model.budget import bounded
 from polylab.model.islutil import maps_of
 from polylab.schedule.core import Schedule, original
 from polylab.schedule.deps import Dep
@@ -185,6 +189,53 @@ def _arg(tok: str) -> int | str | list:
     raise ValueError(tok)
 
 
+#: the largest magnitude of an integer argument (C's ``int``: sizes, factors and shifts become C code)
+ARG_LIMIT = 2**31 - 1
+
+
+def _accepts(annotation: object, value: object) -> bool:
+    """Does ``value`` (an int, a name or a list, as :func:`_arg` reads them) fit the step's annotation?
+    Only ``int`` and ``str`` are checked; an unannotated argument or another type is the step's to check."""
+    if annotation is inspect.Parameter.empty or annotation is typing.Any:
+        return True
+    options = typing.get_args(annotation) if isinstance(annotation, types.UnionType) \
+        or typing.get_origin(annotation) is typing.Union else (annotation,)
+    for a in options:
+        if (a is int and type(value) is int) or (a is str and isinstance(value, str)):
+            return True
+        if typing.get_origin(a) in (list, tuple, collections.abc.Sequence):  # a [list] of its element type
+            elem = (typing.get_args(a) or (typing.Any,))[0]
+            if isinstance(value, list) and all(_accepts(elem, x) for x in value):
+                return True
+        elif a not in (int, str, type(None)):
+            return True
+    return False
+
+
+def _check_args(step: recipe.Step, bound: inspect.BoundArguments, loc: SourceLocation) -> None:
+    """Refuse, at ``loc``, arguments of the wrong kind (a name where the step needs an integer) or integers
+    beyond :data:`ARG_LIMIT`."""
+    try:
+        hints = typing.get_type_hints(step.fn)
+    except (NameError, TypeError, AttributeError):  # a user's step with annotations Python cannot resolve
+        hints = {}
+    params = inspect.signature(step.fn).parameters
+    for pname, value in list(bound.arguments.items())[1:]:
+        p = params[pname]
+        values = value if p.kind is p.VAR_POSITIONAL else (value,)
+        for v in values:
+            for x in (v if isinstance(v, list) else [v]):
+                if type(x) is int and abs(x) > ARG_LIMIT:
+                    raise ScheduleError(f"the argument {x} of {step.name} is too large", location=loc,
+                                        hint=f"integer arguments are at most {ARG_LIMIT} in size; usage: "
+                                             f"{step.usage}")
+            if not _accepts(hints.get(pname, inspect.Parameter.empty), v):
+                want = "an integer" if _accepts(hints[pname], 0) else "a name" if _accepts(hints[pname], "x") \
+                    else "a [list]"
+                raise ScheduleError(f"{step.name} needs {want} for {pname}, not {v!r}", location=loc,
+                                    hint=f"usage: {step.usage} -- {step.summary}")
+
+
 def _split_args(text: str) -> list[str]:
     out, depth, cur = [], 0, ""
     for ch in text:
@@ -220,12 +271,14 @@ def _apply_step(sched: Schedule, text: str, loc: SourceLocation, table: StepTabl
         raise ScheduleError(f"bad argument {exc.args[0]!r} to {name}", location=loc,
                             hint=f"usage: {step.usage}; arguments are integers or names") from None
     try:
-        inspect.signature(step.fn).bind(sched, *args)
+        bound = inspect.signature(step.fn).bind(sched, *args)
     except TypeError:
         raise ScheduleError(f"wrong arguments for {name}: {text.strip()}", location=loc,
                             hint=f"usage: {step.usage} -- {step.summary}") from None
+    _check_args(step, bound, loc)
     try:
-        return step.fn(sched, *args)
+        with bounded(f"the step {name}"):
+            return step.fn(sched, *args)
     except PolylabError as err:   # any layer's error keeps its type and fields; it gets the step's place
         if err.location is None:
             err.location = loc

@@ -44,7 +44,7 @@ def _fmt(name: str, *args) -> str:
     return f"{name}({', '.join(str(a) for a in args)})"
 
 
-def permute(s: Schedule, *order: int) -> Schedule:
+def permute(s: Schedule, *order: int | str | list[int | str]) -> Schedule:
     """Reorder the dimensions: ``t'_k = t_{order[k]}`` for every statement.
 
     A permutation matrix is unimodular, so the new schedule runs the same instances; it is legal when
@@ -61,7 +61,7 @@ def permute(s: Schedule, *order: int) -> Schedule:
     return s.with_affs(affs, _fmt("permute", *order))
 
 
-def interchange(s: Schedule, a: int, b: int) -> Schedule:
+def interchange(s: Schedule, a: int | str, b: int | str) -> Schedule:
     """Swap dimensions ``a`` and ``b``: ``t'_a = t_b``, ``t'_b = t_a``.
 
     Legal when no dependence has a time distance that becomes lexicographically non-positive, e.g. when
@@ -75,7 +75,7 @@ def interchange(s: Schedule, a: int, b: int) -> Schedule:
     return s.with_maps(out.maps, _fmt("interchange", a, b))
 
 
-def skew(s: Schedule, target: int, source: int, factor: int = 1) -> Schedule:
+def skew(s: Schedule, target: int | str, source: int | str, factor: int = 1) -> Schedule:
     """Skew dimension ``target`` by ``source``: ``t'_target = t_target + factor * t_source``.
 
     Unimodular (a unit triangular matrix). When ``source`` is outside ``target`` (``source < target``), it
@@ -96,7 +96,7 @@ def skew(s: Schedule, target: int, source: int, factor: int = 1) -> Schedule:
     return s.with_affs(affs, _fmt("skew", target, source, factor))
 
 
-def shift(s: Schedule, stmt: str, dim: int, amount: int) -> Schedule:
+def shift(s: Schedule, stmt: str, dim: int | str, amount: int) -> Schedule:
     """Shift (retime) one statement: ``t'_dim = t_dim + amount`` for statement ``stmt`` only.
 
     Legal when every dependence into or out of ``stmt`` keeps a lexicographically positive distance
@@ -111,7 +111,7 @@ def shift(s: Schedule, stmt: str, dim: int, amount: int) -> Schedule:
     return s.with_affs(affs, _fmt("shift", stmt, dim, amount))
 
 
-def reverse(s: Schedule, dim: int) -> Schedule:
+def reverse(s: Schedule, dim: int | str) -> Schedule:
     """Reverse a dimension: ``t'_dim = -t_dim`` (run that loop backwards).
 
     Legal only when no dependence is carried by ``dim`` (its distance is 0 whenever the outer dimensions

@@ -31,7 +31,8 @@ import islpy as isl
 from polylab.analysis import Dataflow, dataflow
 from polylab.errors import ModelError, StorageError
 from polylab.model.expr import ArrayRef, Assignment, Binary, Const, Expr, assignment_to_c, to_c, transform, walk
-from polylab.model.islutil import fix_parameters, maps_of, parameter_values, point_coordinates, sets_of
+from polylab.model.islutil import (fix_parameters, isl_identifier, maps_of, parameter_values, point_coordinates,
+                                   restore_identifiers, sets_of)
 from polylab.model.scop import Access, Array, Scop, Statement
 from polylab.render import Displayable, esc, text_table
 from polylab.schedule import Schedule, require_legal, smallest_example
@@ -139,10 +140,10 @@ def _slot_map(space_params: isl.Space, array: str, rank: int, dims: Sequence[int
             b.append(f"({a[k]}) mod {m}")
         else:
             b.append(a[k])
-    params = [space_params.get_dim_name(isl.dim_type.param, k)
+    params = [isl_identifier(space_params.get_dim_name(isl.dim_type.param, k))
               for k in range(space_params.dim(isl.dim_type.param))]
-    return isl.Map(f"[{', '.join(params)}] -> {{ {array}[{', '.join(a)}] -> "
-                   f"{target or array}[{', '.join(b)}] }}")
+    return restore_identifiers(isl.Map(f"[{', '.join(params)}] -> {{ {array}[{', '.join(a)}] -> "
+                                       f"{target or array}[{', '.join(b)}] }}"))
 
 
 def _same_slot(space_params: isl.Space, array: str, rank: int, dims: Sequence[int],
@@ -159,9 +160,10 @@ def _same_other_dims(space_params: isl.Space, array: str, rank: int, dims: Seque
     elements that *some* modulo mapping of ``dims`` could put into one slot."""
     a = [f"a{k}" for k in range(rank)]
     b = [f"b{k}" if k in dims else a[k] for k in range(rank)]
-    params = [space_params.get_dim_name(isl.dim_type.param, k)
+    params = [isl_identifier(space_params.get_dim_name(isl.dim_type.param, k))
               for k in range(space_params.dim(isl.dim_type.param))]
-    rel = isl.Map(f"[{', '.join(params)}] -> {{ {array}[{', '.join(a)}] -> {array}[{', '.join(b)}] }}")
+    rel = restore_identifiers(isl.Map(f"[{', '.join(params)}] -> {{ {array}[{', '.join(a)}] -> "
+                                      f"{array}[{', '.join(b)}] }}"))
     ident = isl.Map.identity(isl.Space.map_from_set(rel.domain().get_space()))
     return rel.subtract(ident)
 
@@ -416,6 +418,9 @@ def contract(scop: Scop, schedule: Schedule | None = None, array: str = "", *,
         raise ModelError(f"invalid dimensions {dims} for {array} of rank {arr.rank}")
     base = require_legal(schedule_on(scop, schedule), f"the schedule of {scop.name}",
                          consequence="so it is not contracted", hint="contract under a legal schedule")
+    if padded_map(base).is_empty():  # no statement instance runs (``for (i = 1; i > 2; i++)``)
+        raise StorageError(f"no statement instance of {scop.name} runs: there is no storage of {array} to "
+                           "contract", hint="contract an array that the program writes")
     setup = _setup(scop, base, arr, dims, buffer)
     chosen, attempts, conflict_text, live = _search(setup, modulus, max_modulus)
     new_scop, smap, extents = _rewrite(setup, chosen, base)

@@ -121,7 +121,7 @@ def _first_consumer_map(p: str, it: str, dom: isl.Set, F: isl.UnionMap, outer_c:
         if not rest_u.is_empty():
             mz = isl.Map.from_domain_and_range(rest_u, zero)
             m = m.union(mz) if not m.is_empty() else mz
-    ident = isl.Map(f"{{ {p}[{it}] -> [{it}] }}").align_params(dom.get_space())
+    ident = isl.Map.identity(dom.get_space().map_from_set()).reset_tuple_id(isl.dim_type.out)
     m = m.reset_tuple_id(isl.dim_type.out).range_product(ident).flatten_range()
     return _prefix(m, 0)
 
@@ -178,8 +178,9 @@ def interleave(scop: Scop, schedule: Schedule | None = None, *, producers: Itera
             if rule == "fused":
                 if not s.iterators:
                     break
-                m = isl.Map(f"{{ {p}[{it}] -> [{', '.join([s.iterators[0], '0', *s.iterators[1:]])}] }}")
-                m = m.align_params(dom.get_space()).intersect_domain(dom)
+                # { P[p0, p1, ...] -> [p0, 0, p1, ...] }, built with the API (iterators may be named max)
+                m = isl.Map.identity(dom.get_space().map_from_set()).reset_tuple_id(isl.dim_type.out)
+                m = _prefix(m, 0).intersect_domain(dom)
             else:
                 m = _first_consumer_map(p, it, dom, F, outer_c)
             new_prod[p] = m

@@ -54,6 +54,7 @@ def schedule_of(scop: Scop, umap: isl.UnionMap, *, steps: tuple[str, ...] = ()) 
         out = out.union(isl.UnionMap.from_map(m))
     return from_union_map(scop, out, steps=steps)
 
+
 def simplest_function(m: isl.Map, domain: isl.Set) -> isl.Map:
     """One affine piece of ``m`` that equals ``m`` on ``domain`` (``S0[i, j, k] -> [i, 0, j, k]`` rather
     than one piece per face), else ``m`` simplified on ``domain``."""
@@ -67,7 +68,9 @@ def simplest_function(m: isl.Map, domain: isl.Set) -> isl.Map:
         cand = isl.Map.from_multi_aff(ma)
         if cand.intersect_domain(domain).is_equal(exact):
             return cand
-    return m.gist_domain(domain).coalesce()
+    simple = m.gist_domain(domain).coalesce()
+    # the gist may give points outside ``domain`` several images; the restriction is exact and a function
+    return simple if simple.is_single_valued() else exact.coalesce()
 
 
 def time_dims(umap: isl.UnionMap) -> int:
