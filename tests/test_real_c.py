@@ -274,7 +274,7 @@ def test_chained_assignment_is_split_right_to_left():
 
 
 # -- the command line ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("command", ["analyze", "deps", "schedule", "codegen", "run", "bench"])
+@pytest.mark.parametrize("command", ["analyze", "deps", "schedule", "codegen", "run", "bench", "optimize"])
 def test_every_command_takes_D_and_I(command):
     extra = ["--schedule", "auto"] if command == "schedule" else []
     args = build_parser().parse_args([command, "x.c", *extra, "-DN=100", "-D", "M", "-I", "inc", "-Iother"])

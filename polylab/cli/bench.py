@@ -126,7 +126,9 @@ def run_cuda(args: argparse.Namespace) -> int:
         specs = args.schedules or list(bench.QUICK_SCHEDULES if args.quick else bench.DEFAULT_SCHEDULES)
         tiles = (_int_list(args.tile_sizes, "--tile-sizes") if args.tile_sizes
                  else list(bench.sweep.QUICK_TILE_SIZES if args.quick else bench.sweep.DEFAULT_TILE_SIZES))
-        kernels = [bench.load_kernel(n) for n in names]
+        options = source_options(args)
+        kernels = [bench.load_kernel(n, defines=options["defines"], include_dirs=options["include_dirs"],
+                                     language=options["language"]) for n in names]
         verify_params = parse_params(args.verify_param)
         cases = bench.plan(kernels, specs, threads=[None], tile_sizes=tiles, params=parse_params(args.param),
                            verify_params=verify_params, quick=args.quick, target="cuda")
