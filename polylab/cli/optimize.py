@@ -24,6 +24,8 @@ import argparse
 import json
 import sys
 
+from polylab.cli.common import add_source_options
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("optimize", help="choose a fast schedule automatically and explain it",
@@ -38,17 +40,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="parameter values for verification (--tune; default: --param)")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per candidate (--tune)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_source_options(p)
     return p
 
 
 def run(args) -> int:
-    from polylab.cli.common import load_scop
+    from polylab.cli.common import load_scop, source_options
     from polylab.errors import PolylabError
     from polylab.experiment import schedule_from_spec
     from polylab.model.params import parse_params
     from polylab.schedule.optimize import available_threads
 
-    scop, path = load_scop(args.file)
+    scop, path = load_scop(args.file, **source_options(args))
     threads = args.threads if args.threads is not None else available_threads()
     if threads < 1:
         raise PolylabError(f"--threads {threads} is not a thread count", hint="give 1 or more")

@@ -445,8 +445,22 @@ class RegionBuilder:
 
     # -- set-up --------------------------------------------------------------------------------------------
     def build(self) -> Scop:
+        """The SCoP: the normalised tree, its loop counters and written scalars, its parameters and
+        read-only scalars, then the domains, accesses and schedule walked from the root."""
+        tree = Normalizer(self.src, self.symbols, self.markers, self.consts).items(self.region.items)
+        self._counters_and_targets(tree)
+        self._parameters_and_scalars(tree)
+        self.param_index = {p: k for k, p in enumerate(self.params)}
+        self.statements: list[Statement] = []
+        self.array_order: list[str] = []
+        space = self._space([])
+        schedule = self._items(tree, [], isl.Set.universe(space))
+        return self._assemble(schedule)
+
+    def _counters_and_targets(self, tree: list) -> None:
+        """``iterators`` (every loop counter) and ``written`` (every scalar assigned), refusing a counter
+        that is no integer or a constant, and a target that is no array element or scalar."""
         src = self.src
-        tree = Normalizer(src, self.symbols, self.markers, self.consts).items(self.region.items)
         self.iterators: set[str] = set()
         self.written: dict[str, c_ast.Node] = {}
         for item in _walk_tree(tree):
@@ -471,7 +485,10 @@ class RegionBuilder:
                     self.written.setdefault(base.name, item.target)
                 if base.name in self.consts:
                     raise _err(src, item.target, f"{base.name} is a constant and cannot be assigned")
-        # parameters and read-only scalars, in order of first appearance
+
+    def _parameters_and_scalars(self, tree: list) -> None:
+        """``params`` (integer names never written: bounds, conditions, subscripts, the extents of the arrays
+        used) and ``scalars`` (read-only non-integer names), in order of first appearance."""
         self.params: list[str] = []
         self.scalars: list[Scalar] = []
         seen: set[str] = set()
@@ -480,9 +497,7 @@ class RegionBuilder:
             if name in seen:
                 return
             seen.add(name)
-            if name in self.iterators or name in self.written:
-                return
-            if name in self.consts:
+            if name in self.iterators or name in self.written or name in self.consts:
                 return
             v = self.symbols.vars.get(name)
             if v is not None and (v.is_array or v.is_pointer):
@@ -513,12 +528,6 @@ class RegionBuilder:
                             for d in v.dims:
                                 for name, _ in _ids(d):
                                     consider(name)
-        self.param_index = {p: k for k, p in enumerate(self.params)}
-        self.statements: list[Statement] = []
-        self.array_order: list[str] = []
-        space = self._space([])
-        schedule = self._items(tree, [], isl.Set.universe(space))
-        return self._assemble(schedule)
 
     def _init_text(self, v) -> str | None:
         if v.init is None or not isinstance(v.init, c_ast.Node):
