@@ -15,8 +15,12 @@ __all__ = ["example_path", "examples"]
 
 
 def example_path(name: str) -> Path:
-    """The path of an example shipped with polylab (``"sl3.sy"``, ``"jacobi2d.c"``, ``"reject/call.c"``)."""
-    path = Path(str(resources.files("polylab") / "examples" / name))
+    """The path of an example shipped with polylab (``"sl3.sy"``, ``"jacobi2d.c"``, ``"reject/call.c"``;
+    the PolyBench-style whole files by their name too: ``"2mm.c"`` is ``"polybench/2mm.c"``)."""
+    root = Path(str(resources.files("polylab") / "examples"))
+    path = root / name
+    if not path.exists() and (root / "polybench" / name).is_file():
+        path = root / "polybench" / name
     if not path.exists():
         names = sorted(p.name for p in path.parent.iterdir() if p.is_file()) if path.parent.exists() else []
         raise PolylabError(f"no example named {name!r}", hint="examples: " + ", ".join(names))

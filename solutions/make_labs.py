@@ -16,7 +16,7 @@ Both kinds of notebook are committed without outputs and execution counts.
     python solutions/make_labs.py --check    # exit 1 when labs/ is out of date or has outputs
     python solutions/make_labs.py --strip    # also strip the outputs of solutions/*.ipynb in place
     python solutions/make_labs.py --otter DIR  # also write otter-grader master notebooks: DIR/<lab>/<notebook>
-                                               # (then: otter assign DIR/lab1/lab1_dependences.ipynb DIR/lab1/dist)
+                                               # (then: otter assign DIR/lab1/lab1_affine.ipynb DIR/lab1/dist)
 
 Each solved notebook names its lab in its metadata (``{"polylab": {"lab": "lab1"}}``); the hidden cases of
 ``solutions/hidden/<lab>.py`` go into otter's hidden tests, never into ``labs/``.
@@ -95,7 +95,8 @@ def dumps(nb: dict) -> str:
 
 
 def solutions(directory: Path = HERE) -> list[Path]:
-    return sorted(p for p in directory.glob("*.ipynb") if not p.name.startswith("."))
+    """The solved notebooks, discovered: every ``lab*.ipynb`` of ``directory``."""
+    return sorted(p for p in directory.glob("lab*.ipynb") if not p.name.startswith("."))
 
 
 def write_labs(out: Path = LABS, source: Path = HERE) -> list[Path]:
@@ -114,7 +115,7 @@ def problems(out: Path = LABS, source: Path = HERE) -> list[str]:
     """What is wrong with ``out`` compared with what :func:`write_labs` would write (empty when in sync)."""
     found = []
     names = {p.name for p in solutions(source)}
-    for extra in sorted(p.name for p in out.glob("*.ipynb")) if out.is_dir() else []:
+    for extra in sorted(p.name for p in out.glob("lab*.ipynb")) if out.is_dir() else []:
         if extra not in names:
             found.append(f"{out / extra}: no solved notebook of that name in {source}")
     for path in solutions(source):

@@ -68,12 +68,7 @@ POLYHEDRAL = {"model", "frontend", "analysis", "reference", "schedule", "storage
 #: Known offenders, in code that other branches are changing while this test was written (the verification,
 #: GPU and front-end work of issue 14). Each entry is the exact message the test would report; the lead
 #: deletes them as those branches merge, and the list must end up empty.
-ALLOWED: set[str] = {
-    # front end (region.py is split by the front-end helper)
-    "polylab.frontend.region imports the private name _type_names from polylab.frontend.affine",
-    "polylab.frontend.detect imports the private name _MARKER_NOTE from polylab.frontend.region",
-    "polylab.frontend.region._describe_point calls get_coordinate_val: use polylab.model.islutil.point_coordinates",
-}
+ALLOWED: set[str] = set()
 
 
 # -- reading the package ---------------------------------------------------------------------------------

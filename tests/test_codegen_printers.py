@@ -163,20 +163,24 @@ def test_tiled_schedule_uses_strided_loops_and_floor_division():
 def test_cuda_structure_for_wavefront():
     scop = scop_of("sweep2d.c")
     code = generate(scop, wavefront_tree(scop), "cuda")
-    assert code.kernel.count("__global__") == 1
-    assert "kernel0<<<grid, block>>>" in code.kernel
+    assert code.kernel.count("__global__") == 2   # one launch per wave, or one cooperative kernel for all
+    assert "POLYLAB_LAUNCH(kernel1, polylab_grid, polylab_block," in code.kernel
     host = code.kernel[code.kernel.index("static void kernel("):]
     assert "for (int c0 = 2; c0 < 2 * N - 1; c0++)" in host  # the wave loop stays on the host
-    assert "if (c1 > ub0_0) return;" in code.kernel  # the bounds guard
+    assert "if (polylab_ix >= polylab_n0) return;" in code.kernel  # the bounds guard
     assert "cudaEventElapsedTime" in code.program and "cudaMemcpy" in code.program
+    assert "cudaGraphLaunch" in code.program  # many waves: one graph launch per run
 
 
-def test_cuda_maps_two_nested_parallel_loops_to_a_2d_grid():
+def test_cuda_maps_nested_parallel_loops_to_a_grid_with_x_on_the_stride_1_loop():
     scop = scop_of("jacobi2d.c")
     tree = spec_tree(scop, "{ S0[t,i,j] -> [t,0,i,j]; S1[t,i,j] -> [t,1,i,j] }")
     code = generate(scop, tree, "cuda")
     assert code.kernel.count("__global__") == 2
-    assert "blockIdx.y" in code.kernel and "dim3 block(32, 8)" in code.kernel
+    assert "const int c3 = polylab_lo1 + (int)(polylab_ix);" in code.kernel   # j: the last subscript
+    assert "const int c2 = polylab_lo0 + (int)(polylab_iy);" in code.kernel
+    assert "polylab_block_shape(polylab_n1, polylab_n0, 1," in code.kernel
+    assert any("thread x = c3" in n for n in code.notes)
 
 
 def test_mlir_structure():

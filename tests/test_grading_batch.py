@@ -20,10 +20,10 @@ pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 RIGHT_Q1 = "sweep2d_distances = {(1, 0), (0, 1)}"
-RIGHT_Q2 = "shift_waw_loop = 'j'"
+RIGHT_Q2 = "Y_null = (2, -1)\nY_waw_direction = ('<', '>')"
 
 
-def notebook(path: Path, *sources: str, lab: str | None = "lab1") -> Path:
+def notebook(path: Path, *sources: str, lab: str | None = "lab2") -> Path:
     cells = [{"cell_type": "code", "metadata": {}, "source": s, "outputs": [], "execution_count": None}
              for s in sources]
     meta = {"polylab": {"lab": lab}} if lab else {}
@@ -96,7 +96,7 @@ def test_memory_bombs_and_kernel_death_are_graded(tmp_path):
     assert status(grow)["q1"] == "correct" and status(grow)["q2"] in ("correct", "not reached")
     assert status(exit_)["q1"] == "correct" and status(exit_)["q2"] == "not reached"
     assert "the kernel died in code cell 2" in exit_.errors[0]
-    assert raise_.score == 3 and "code cell 1: RuntimeError: boom" in raise_.cell_errors
+    assert raise_.score == 4 and "code cell 1: RuntimeError: boom" in raise_.cell_errors
 
 
 def test_huge_output_is_dropped_not_kept(tmp_path):
@@ -109,8 +109,8 @@ def test_huge_output_is_dropped_not_kept(tmp_path):
 def test_function_answer_that_loops_is_graded(tmp_path):
     path = notebook(tmp_path / "f.ipynb", "def gcd_test(a, b):\n    while True:\n        pass")
     r = grade_submission(path, limits=Limits(timeout=30, memory_mb=2048, call_seconds=0.5))
-    q5 = next(q for q in r.questions if q.question == "q5")
-    assert q5.score == 0 and "did not return within 0.5 s" in q5.feedback[0]
+    q3 = next(q for q in r.questions if q.question == "q3")
+    assert q3.score == 0 and "did not return within 0.5 s" in q3.feedback[0]
 
 
 @pytest.mark.parametrize("content,reason", [
@@ -125,15 +125,15 @@ def test_files_that_are_not_notebooks_get_a_reason(tmp_path, content, reason):
     path.write_bytes(content)
     r = grade_submission(path)
     assert r.report is None and reason in r.errors[0]
-    r = grade_submission(path, lab="lab1")  # with --lab, every question is listed with the reason
-    assert r.max_score == get_lab("lab1").max_score and r.score == 0
+    r = grade_submission(path, lab="lab2")  # with --lab, every question is listed with the reason
+    assert r.max_score == get_lab("lab2").max_score and r.score == 0
     assert {q.status for q in r.questions} == {"not reached"} and reason in r.questions[0].feedback[0]
 
 
 def test_wrong_lab_unknown_lab_and_directories(tmp_path):
-    lab2 = notebook(tmp_path / "x.ipynb", RIGHT_Q1, lab="lab2")
-    r = grade_submission(lab2, lab="lab1")
-    assert "this is the notebook of lab2 (its metadata says so), not of lab1" in r.errors[0]
+    lab3 = notebook(tmp_path / "x.ipynb", RIGHT_Q1, lab="lab3")
+    r = grade_submission(lab3, lab="lab2")
+    assert "this is the notebook of lab3 (its metadata says so), not of lab2" in r.errors[0]
     unknown = notebook(tmp_path / "y.ipynb", RIGHT_Q1, lab=None)
     assert "cannot tell which lab" in grade_submission(unknown).errors[0]
     assert "is not a file" in grade_submission(tmp_path).errors[0]
@@ -149,7 +149,7 @@ def _solution(name: str) -> dict:
 def test_edited_check_cells_and_tampering_change_nothing(tmp_path):
     """Check cells replaced by prints, wrong answers, and the student's kernel patching polylab's checks:
     the grade is what the answers deserve, computed by the grader's own, untouched checks."""
-    nb = _solution("lab1_dependences.ipynb")
+    nb = _solution("lab2_dependences.ipynb")
     for cell in nb["cells"]:
         tags = cell.get("metadata", {}).get("tags", [])
         src = "".join(cell["source"])
@@ -157,23 +157,23 @@ def test_edited_check_cells_and_tampering_change_nothing(tmp_path):
             cell["source"] = "print('\u2714 correct')"
         if "solution" in tags and "sweep2d_distances" in src:
             cell["source"] = ("sweep2d_distances = {(1, 0), (0, -1)}\n"
-                              "import polylab.grading.labs.lab1 as L\nfrom polylab.grading import right\n"
+                              "import polylab.grading.labs.lab2 as L\nfrom polylab.grading import right\n"
                               "L.check_q1 = lambda answer: right()\npolylab.grading.check = lambda *a: 'full marks'")
     path = tmp_path / "edited.ipynb"
     path.write_text(json.dumps(nb))
     r = grade_submission(path, limits=Limits(timeout=120))
     got = {q.question: q for q in r.questions}
     assert got["q1"].score == 0 and "(0, -1)" in got["q1"].feedback[0] and "source minus sink" in got["q1"].feedback[0]
-    assert all(got[q].correct for q in ("q2", "q3", "q4", "q5")), r.to_json()
+    assert all(got[q].correct for q in ("q2", "q3", "q4", "q5", "q6")), r.to_json()
 
 
 def test_reordered_cells_are_graded_with_reasons(tmp_path):
-    nb = _solution("lab1_dependences.ipynb")
+    nb = _solution("lab2_dependences.ipynb")
     nb["cells"] = list(reversed(nb["cells"]))
     path = tmp_path / "reversed.ipynb"
     path.write_text(json.dumps(nb))
     r = grade_submission(path, limits=Limits(timeout=120))
-    assert r.report is not None and r.lab == "lab1"
+    assert r.report is not None and r.lab == "lab2"
     assert any("NameError" in e or "UsageError" in e for e in r.cell_errors)
     # the answers do not depend on earlier cells: they are defined (the magics' cells fail), so they count
     assert {q.question for q in r.questions if q.correct} >= {"q1", "q4", "q5"}

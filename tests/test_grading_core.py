@@ -15,7 +15,7 @@ import sympy
 from hypothesis import given, strategies as st
 
 from polylab.frontend import parse
-from polylab.grading import AnswerError, Question, Verdict, answers as A, check, combine, partial, right, wrong
+from polylab.grading import AnswerError, Question, Verdict, answers as A, check, combine, get_lab, partial, right, wrong
 from polylab.grading import checks
 from polylab.grading.lab import Lab
 from polylab.schedule import parse_schedule
@@ -180,17 +180,17 @@ def test_same_outputs_and_verified_variant_name_the_first_changed_element():
 
 def test_check_call_forms_and_never_raising():
     ns = {"sweep2d_distances": {(1, 0), (0, 1)}}
-    assert check("lab1", "q1", namespace=ns).correct
-    assert check("lab1.q1", {(1, 0), (0, 1)}).correct
+    assert check("lab2", "q1", namespace=ns).correct
+    assert check("lab2.q1", {(1, 0), (0, 1)}).correct
     globals()["sweep2d_distances"] = {(1, 0)}  # check() reads the caller's globals, as a notebook's
     try:
-        assert check("lab1", "q1").status == "partial"
+        assert check("lab2", "q1").status == "partial"
     finally:
         del globals()["sweep2d_distances"]
-    many = check("lab1", "q1", "q2", namespace=ns)
+    many = check("lab2", "q1", "q2", namespace=ns)
     assert [r.question for r in many.results] == ["q1", "q2"] and many.results[1].status == "missing"
-    assert check("lab1", namespace=ns).max_score == 9
-    for bad in (check("nolab", "q1"), check("lab1", "q99"), check("lab1.q1", 1, 2), check(3)):
+    assert check("lab2", namespace=ns).max_score == get_lab("lab2").max_score == 12
+    for bad in (check("nolab", "q1"), check("lab2", "q99"), check("lab2.q1", 1, 2), check(3)):
         assert bad.status == "error" and bad.feedback
 
 
@@ -206,11 +206,11 @@ def test_a_bug_in_a_check_is_reported_not_raised():
 
 
 def test_result_displays_text_and_html():
-    r = check("lab1.q1", {(1, 0), (0, -1)})
+    r = check("lab2.q1", {(1, 0), (0, -1)})
     bundle = r._repr_mimebundle_()
-    assert "lab1.q1" in bundle["text/plain"] and "(0, -1)" in bundle["text/html"] and "0 / 2" in bundle["text/html"]
-    report = check("lab1", namespace={})
-    assert "lab1: 0 / 9 points" in report._repr_mimebundle_()["text/html"]
+    assert "lab2.q1" in bundle["text/plain"] and "(0, -1)" in bundle["text/html"] and "0 / 2" in bundle["text/html"]
+    report = check("lab2", namespace={})
+    assert "lab2: 0 / 12 points" in report._repr_mimebundle_()["text/html"]
 
 
 def test_question_declarations_are_validated():

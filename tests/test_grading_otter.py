@@ -48,8 +48,8 @@ def test_master_notebook_has_one_block_per_check_and_all_points(path):
 def test_otter_assign_and_run_give_the_solution_full_marks(tmp_path):
     if shutil.which("otter") is None:
         pytest.skip("otter-grader is not installed (pip install otter-grader)")
-    master, lab = _master(ROOT / "solutions" / "lab1_dependences.ipynb")
-    src = tmp_path / "lab1_dependences.ipynb"
+    master, lab = _master(ROOT / "solutions" / "lab2_dependences.ipynb")
+    src = tmp_path / "lab2_dependences.ipynb"
     src.write_text(json.dumps(master))
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     subprocess.run(["otter", "assign", "--no-run-tests", str(src), str(tmp_path / "dist")], cwd=tmp_path, env=env,

@@ -15,7 +15,8 @@ from polylab.render import esc
 
 
 def dependence_table(deps: Iterable[Dependence]) -> str:
-    """One row per dependence: kind, source and sink references, array, distances, direction, levels."""
+    """One row per dependence: kind, source and sink references, array, distances, direction, levels; the
+    exact isl relation on demand (a collapsed ``<details>``, so the table stays readable)."""
     rows = []
     for d in deps:
         src = d.ref_text(d.source, d.source_access) or f"#{d.source_access}"
@@ -26,7 +27,8 @@ def dependence_table(deps: Iterable[Dependence]) -> str:
             f"<tr><td>{esc(d.kind)} ({KIND_WORDS[d.kind]})</td><td>{esc(d.source)} <code>{esc(src)}</code></td>"
             f"<td>{esc(d.sink)} <code>{esc(snk)}</code></td><td>{esc(d.array)}</td>"
             f"<td>{esc(loops)}</td><td>{esc(d.distance_description)}</td><td>{esc(direction)}</td>"
-            f"<td>{esc(d.carried_text())}</td><td><code>{esc(readable(d.relation))}</code></td></tr>")
+            f"<td>{esc(d.carried_text())}</td><td><details><summary>isl</summary>"
+            f"<code>{esc(readable(d.relation))}</code></details></td></tr>")
     return ("<table class='polylab-dependences'><tr><th>kind</th><th>source</th><th>sink</th><th>array</th>"
             "<th>common loops</th><th>distance</th><th>direction</th><th>carried by</th><th>relation</th></tr>"
             + "".join(rows) + "</table>")

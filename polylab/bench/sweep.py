@@ -70,8 +70,9 @@ class Case:
                 "verify_params": dict(self.verify_params), "target": self.target}
 
 
-def load_kernel(name: str) -> Kernel:
-    """A kernel by path or by the name of a shipped example (``sl3.sy``, ``sl3``, ``jacobi2d``)."""
+def load_kernel(name: str, *, defines=(), include_dirs=(), language: str | None = None) -> Kernel:
+    """A kernel by path or by the name of a shipped example (``sl3.sy``, ``sl3``, ``jacobi2d``), read with
+    the preprocessor's ``-D`` macros and ``-I`` folders."""
     path = Path(name)
     if not path.is_file():
         candidates = [name] + [name + ext for ext in (".c", ".sy") if not name.endswith((".c", ".sy"))]
@@ -86,7 +87,7 @@ def load_kernel(name: str) -> Kernel:
                                hint="give a path, or an example name: " + ", ".join(examples()))
     if not path.is_file():
         raise PolylabError(f"{name} is not a file", hint="give a C (.c) or SysY (.sy) file")
-    scop = parse_file(path).scop
+    scop = parse_file(path, defines=defines, include_dirs=include_dirs, language=language).scop
     return Kernel(path.name, str(path), scop)
 
 

@@ -25,6 +25,7 @@ import sys
 
 import islpy as isl
 
+from polylab.cli.common import add_source_options, load_program, source_options
 from polylab.model.params import parse_params
 from polylab.errors import ModelError
 from polylab.model.scop import Access, Program, Scop
@@ -34,12 +35,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("analyze", help="show the polyhedral model of a loop nest",
                               description="Parse FILE (a C fragment, a C file with #pragma scop, or a SysY "
                                           "program) and show its static control parts.")
-    p.add_argument("file", metavar="FILE", help="a .c or .sy file")
+    p.add_argument("file", metavar="FILE", help="a .c or .sy file, or the name of a shipped example")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="fix a parameter in the context (repeatable), e.g. --param N=64")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument("--language", choices=("c", "sysy"), default=None,
-                   help="input language (default: from the file name)")
+    add_source_options(p)
     return p
 
 
@@ -138,10 +138,8 @@ def program_text(program: Program, values: dict[str, int] | None = None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from polylab.frontend import parse_file
-
     values = parse_params(args.param)
-    program = parse_file(args.file, language=args.language)
+    program, _ = load_program(args.file, **source_options(args))
     if args.json:
         json.dump(program_json(program, values), sys.stdout, indent=2)
         sys.stdout.write("\n")

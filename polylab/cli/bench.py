@@ -40,6 +40,7 @@ import shutil
 import sys
 import tempfile
 
+from polylab.cli.common import add_source_options, source_options
 from polylab.model.params import parse_params
 from polylab.errors import PolylabError
 
@@ -68,7 +69,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="parameter value for the timed runs, for every kernel that has it (repeatable)")
     p.add_argument("--verify-param", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter value for the verification runs (default: the --param values)")
-    p.add_argument("--target", choices=("openmp", "c"), default="openmp")
+    p.add_argument("--target", choices=("openmp", "c", "cuda"), default="openmp",
+                   help="cuda: on the GPU (polylab.bench.gpu): CUDA-event times, effective bandwidth and its "
+                        "share of a device-to-device copy; verified bit for bit at --verify-param sizes (default: "
+                        "the --quick sizes) and by checksum at the timing size; without a GPU: compiled with "
+                        "nvcc and verified by CPU emulation, not timed")
+    p.add_argument("--gpu-targets", action="store_true",
+                   help="the measurements of issue 13 (heat3d, jacobi2d, sweep2d, sl3 at their sizes) on the "
+                        "CUDA target; KERNELS, --schedules and --param are then ignored")
     p.add_argument("--repeat", type=int, default=None, help="timed runs per variant (default 3; --quick: 1)")
     p.add_argument("--warmup", type=int, default=None, help="untimed warm-up runs (default 1; --quick: 0)")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds allowed per run (default 300)")
@@ -84,6 +92,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--peers", action="store_true", help="also measure every peer found here (pluto, polly, graphite)")
     p.add_argument("--peer", action="append", default=[], choices=("pluto", "polly", "graphite"),
                    help="also measure this peer (repeatable)")
+    add_source_options(p)
     return p
 
 
@@ -102,10 +111,64 @@ def set_wait_policy(choice: str | None) -> str:
     return os.environ["OMP_WAIT_POLICY"]
 
 
+def run_cuda(args: argparse.Namespace) -> int:
+    """``--target cuda`` / ``--gpu-targets``: the GPU bench (polylab.bench.gpu); exit 1 when a variant's
+    output differed or it failed to build or run."""
+    from dataclasses import replace
+
+    from tqdm import tqdm
+
+    from polylab import bench
+    from polylab.bench import gpu
+
+    repeat = args.repeat if args.repeat is not None else (1 if args.quick else 5)
+    warmup = args.warmup if args.warmup is not None else (0 if args.quick else 1)
+    if repeat < 1 or warmup < 0:
+        raise PolylabError("--repeat must be at least 1 and --warmup not negative")
+    if args.gpu_targets:
+        kernels, cases = gpu.target_cases()
+    else:
+        names = args.kernels or list(bench.QUICK_KERNELS if args.quick else bench.DEFAULT_KERNELS)
+        specs = args.schedules or list(bench.QUICK_SCHEDULES if args.quick else bench.DEFAULT_SCHEDULES)
+        tiles = (_int_list(args.tile_sizes, "--tile-sizes") if args.tile_sizes
+                 else list(bench.sweep.QUICK_TILE_SIZES if args.quick else bench.sweep.DEFAULT_TILE_SIZES))
+        kernels = [bench.load_kernel(n) for n in names]
+        verify_params = parse_params(args.verify_param)
+        cases = bench.plan(kernels, specs, threads=[None], tile_sizes=tiles, params=parse_params(args.param),
+                           verify_params=verify_params, quick=args.quick, target="cuda")
+        if not verify_params:   # verify at small sizes: the CPU runs the original and the emulation
+            small = {k.name: bench.kernel_params(k.scop, {}, quick=True) for k in kernels}
+            cases = [replace(c, verify_params=small[c.kernel]) for c in cases]
+    settings = {"kernels": [k.name for k in kernels], "cases": [c.to_json() for c in cases], "repeat": repeat,
+                "warmup": warmup, "target": "cuda", "gpu_targets": args.gpu_targets}
+    bar = tqdm(total=len(cases), file=sys.stderr, unit="variant", disable=args.no_progress, dynamic_ncols=True)
+    try:
+        report = gpu.run_gpu_bench(
+            kernels, cases, repeat=repeat, warmup=warmup, timeout=args.timeout, settings=settings,
+            on_start=lambda c: bar.set_description_str(f"{c.kernel} [{bench.spec.short_label(c.label, 32)}]"),
+            on_result=lambda r: bar.update(1),
+            progress=lambda m: bar.set_postfix_str(m[:40], refresh=True))
+    finally:
+        bar.close()
+    print(report.table())
+    if not report.machine.get("has_gpu"):
+        print("no GPU here: the CUDA variants were compiled and verified by CPU emulation, not timed")
+    if args.json_file:
+        import json
+        from pathlib import Path
+
+        Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        print(f"JSON report: {args.json_file}")
+    return 1 if any(r.status in ("unverified", "error") for r in report.results) else 0
+
+
 def run(args: argparse.Namespace) -> int:
     import os
 
     from polylab import bench
+
+    if args.target == "cuda" or args.gpu_targets:
+        return run_cuda(args)
 
     quick = args.quick
     names = args.kernels or list(bench.QUICK_KERNELS if quick else bench.DEFAULT_KERNELS)
@@ -126,7 +189,9 @@ def run(args: argparse.Namespace) -> int:
     params = parse_params(args.param)
     verify_params = parse_params(args.verify_param)
     policy = set_wait_policy(args.wait_policy)
-    kernels = [bench.load_kernel(n) for n in names]
+    options = source_options(args)
+    kernels = [bench.load_kernel(n, defines=options["defines"], include_dirs=options["include_dirs"],
+                                 language=options["language"]) for n in names]
     cases = bench.plan(kernels, specs, threads=threads, tile_sizes=tiles, params=params,
                        verify_params=verify_params, quick=quick, target=args.target)
     settings = {"kernels": [k.name for k in kernels], "schedules": specs, "threads": threads, "tile_sizes": tiles,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from polylab.cli.common import load_scop
+from polylab.cli.common import add_source_options, load_scop, source_options
 from polylab.model.params import parse_params
 
 
@@ -30,6 +30,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="fix a parameter in the generated code (repeatable)")
     p.add_argument("--kernel-only", action="store_true", help="print the kernel without the harness")
+    add_source_options(p)
     return p
 
 
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from polylab.experiment.params import validate_params
     from polylab.experiment.schedules import schedule_from_spec, variant_scop
 
-    scop, _ = load_scop(args.file)
+    scop, _ = load_scop(args.file, **source_options(args))
     params = parse_params(args.param)
     if params:
         validate_params(scop, params, complete=False, memory_limit_mb=None)

@@ -1,7 +1,9 @@
-"""What the subcommands share: reading the program a command names (a file or a shipped example)."""
+"""What the subcommands share: reading the program a command names (a file or a shipped example), with the
+preprocessor options a C compiler takes (``-DNAME=VALUE``, ``-DNAME``, ``-I DIR``)."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from polylab.corpus import example_path, examples
@@ -9,12 +11,31 @@ from polylab.errors import PolylabError
 from polylab.frontend import parse_file
 from polylab.model import Program, Scop
 
-__all__ = ["load_program", "load_scop"]
+__all__ = ["add_source_options", "load_program", "load_scop", "source_options"]
 
 
-def load_program(name: str) -> tuple[Program, str]:
-    """``(Program, path)`` for a file or the name of a shipped example (``sl3.sy``); user errors for a
-    missing, unreadable or directory path."""
+def add_source_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add ``-D NAME[=VALUE]`` and ``-I DIR`` (repeatable, attached or separate: ``-DN=100``, ``-I inc``)."""
+    parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                        help="define a macro for the C preprocessor, as a C compiler does (repeatable), "
+                             "e.g. -DN=100")
+    parser.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                        help="search DIR for #include files (repeatable)")
+    parser.add_argument("--language", choices=("c", "sysy"), default=None,
+                        help="input language (default: from the file name, .sy is SysY)")
+    return parser
+
+
+def source_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of :func:`load_program` that ``args`` carries (``defines``, ...)."""
+    return {"defines": tuple(getattr(args, "defines", None) or ()),
+            "include_dirs": tuple(getattr(args, "include_dirs", None) or ()),
+            "language": getattr(args, "language", None)}
+
+
+def resolve(name: str) -> Path:
+    """The path of a file, or of the shipped example of that name; user errors for a missing, unreadable
+    or directory path."""
     path = Path(name)
     if not path.exists():
         try:
@@ -28,10 +49,17 @@ def load_program(name: str) -> tuple[Program, str]:
         path.read_bytes()
     except OSError as exc:
         raise PolylabError(f"cannot read {name}: {exc.strerror}") from None
-    return parse_file(path), str(path)
+    return path
 
 
-def load_scop(name: str) -> tuple[Scop, str]:
+def load_program(name: str, *, defines=(), include_dirs=(), language: str | None = None) -> tuple[Program, str]:
+    """``(Program, path)`` for a file or the name of a shipped example (``sl3.sy``, ``2mm.c``), read with
+    the ``-D`` macros and ``-I`` folders given."""
+    path = resolve(name)
+    return parse_file(path, defines=defines, include_dirs=include_dirs, language=language), str(path)
+
+
+def load_scop(name: str, **options) -> tuple[Scop, str]:
     """The (first) SCoP of a file or a shipped example, and the path read."""
-    program, path = load_program(name)
+    program, path = load_program(name, **options)
     return program.scop, path

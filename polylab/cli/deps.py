@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 
+from polylab.cli.common import add_source_options
 from polylab.errors import PolylabError
 
 
@@ -33,6 +34,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="only the last write before each read (dataflow)")
     p.add_argument("--kinds", default="flow,anti,output",
                    help="comma-separated kinds among flow, anti, output, input (default flow,anti,output)")
+    add_source_options(p)
     return p
 
 
@@ -61,12 +63,12 @@ def describe(scop, *, value_based: bool, kinds: tuple[str, ...], params: dict[st
 def run(args: argparse.Namespace) -> int:
     from polylab.analysis import compute_dependences
     from polylab.analysis.parallelism import parallelism
-    from polylab.cli.common import load_program
+    from polylab.cli.common import load_program, source_options
     from polylab.model.params import parse_params
 
     params = parse_params(args.param)
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
-    program, path = load_program(args.file)
+    program, path = load_program(args.file, **source_options(args))
     scops = tuple(s for s in program.scops if s.statements)
     if not scops:
         reasons = "; ".join(str(r) for r in program.rejected) or "no loop nest found"

@@ -1,5 +1,5 @@
 """``polylab grade SUBMISSION.ipynb ... [--lab NAME] [--timeout SECONDS] [--memory MB] [--jobs J]
-[--json FILE] [--csv FILE]``: grade student notebooks.
+[--json FILE] [--csv FILE] [--executed DIR]``: grade student notebooks.
 
 Each submission runs in its own process with a fresh kernel, cell by cell, under a time limit (for its
 cells) and a memory limit (address space of every process it starts); every process it started is killed at
@@ -45,6 +45,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="write DIR/<submission>/results.json in Gradescope's format")
     p.add_argument("--hidden", metavar="DIR", default=None,
                    help=f"instructor's hidden cases (default: {DEFAULT_HIDDEN} when it exists)")
+    p.add_argument("--max-output", type=float, default=2.0, metavar="MB",
+                   help="cell output kept per submission in MB (default 2); the rest is dropped")
+    p.add_argument("--executed", metavar="DIR", default=None,
+                   help="write each executed notebook, with its outputs, to DIR/<folder>/<name>.ipynb")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -71,9 +75,12 @@ def run(args: argparse.Namespace) -> int:
     hidden = Path(args.hidden) if args.hidden else (DEFAULT_HIDDEN if DEFAULT_HIDDEN.is_dir() else None)
     if hidden is not None and not hidden.is_dir():
         raise PolylabError(f"--hidden {args.hidden}: no such folder")
-    limits = batch.Limits(timeout=args.timeout, memory_mb=args.memory or None)
+    if args.max_output <= 0:
+        raise PolylabError("--max-output must be positive")
+    limits = batch.Limits(timeout=args.timeout, memory_mb=args.memory or None,
+                          max_output_bytes=int(args.max_output * 2**20))
     results = batch.grade_batch(args.submissions, lab=args.lab, limits=limits, jobs=args.jobs,
-                                hidden_dir=hidden, progress=not args.no_progress)
+                                hidden_dir=hidden, progress=not args.no_progress, executed_dir=args.executed)
     print(report.table(results))
     if outputs["json"]:
         outputs["json"].write_text(report.to_json(results), encoding="utf-8")

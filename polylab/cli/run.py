@@ -32,7 +32,7 @@ import json
 import sys
 
 from polylab.model.params import parse_params
-from polylab.cli.common import load_scop
+from polylab.cli.common import add_source_options, load_scop, source_options
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -57,6 +57,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--compare", choices=("auto", "written", "live-out"), default="auto",
                    help="what verification compares: every written element (default unless a storage step "
                         "changed the arrays) or the live-out elements")
+    add_source_options(p)
     return p
 
 
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         raise PolylabError("--warmup must not be negative")
     if not args.timeout > 0:
         raise PolylabError("--timeout must be a positive number of seconds")
-    scop, _ = load_scop(args.file)
+    scop, _ = load_scop(args.file, **source_options(args))
     params = parse_params(args.param)
     verify_params = {**params, **parse_params(args.verify_param)} if args.verify_param else None
     schedule = schedule_from_spec(scop, args.schedule)

@@ -18,6 +18,7 @@ import argparse
 import json
 import sys
 
+from polylab.cli.common import add_source_options
 from polylab.errors import PolylabError
 
 
@@ -31,17 +32,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="fix a parameter (repeatable)")
     p.add_argument("--scop", type=int, default=0, help="which static control part of the file (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_source_options(p)
     return p
 
 
 def run(args) -> int:
-    from polylab.cli.common import load_program
+    from polylab.cli.common import load_program, source_options
     from polylab.model.params import parse_params
     from polylab.schedule import check, parse_schedule
     from polylab.storage import recipe_steps
 
     params = parse_params(args.param)
-    program, path = load_program(args.file)
+    program, path = load_program(args.file, **source_options(args))
     if not program.scops:
         raise PolylabError(f"{args.file} has no static control part")
     if not 0 <= args.scop < len(program.scops):

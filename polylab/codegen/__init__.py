@@ -7,7 +7,7 @@
 verification.
 """
 
-from polylab.codegen.generate import TARGETS, GeneratedCode, generate
+from polylab.codegen.generate import TARGETS, GeneratedCode, cuda_emulation, generate
 from polylab.codegen.harness import original_program
 
-__all__ = ["TARGETS", "GeneratedCode", "generate", "original_program"]
+__all__ = ["TARGETS", "GeneratedCode", "cuda_emulation", "generate", "original_program"]

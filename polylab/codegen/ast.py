@@ -236,7 +236,7 @@ def build(scop: Scop, schedule) -> LoopProgram:
             raise CodegenError(f"isl could not generate code for the schedule: {exc}") from None
         text = str(tree.get_map().intersect_domain(scop.domain))
     known = {s.name for s in scop.statements}
-    root_node = _convert(ast, names, frozenset(), known)
+    root_node = convert(ast, names, frozenset(), known)
     depths = tuple(sorted({n.depth for n in nodes(root_node) if isinstance(n, For) and n.parallel}))
     return LoopProgram(root_node, tuple(names), text, depths)
 
@@ -262,7 +262,8 @@ _OPS = {getattr(isl.ast_expr_op_type, n): n.rstrip("_") for n in (
     "pdiv_q", "pdiv_r", "zdiv_r", "cond", "select", "eq", "le", "lt", "ge", "gt", "call", "access")}
 
 
-def _expr(e: isl.AstExpr) -> AExpr:
+def expr_of(e: isl.AstExpr) -> AExpr:
+    """An isl AST expression as a value."""
     t = e.get_type()
     if t == isl.ast_expr_type.int:
         return Int(int(e.get_val().to_python()))
@@ -271,10 +272,10 @@ def _expr(e: isl.AstExpr) -> AExpr:
     op = _OPS.get(e.get_op_type())
     if op is None:
         raise CodegenError(f"unsupported isl AST operation {e.get_op_type()}")
-    return Op(op, tuple(_expr(e.get_op_arg(k)) for k in range(e.get_op_n_arg())))
+    return Op(op, tuple(expr_of(e.get_op_arg(k)) for k in range(e.get_op_n_arg())))
 
 
-def _convert(n: isl.AstNode, names: list[str], parallel: frozenset[int] | None, known: set[str]) -> Node:
+def convert(n: isl.AstNode, names: list[str], parallel: frozenset[int] | None, known: set[str]) -> Node:
     """The node ``n`` as a value; ``parallel``: the coincident schedule depths of the marks above it
     (``None``: none)."""
     parallel = parallel or frozenset()
@@ -282,28 +283,28 @@ def _convert(n: isl.AstNode, names: list[str], parallel: frozenset[int] | None, 
     if t == isl.ast_node_type.for_:
         it = n.for_get_iterator().get_id().get_name()
         depth = names.index(it) if it in names else -1
-        inc = _expr(n.for_get_inc())
+        inc = expr_of(n.for_get_inc())
         if not isinstance(inc, Int):
             raise CodegenError("a loop stride that is not a constant")
         degenerate = bool(n.for_is_degenerate())
-        return For(it, _expr(n.for_get_init()), _expr(n.for_get_cond()) if not degenerate else Int(1),
-                   inc.value, _convert(n.for_get_body(), names, parallel, known),
+        return For(it, expr_of(n.for_get_init()), expr_of(n.for_get_cond()) if not degenerate else Int(1),
+                   inc.value, convert(n.for_get_body(), names, parallel, known),
                    parallel=depth >= 0 and depth in parallel and not degenerate,
                    degenerate=degenerate, depth=depth)
     if t == isl.ast_node_type.if_:
-        other = _convert(n.if_get_else_node(), names, parallel, known) if n.if_has_else_node() else None
-        return If(_expr(n.if_get_cond()), _convert(n.if_get_then_node(), names, parallel, known), other)
+        other = convert(n.if_get_else_node(), names, parallel, known) if n.if_has_else_node() else None
+        return If(expr_of(n.if_get_cond()), convert(n.if_get_then_node(), names, parallel, known), other)
     if t == isl.ast_node_type.block:
         kids = n.block_get_children()
-        return Block(tuple(_convert(kids.get_at(k), names, parallel, known)
+        return Block(tuple(convert(kids.get_at(k), names, parallel, known)
                            for k in range(kids.n_ast_node())))
     if t == isl.ast_node_type.mark:
         mid = n.mark_get_id().get_name()
         if mid.startswith(_MARK):
             parallel = parallel | {int(d) for d in mid[len(_MARK):].split("_")}
-        return _convert(n.mark_get_node(), names, parallel, known)
+        return convert(n.mark_get_node(), names, parallel, known)
     if t == isl.ast_node_type.user:
-        e = _expr(n.user_get_expr())
+        e = expr_of(n.user_get_expr())
         if not (isinstance(e, Op) and e.op == "call" and isinstance(e.args[0], Id)
                 and e.args[0].name in known):
             raise CodegenError(f"unexpected statement in the generated AST: {e}")

@@ -82,5 +82,8 @@ def _p(e: AExpr, names: Mapping[str, str]) -> tuple[str, int]:
                 sb = f"({sb})"
             if op in ("add", "sub") and sb.startswith("-"):
                 sb = f"({sb})"
+            if op in ("or", "or_else"):   # a && b || c is C, but gcc -Wall asks for the parentheses
+                sa = f"({sa})" if pa == _BINARY["and"][1] else sa
+                sb = f"({sb})" if pb == _BINARY["and"][1] and not sb.startswith("(") else sb
             return f"{sa} {sym} {sb}", prec
     raise ValueError(f"cannot print {e!r} as C")

@@ -36,7 +36,8 @@ class GeneratedCode:
     that launches them; MLIR: a ``func.func`` in a module). ``program``: the complete program with the
     harness (``None`` for MLIR). ``header``: the comment that opens both, stating the schedule and the
     transformations. ``schedule``: the schedule as an isl union map (text). ``parallel_loops``: how many
-    loops of the kernel are parallel.
+    loops of the kernel are parallel. ``notes``: what the target's mapping says about the code (CUDA: the
+    grid of each kernel and why thread x is where it is, or that the schedule has no parallel loop).
     """
 
     target: str
@@ -46,6 +47,7 @@ class GeneratedCode:
     schedule: str
     parallel_loops: int = 0
     language: str = "c"
+    notes: tuple[str, ...] = ()
 
     @property
     def source(self) -> str:
@@ -113,8 +115,11 @@ def generate(scop: Scop, schedule=None, target: str = "c") -> GeneratedCode:
     """
     if target not in TARGETS:
         raise CodegenError(f"unknown target {target!r}", hint=f"the targets are {', '.join(TARGETS)}")
+    gpu_notes: tuple[str, ...] = ()
+    if target == "cuda":
+        schedule, gpu_notes = gpu_schedule(schedule)
     program = A.build(scop, schedule)
-    header = _comment(header_lines(scop, schedule, program, target), mlir=target == "mlir")
+    header = _comment(header_lines(scop, schedule, program, target) + list(gpu_notes), mlir=target == "mlir")
     if target in ("c", "openmp"):
         kernel = kernel_c(scop, program, kernel_signature(scop), openmp=target == "openmp")
         full = c_program(scop, header, kernel, helpers=C_HELPERS,
@@ -123,12 +128,43 @@ def generate(scop: Scop, schedule=None, target: str = "c") -> GeneratedCode:
     if target == "cuda":
         from polylab.codegen.cuda import cuda_program
 
-        kernel, full = cuda_program(scop, program, header)
-        return GeneratedCode(target, kernel, full, header, program.schedule_text, program.n_parallel, "cuda")
+        kernel, full, notes = cuda_program(scop, program, header)
+        return GeneratedCode(target, kernel, full, header, program.schedule_text, program.n_parallel, "cuda",
+                             gpu_notes + notes)
     from polylab.codegen.mlir import mlir_module
 
     kernel = mlir_module(scop, program, header)
     return GeneratedCode(target, kernel, None, header, program.schedule_text, program.n_parallel, "mlir")
+
+
+def cuda_emulation(scop: Scop, schedule=None) -> GeneratedCode:
+    """The CUDA code of ``scop`` under ``schedule`` run on the CPU: the same kernels, host function, index
+    arithmetic and block shapes as ``generate(scop, schedule, "cuda")``, compiled as C with every thread
+    of every launch run in turn (see :mod:`polylab.codegen.cuda`). A C program (``target`` ``'c'``), so
+    :func:`polylab.experiment.verify` checks the GPU mapping against the original program without a GPU."""
+    from polylab.codegen.cuda import cuda_emulation_program
+
+    schedule, gpu_notes = gpu_schedule(schedule)
+    program = A.build(scop, schedule)
+    header = _comment(header_lines(scop, schedule, program, "cuda (emulated on the CPU)") + list(gpu_notes))
+    kernel, full, notes = cuda_emulation_program(scop, program, header)
+    return GeneratedCode("c", kernel, full, header, program.schedule_text, program.n_parallel, "c",
+                         gpu_notes + notes)
+
+
+def gpu_schedule(schedule):
+    """The schedule the GPU code is generated from: a polylab :class:`~polylab.schedule.Schedule` with the
+    points of its tiles scanned as wavefronts (:func:`polylab.codegen.gpuschedule.wave_inside_tiles`) and
+    its parallel dimensions re-based for coalesced accesses (:func:`~polylab.codegen.gpuschedule.coalesce`),
+    each exactly checked, and the notes saying so; any other schedule object unchanged."""
+    from polylab.codegen.gpuschedule import coalesce, wave_inside_tiles
+    from polylab.schedule import Schedule
+
+    if isinstance(schedule, Schedule):
+        tiled, first = wave_inside_tiles(schedule)
+        out, second = coalesce(tiled)
+        return out, first + second
+    return schedule, ()
 
 
 def as_isl_schedule(scop: Scop, schedule) -> isl.Schedule | isl.UnionMap:

@@ -429,8 +429,7 @@ def _element_loops(scop: Scop, lo: LiveOut, action: str, flat: bool, depth: int)
     for nm in names:
         lst = lst.add(isl.Id(nm))
     ast = isl.AstBuild.from_context(scop.context).set_iterators(lst).node_from_schedule_map(umap)
-    # ast.py's converter (private here; the gpu branch makes it public as A.convert(ast, names, known))
-    root = A._convert(ast, names, frozenset(), {space_name})
+    root = A.convert(ast, names, frozenset(), {space_name})
     lines: list[str] = []
 
     def emit(node: A.Node, depth: int) -> None:

@@ -24,6 +24,21 @@ from polylab.model.scop import Scop
 #: flags of timing builds (variant and baseline alike)
 TIMING_FLAGS: tuple[str, ...] = tuple(tc.BASELINE_FLAGS)
 
+#: the shortest median run time from which a speedup is reported: the harness reads ``CLOCK_MONOTONIC``
+#: (nanosecond ticks), but below a millisecond a thread start-up, a page fault or one scheduler tick of a
+#: busy machine is a large part of the time, so the ratio of two such times measures the noise
+MIN_TIMED_SECONDS = 1e-3
+
+
+def unresolved(*timings: tc.Timing | None) -> str | None:
+    """Why a speedup between ``timings`` cannot be reported (a median shorter than
+    :data:`MIN_TIMED_SECONDS`), or None when it can."""
+    short = [t.median for t in timings if t is not None and t.median < MIN_TIMED_SECONDS]
+    if not short:
+        return None
+    return (f"a run of {min(short) * 1e6:.0f} µs is shorter than the {MIN_TIMED_SECONDS * 1e3:g} ms the timer can "
+            "resolve on a shared machine (start-up and scheduling noise); time a larger size")
+
 
 @dataclass(frozen=True)
 class RunReport:
@@ -50,9 +65,18 @@ class RunReport:
 
     @property
     def speedup(self) -> float | None:
-        if self.seconds is None or self.baseline is None:
+        """``baseline.median / seconds.median``; None when either was not measured or is too short to
+        resolve (:attr:`speedup_refused` says why)."""
+        if self.seconds is None or self.baseline is None or self.speedup_refused:
             return None
         return tc.speedup(self.baseline, self.seconds)
+
+    @property
+    def speedup_refused(self) -> str | None:
+        """Why no speedup is reported although both programs were timed (runs too short), else None."""
+        if self.seconds is None or self.baseline is None:
+            return None
+        return unresolved(self.seconds, self.baseline)
 
     def to_json(self) -> dict:
         """The ``polylab run --json`` object."""
@@ -64,6 +88,8 @@ class RunReport:
             "baseline_seconds": self.baseline.median if self.baseline else None,
             "speedup": self.speedup,
         }
+        if self.speedup_refused:
+            out["speedup_refused"] = self.speedup_refused
         if self.verification is not None:
             out["compared"] = self.verification.coverage.to_json() if self.verification.coverage else None
             out["vacuous"] = self.verification.vacuous
@@ -89,6 +115,8 @@ class RunReport:
             lines.append(f"  original (gcc -O3): {self.baseline}")
         if self.speedup is not None:
             lines.append(f"  speedup : {self.speedup:.2f}x")
+        elif self.speedup_refused:
+            lines.append(f"  speedup : not reported: {self.speedup_refused}")
         return "\n".join(lines)
 
 

@@ -19,29 +19,44 @@ from pathlib import Path
 
 from pycparser import c_ast
 
-from polylab.errors import FrontendError, PolylabError, SourceSyntaxError
+from polylab.errors import FrontendError, PolylabError, SourceLocation, SourceSyntaxError
 from polylab.frontend.detect import context_declaration, detect_program, pragma_regions
 from polylab.frontend.region import Region, RegionBuilder
-from polylab.frontend.source import Prepared, Source, parse_fragment, parse_unit, prepare
+from polylab.frontend.preprocess import needs_preprocessor, parse_define, preprocess
+from polylab.frontend.source import Prepared, Source, parse_fragment, parse_unit, prepare, prepared
 from polylab.frontend.symbols import Symbols
 from polylab.model.scop import Program
 
 __all__ = ["parse", "parse_file"]
 
 
-def parse(text: str, *, filename: str | None = None, language: str | None = None) -> Program:
+def parse(text: str, *, filename: str | None = None, language: str | None = None, defines=(),
+          include_dirs=()) -> Program:
     """Parse ``text`` into a :class:`~polylab.model.Program` with one :class:`~polylab.model.Scop` per region.
 
     ``language`` is ``"c"`` or ``"sysy"``; by default it follows the file name (``.sy`` is SysY).
     Raises :class:`~polylab.errors.SourceSyntaxError` for invalid C and
     :class:`~polylab.errors.NotAffineError` when a fragment or ``#pragma scop`` region is not a static
     control part (with line, column, offending text, reason and hint).
+
+    C text with preprocessor directives (``#include``, ``#define``, ``#if`` ...) or with ``defines``
+    (``-D``: ``("N", "100")`` pairs or ``"N=100"`` strings) goes through the preprocessor first
+    (:mod:`polylab.frontend.preprocess`); ``include_dirs`` are the ``-I`` folders.
     """
     if language is None:
         language = "sysy" if filename and str(filename).endswith(".sy") else "c"
     if language not in ("c", "sysy"):
         raise PolylabError(f"unknown language {language!r}", hint="use 'c' or 'sysy'")
-    prep = prepare(text)
+    defines = tuple(parse_define(d) if isinstance(d, str) else tuple(d) for d in defines)
+    if language == "c" and needs_preprocessor(text, defines):
+        prep = prepared(text, preprocess(text, filename=filename, defines=defines, include_dirs=include_dirs))
+    else:
+        prep = prepare(text)
+    if not prep.clean.strip():
+        raise SourceSyntaxError("there is no code to analyse: the input is empty (or only comments and "
+                                "preprocessor lines)",
+                                location=SourceLocation(1, 1, "", prep.lines[0] if prep.lines else ""),
+                                hint="write a loop nest, e.g. for (i = 0; i < N; i++) a[i] = 2 * a[i];")
     src = Source(prep)
     if language == "sysy":
         unit = parse_unit(prep, filename)
@@ -65,15 +80,16 @@ def parse(text: str, *, filename: str | None = None, language: str | None = None
     return _fragment_program(src, prep, func, filename)
 
 
-def parse_file(path, *, language: str | None = None) -> Program:
-    """Read and parse a file (``.sy`` files are SysY programs)."""
+def parse_file(path, *, language: str | None = None, defines=(), include_dirs=()) -> Program:
+    """Read and parse a file (``.sy`` files are SysY programs); ``defines`` and ``include_dirs`` as for
+    :func:`parse`."""
     p = Path(path)
     try:
         text = p.read_text()
     except OSError as exc:
         raise FrontendError(f"cannot read {path}: {exc.strerror or exc}",
                             hint="check the file name") from None
-    return parse(text, filename=str(p), language=language)
+    return parse(text, filename=str(p), language=language, defines=defines, include_dirs=include_dirs)
 
 
 def _fragment_program(src: Source, prep: Prepared, func: c_ast.FuncDef, filename: str | None) -> Program:
@@ -98,6 +114,20 @@ def _fragment_program(src: Source, prep: Prepared, func: c_ast.FuncDef, filename
     return Program(prep.original, "c", (scop,), (), filename)
 
 
+def _region_symbols(unit: c_ast.FileAST, scope: c_ast.FuncDef | None) -> Symbols:
+    """The names a ``#pragma scop`` region sees: the file-scope declarations, then the parameters and locals
+    of the function that holds it (which hide them). Without a function: every declaration of the text."""
+    symbols = Symbols()
+    if scope is None:
+        symbols.collect(unit)
+        return symbols
+    for ext in unit.ext:
+        if isinstance(ext, c_ast.Decl):
+            symbols.collect(ext)
+    symbols.collect(scope)
+    return symbols
+
+
 def _pragma_program(src: Source, prep: Prepared, filename: str | None) -> Program:
     try:
         unit = parse_unit(prep, filename)
@@ -107,10 +137,8 @@ def _pragma_program(src: Source, prep: Prepared, filename: str | None) -> Progra
         except SourceSyntaxError:
             raise unit_error from None
         unit = c_ast.FileAST([func])
-    symbols = Symbols()
-    symbols.collect(unit)
     scops = []
     for k, region in enumerate(pragma_regions(src, unit)):
-        scops.append(RegionBuilder(src, symbols, region, name=f"scop{k}", language="c",
-                                   defines=prep.defines).build())
+        scops.append(RegionBuilder(src, _region_symbols(unit, region.scope), region, name=f"scop{k}",
+                                   language="c", defines=prep.defines).build())
     return Program(prep.original, "c", tuple(scops), (), filename)

@@ -44,6 +44,15 @@ def int_literal(text: str) -> int | None:
         return None
 
 
+#: the range of C's ``long long``: an integer constant outside it is refused (C has no wider integer type)
+LONG_LONG_MIN, LONG_LONG_MAX = -2 ** 63, 2 ** 63 - 1
+
+
+def int_val(v: int, ctx: isl.Context = isl.DEFAULT_CONTEXT) -> isl.Val:
+    """The exact isl value of a Python integer of any size (``int_from_si`` stops at 64 bits)."""
+    return isl.Val.read_from_str(ctx, str(int(v)))
+
+
 class AffineBuilder:
     """Builds ``PwAff`` / ``Set`` objects on ``space`` (a set space: parameters and iterators)."""
 
@@ -60,7 +69,7 @@ class AffineBuilder:
         return NotAffineError(reason, location=self.locate(node, self.show(node)), hint=hint)
 
     def const(self, v: int) -> isl.PwAff:
-        aff = isl.Aff.zero_on_domain(self.ls).set_constant_val(isl.Val.int_from_si(self.space.get_ctx(), v))
+        aff = isl.Aff.zero_on_domain(self.ls).set_constant_val(int_val(v, self.space.get_ctx()))
         return isl.PwAff.from_aff(aff)
 
     def var(self, kind: str, pos: int) -> isl.PwAff:
@@ -92,6 +101,10 @@ class AffineBuilder:
                 if val is None:
                     raise self.error(node, f"{v} is not an integer constant",
                                      hint="bounds, conditions and subscripts must be integer expressions")
+                if not LONG_LONG_MIN <= val <= LONG_LONG_MAX:
+                    raise self.error(node, f"the integer constant {v} does not fit in 64 bits (C's long long "
+                                           f"holds at most {LONG_LONG_MAX})",
+                                     hint="use a smaller bound or step")
                 return self.const(val)
             case c_ast.ID(name=name):
                 kind, pos = self.resolve(name, node)
@@ -103,7 +116,7 @@ class AffineBuilder:
             case c_ast.UnaryOp(op="+", expr=e):
                 return self.expr(e)
             case c_ast.Cast(to_type=tt, expr=e):
-                names = _type_names(tt)
+                names = type_names(tt)
                 if names and not any(x in ("float", "double") for x in names) and "*" not in names:
                     return self.expr(e)
                 raise self.error(node, "a cast to a non-integer type is not affine")
@@ -147,7 +160,7 @@ class AffineBuilder:
                 c = self.constant_value(pb)
                 if c is None or c <= 0:
                     raise self.error(node, f"{fname} needs a positive constant divisor")
-                q = pa.scale_down_val(isl.Val.int_from_si(self.space.get_ctx(), c))
+                q = pa.scale_down_val(int_val(c, self.space.get_ctx()))
                 return q.floor() if kind == "floord" else q.ceil()
             case c_ast.FuncCall(name=c_ast.ID(name=fname)):
                 raise self.error(node, f"the call {fname}(...) is not an affine expression",
@@ -197,7 +210,7 @@ class AffineBuilder:
                 raise self.error(node, f"{self.show(node)} is not an affine condition")
 
 
-def _type_names(node: c_ast.Node) -> list[str]:
+def type_names(node: c_ast.Node) -> list[str]:
     """The type words of a ``Typename`` / ``TypeDecl`` (``*`` for a pointer)."""
     out: list[str] = []
     while node is not None:

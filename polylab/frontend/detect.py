@@ -21,7 +21,7 @@ from pycparser import c_ast
 
 from polylab.errors import NotAffineError, SourceSyntaxError
 from polylab.frontend.affine import AffineBuilder
-from polylab.frontend.region import _MARKER_NOTE, CTX, Region, RegionBuilder
+from polylab.frontend.region import MARKER_NOTE, CTX, Region, RegionBuilder
 from polylab.frontend.source import Source
 from polylab.frontend.symbols import TIMING_MARKERS, Symbols, const_eval
 from polylab.model.scop import Program, Rejection, Scop
@@ -30,8 +30,15 @@ from polylab.model.scop import Program, Rejection, Scop
 def pragma_regions(src: Source, unit: c_ast.Node) -> list[Region]:
     """The statement lists between ``#pragma scop`` and ``#pragma endscop`` (in source order)."""
     out: list[Region] = []
+    scope: list[c_ast.FuncDef] = []
 
     def visit(node: c_ast.Node) -> None:
+        if isinstance(node, c_ast.FuncDef):
+            scope.append(node)
+            for _, child in node.children():
+                visit(child)
+            scope.pop()
+            return
         if isinstance(node, c_ast.Compound) and node.block_items:
             items = node.block_items
             k = 0
@@ -49,7 +56,8 @@ def pragma_regions(src: Source, unit: c_ast.Node) -> list[Region]:
                                                      "region, in the same block")
                     body = items[k + 1:j]
                     if body:
-                        out.append(Region(body, src.start(body[0]), src.end(body[-1])))
+                        out.append(Region(body, src.start(body[0]), src.end(body[-1]),
+                                          scope=scope[-1] if scope else None))
                     k = j + 1
                     continue
                 visit(it)
@@ -226,9 +234,9 @@ class _Detector:
     # -- live-out ----------------------------------------------------------------------------------------
     def _finish(self, scop: Scop, run: list[c_ast.Node], func: c_ast.FuncDef, nested: bool) -> Scop:
         markers = [f"{x.name.name}() at line {x.coord.line}" for x in run if _is_marker(x)]
-        notes = tuple(n for n in scop.notes if not n.startswith(_MARKER_NOTE))
+        notes = tuple(n for n in scop.notes if not n.startswith(MARKER_NOTE))
         if markers:
-            notes += (_MARKER_NOTE + ", ".join(markers),)
+            notes += (MARKER_NOTE + ", ".join(markers),)
         scop = replace(scop, notes=notes)
         if nested or func.decl.name != "main":
             return scop

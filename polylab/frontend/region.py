@@ -26,14 +26,16 @@ import islpy as isl
 from pycparser import c_ast
 
 from polylab.errors import NotAffineError, SourceLocation
-from polylab.frontend.affine import AffineBuilder, MINMAX_FUNCS, _type_names
+from polylab.frontend.affine import (LONG_LONG_MAX, LONG_LONG_MIN, MINMAX_FUNCS, AffineBuilder, int_literal, int_val,
+                                     type_names)
 from polylab.frontend.source import Source
 from polylab.frontend.symbols import PURE_MATH, SYSY_INPUT, SYSY_OUTPUT, TIMING_MARKERS, Symbols, const_eval
 from polylab.model import expr as E
+from polylab.model.islutil import point_coordinates
 from polylab.model.scop import Access, Array, Scalar, Scop, Statement
 
 CTX = isl.DEFAULT_CONTEXT
-_MARKER_NOTE = "timing markers kept outside the model: "
+MARKER_NOTE = "timing markers kept outside the model: "
 _MODEL_OPS = ("=", "+=", "-=", "*=", "/=")
 
 
@@ -64,6 +66,8 @@ class StmtN:
     op: str
     value: c_ast.Node | None
     node: c_ast.Node
+    #: the statement's text when it is not the node's source text (the parts of a chained assignment)
+    text: str | None = None
 
 
 @dataclass
@@ -74,6 +78,8 @@ class Region:
     start: tuple[int, int]
     end: tuple[int, int]
     markers: list[str] = field(default_factory=list)
+    #: the function whose body holds the region (its parameters and locals are the names the region sees)
+    scope: c_ast.FuncDef | None = None
 
 
 def _err(src: Source, node: c_ast.Node, reason: str, hint: str | None = None) -> NotAffineError:
@@ -107,6 +113,9 @@ def _increment(node: c_ast.Node | None, var: str, constants: dict[str, int], src
                    hint="a static control part needs loops with constant steps")
     if step == 0:
         raise _err(src, step_node, "the loop step is zero: the loop never ends")
+    if not LONG_LONG_MIN <= step <= LONG_LONG_MAX:
+        raise _err(src, step_node, f"the loop step {src.show(step_node)} does not fit in 64 bits (C's long long "
+                                   f"holds at most {LONG_LONG_MAX})", hint="use a smaller step")
     return sign * step
 
 
@@ -119,10 +128,17 @@ def _reads_array(node: c_ast.Node) -> bool:
 class Normalizer:
     """Turns pycparser statements into the loop / if / assignment tree, refusing everything else."""
 
-    def __init__(self, src: Source, symbols: Symbols, markers: list[str]) -> None:
+    def __init__(self, src: Source, symbols: Symbols, markers: list[str],
+                 defines: dict[str, int] | None = None) -> None:
         self.src = src
         self.symbols = symbols
         self.markers = markers
+        self.defines = dict(defines or {})
+
+    @property
+    def constants(self) -> dict[str, int]:
+        """The named integer constants: ``#define`` / ``-D`` values, then ``const int`` declarations."""
+        return {**self.defines, **self.symbols.constants}
 
     def items(self, nodes: list[c_ast.Node]) -> list:
         out: list = []
@@ -155,7 +171,7 @@ class Normalizer:
         body = loop.stmt.block_items or [] if isinstance(loop.stmt, c_ast.Compound) else [loop.stmt]
         if not body:
             return None
-        step = _increment(body[-1], var, self.symbols.constants, self.src)
+        step = _increment(body[-1], var, self.constants, self.src)
         if step is None:
             return None
         return LoopN(var, lb, loop.cond, step, self.items(body[:-1]), loop, var_node, body[-1])
@@ -180,6 +196,11 @@ class Normalizer:
                            hint="write a for loop")
             case c_ast.If(cond=cond, iftrue=t, iffalse=f):
                 return [IfN(cond, self.stmt(t), self.stmt(f) if f is not None else [], node)]
+            case c_ast.Assignment(op=op, lvalue=lv, rvalue=c_ast.Assignment() as inner):
+                # a chained assignment a = b = e: first b = e, then a = b (C evaluates right to left and
+                # a receives the value b holds after its assignment)
+                text = f"{self.src.show(lv)} {op} {self.src.show(inner.lvalue)};"
+                return [*self.stmt(inner), StmtN(lv, op, inner.lvalue, node, text)]
             case c_ast.Assignment(op=op, lvalue=lv, rvalue=rv):
                 return [StmtN(lv, op, rv, node)]
             case c_ast.UnaryOp(op=("p++" | "++" | "p--" | "--") as op, expr=target):
@@ -253,7 +274,7 @@ class Normalizer:
         if node.cond is None:
             raise _err(src, node, "the for loop has no condition: it never ends",
                        hint="a static control part needs loops with affine bounds")
-        step = _increment(node.next, var, self.symbols.constants, src)
+        step = _increment(node.next, var, self.constants, src)
         if step is None:
             what = node.next if node.next is not None else node
             raise _err(src, what, f"the loop increment {src.show(node.next) if node.next else '(none)'} "
@@ -315,6 +336,97 @@ class _PendingAccess:
     node: c_ast.Node
 
 
+class _StatementReader:
+    """Reads one assignment of a region: its model expression and its accesses, in evaluation order."""
+
+    def __init__(self, owner: RegionBuilder, iters: list[str]) -> None:
+        self.owner = owner
+        self.src = owner.src
+        self.iters = iters
+        self.builder = owner._builder(iters)
+        self.pending: list[_PendingAccess] = []
+
+    def body(self, node: c_ast.Node) -> E.Expr:
+        """The right-hand side as a model expression, recording each array access in evaluation order."""
+        R = self.owner
+        match node:
+            case c_ast.Constant(type=t, value=v):
+                val = int_literal(v) if t != "char" and "int" in t or t == "long" else None
+                if val is not None and not LONG_LONG_MIN <= val <= LONG_LONG_MAX:
+                    raise _err(self.src, node, f"the integer constant {v} does not fit in 64 bits (C's long long "
+                                               f"holds at most {LONG_LONG_MAX})", hint="use a smaller constant")
+                return E.Const(v, t)
+            case c_ast.ID(name=n):
+                if n in self.iters:
+                    return E.Name(n)
+                if n in R.consts:
+                    R.used_consts[n] = R.consts[n]
+                    return E.Const(str(R.consts[n]), "int")
+                if n in R.written:
+                    return self.ref(node, "read")
+                if n in R.iterators:
+                    raise _err(self.src, node, f"the loop counter {n} is used outside its loop")
+                v = R.symbols.vars.get(n)
+                if v is not None and (v.is_array or v.is_pointer):
+                    raise _err(self.src, node, f"{n} is an array used without subscripts",
+                               hint="pointer arithmetic on arrays is not supported")
+                return E.Name(n)
+            case c_ast.ArrayRef():
+                return self.ref(node, "read")
+            case c_ast.BinaryOp(op=op, left=a, right=c):
+                return E.Binary(op, self.body(a), self.body(c))
+            case c_ast.UnaryOp(op=("-" | "+" | "!" | "~") as op, expr=e):
+                return E.Unary(op, self.body(e))
+            case c_ast.UnaryOp(op=("p++" | "p--" | "++" | "--")):
+                raise _err(self.src, node, "an increment inside an expression has a side effect",
+                           hint="write the increment as its own statement")
+            case c_ast.UnaryOp(op=("*" | "&")):
+                raise _err(self.src, node, "pointer operations are not allowed in a static control part")
+            case c_ast.UnaryOp(op="sizeof"):
+                return E.Const(self.src.show(node), "int")
+            case c_ast.TernaryOp(cond=c, iftrue=t, iffalse=f):
+                return E.Cond(self.body(c), self.body(t), self.body(f))
+            case c_ast.Cast(to_type=tt, expr=e):
+                words = type_names(tt)
+                if "*" in words or "?" in words:
+                    raise _err(self.src, node, "pointer casts are not allowed in a static control part")
+                return E.Cast(" ".join(words), self.body(e))
+            case c_ast.FuncCall(name=c_ast.ID(name=fname), args=args):
+                if fname in PURE_MATH or fname in MINMAX_FUNCS:
+                    return E.Call(fname, tuple(self.body(a) for a in (args.exprs if args else [])))
+                raise Normalizer(self.src, R.symbols, []).call_error(node, fname)
+            case c_ast.Assignment():
+                raise _err(self.src, node, "an assignment inside an expression has a side effect",
+                           hint="write each assignment as its own statement")
+            case _:
+                raise _err(self.src, node, f"{self.src.show(node)} is not supported in a statement of a "
+                                           "static control part")
+
+    def ref(self, node: c_ast.Node, kind: str) -> E.ArrayRef:
+        """An array element (or a written scalar) read or written, with its affine subscripts."""
+        R = self.owner
+        base, subs = _array_ref_parts(node)
+        if not isinstance(base, c_ast.ID):
+            raise _err(self.src, node, f"{self.src.show(node)} is not an array element",
+                       hint="pointer dereferences and struct fields are not supported")
+        v = R.symbols.vars.get(base.name)
+        if subs:
+            if base.name in self.iters or base.name in R.params or base.name in R.written:
+                raise _err(self.src, node, f"{base.name} is not an array")
+            if v is not None and v.is_pointer and not v.is_array:
+                raise _err(self.src, node, f"{base.name} is a pointer: its accesses cannot be modelled",
+                           hint="declare it as an array with extents, e.g. double A[N][N]")
+            if v is not None and v.is_array and len(v.dims) != len(subs):
+                raise _err(self.src, node, f"{base.name} has {len(v.dims)} dimensions but {len(subs)} "
+                                           "subscripts are given")
+        pas = [self.builder.expr(s) for s in subs]
+        idx = tuple(self.body(s) for s in subs)
+        self.pending.append(_PendingAccess(kind, base.name, pas, node))
+        if base.name not in R.array_order:
+            R.array_order.append(base.name)
+        return E.ArrayRef(base.name, idx, len(self.pending) - 1)
+
+
 class RegionBuilder:
     """Builds the :class:`Scop` of one region (see the module docstring for the mathematics)."""
 
@@ -334,7 +446,7 @@ class RegionBuilder:
     # -- set-up --------------------------------------------------------------------------------------------
     def build(self) -> Scop:
         src = self.src
-        tree = Normalizer(src, self.symbols, self.markers).items(self.region.items)
+        tree = Normalizer(src, self.symbols, self.markers, self.consts).items(self.region.items)
         self.iterators: set[str] = set()
         self.written: dict[str, c_ast.Node] = {}
         for item in _walk_tree(tree):
@@ -503,7 +615,7 @@ class RegionBuilder:
         started = i.ge_set(lb) if loop.step > 0 else i.le_set(lb)
         if abs(loop.step) > 1:
             started = started.intersect(
-                i.sub(lb).mod_val(isl.Val.int_from_si(CTX, abs(loop.step))).zero_set())
+                i.sub(lb).mod_val(int_val(abs(loop.step))).zero_set())
         started = outer.intersect(started)
         holds = started.intersect(cond)
         fails = started.subtract(cond)
@@ -520,8 +632,12 @@ class RegionBuilder:
         forever = reached.subtract(stops)
         if not forever.is_empty():
             example = _describe_point(forever.sample_point(), iters, self.params)
-            raise _err(src, loop.cond, f"the loop on {loop.var} may never end (for example when {example})",
-                       hint="write the condition as a bound the counter reaches, e.g. i < N")
+            why = (f"{loop.var} {'increases' if loop.step > 0 else 'decreases'} from its start and the condition "
+                   f"{src.show(loop.cond)} never becomes false")
+            reason = (f"the loop on {loop.var} may never end (for example when {example}): {why}" if example
+                      else f"the loop on {loop.var} never ends: {why}")
+            raise _err(src, loop.cond, reason,
+                       hint=f"write the condition as a bound the counter reaches, e.g. {loop.var} < N")
         first = len(self.statements)
         child = self._items(loop.body, inner, executed)
         if child is None:
@@ -541,81 +657,7 @@ class RegionBuilder:
         src = self.src
         name = f"S{len(self.statements)}"
         dom = domain.set_tuple_name(name).coalesce()
-        b = self._builder(iters)
-        pending: list[_PendingAccess] = []
-
-        def body(node: c_ast.Node) -> E.Expr:
-            match node:
-                case c_ast.Constant(type=t, value=v):
-                    return E.Const(v, t)
-                case c_ast.ID(name=n):
-                    if n in iters:
-                        return E.Name(n)
-                    if n in self.consts:
-                        self.used_consts[n] = self.consts[n]
-                        return E.Const(str(self.consts[n]), "int")
-                    if n in self.written:
-                        return ref(node, "read")
-                    if n in self.iterators:
-                        raise _err(src, node, f"the loop counter {n} is used outside its loop")
-                    v = self.symbols.vars.get(n)
-                    if v is not None and (v.is_array or v.is_pointer):
-                        raise _err(src, node, f"{n} is an array used without subscripts",
-                                   hint="pointer arithmetic on arrays is not supported")
-                    return E.Name(n)
-                case c_ast.ArrayRef():
-                    return ref(node, "read")
-                case c_ast.BinaryOp(op=op, left=a, right=c):
-                    return E.Binary(op, body(a), body(c))
-                case c_ast.UnaryOp(op=("-" | "+" | "!" | "~") as op, expr=e):
-                    return E.Unary(op, body(e))
-                case c_ast.UnaryOp(op=("p++" | "p--" | "++" | "--")):
-                    raise _err(src, node, "an increment inside an expression has a side effect",
-                               hint="write the increment as its own statement")
-                case c_ast.UnaryOp(op=("*" | "&")):
-                    raise _err(src, node, "pointer operations are not allowed in a static control part")
-                case c_ast.UnaryOp(op="sizeof"):
-                    return E.Const(src.show(node), "int")
-                case c_ast.TernaryOp(cond=c, iftrue=t, iffalse=f):
-                    return E.Cond(body(c), body(t), body(f))
-                case c_ast.Cast(to_type=tt, expr=e):
-                    words = _type_names(tt)
-                    if "*" in words or "?" in words:
-                        raise _err(src, node, "pointer casts are not allowed in a static control part")
-                    return E.Cast(" ".join(words), body(e))
-                case c_ast.FuncCall(name=c_ast.ID(name=fname), args=args):
-                    if fname in PURE_MATH or fname in MINMAX_FUNCS:
-                        return E.Call(fname, tuple(body(a) for a in (args.exprs if args else [])))
-                    raise Normalizer(src, self.symbols, []).call_error(node, fname)
-                case c_ast.Assignment():
-                    raise _err(src, node, "an assignment inside an expression has a side effect",
-                               hint="write each assignment as its own statement")
-                case _:
-                    raise _err(src, node, f"{src.show(node)} is not supported in a statement of a static "
-                                          "control part")
-
-        def ref(node: c_ast.Node, kind: str) -> E.ArrayRef:
-            base, subs = _array_ref_parts(node)
-            if not isinstance(base, c_ast.ID):
-                raise _err(src, node, f"{src.show(node)} is not an array element",
-                           hint="pointer dereferences and struct fields are not supported")
-            v = self.symbols.vars.get(base.name)
-            if subs:
-                if base.name in iters or base.name in self.params or base.name in self.written:
-                    raise _err(src, node, f"{base.name} is not an array")
-                if v is not None and v.is_pointer and not v.is_array:
-                    raise _err(src, node, f"{base.name} is a pointer: its accesses cannot be modelled",
-                               hint="declare it as an array with extents, e.g. double A[N][N]")
-                if v is not None and v.is_array and len(v.dims) != len(subs):
-                    raise _err(src, node, f"{base.name} has {len(v.dims)} dimensions but {len(subs)} "
-                                          "subscripts are given")
-            pas = [b.expr(s) for s in subs]
-            idx = tuple(body(s) for s in subs)
-            pending.append(_PendingAccess(kind, base.name, pas, node))
-            if base.name not in self.array_order:
-                self.array_order.append(base.name)
-            return E.ArrayRef(base.name, idx, len(pending) - 1)
-
+        reader = _StatementReader(self, iters)
         # evaluation order: target read (compound), right-hand side reads, then the write
         target_node = st.target
         op = st.op
@@ -628,21 +670,21 @@ class RegionBuilder:
                                          "its loop header",
                        hint="use another name for the scalar, or keep the assignment out of the region")
         for sub in _array_ref_parts(target_node)[1]:
-            b.expr(sub)  # a non-affine target subscript is reported before the right-hand side
+            reader.builder.expr(sub)  # a non-affine target subscript is reported before the right-hand side
         if op == "=":
-            value = body(st.value)
-            target = ref(target_node, "write")
+            value = reader.body(st.value)
+            target = reader.ref(target_node, "write")
         else:
-            treat = ref(target_node, "read")
-            value = body(st.value)
-            target = ref(target_node, "write")
+            treat = reader.ref(target_node, "read")
+            value = reader.body(st.value)
+            target = reader.ref(target_node, "write")
             if op not in _MODEL_OPS:
                 value = E.Binary(op[:-1], treat, value)
                 op = "="
         accesses = tuple(Access(k, p.kind, p.array, self._relation(name, dom, p), src.location(p.node),
-                                src.show(p.node)) for k, p in enumerate(pending))
+                                src.show(p.node)) for k, p in enumerate(reader.pending))
         assignment = E.Assignment(target, op, value)
-        text = src.node_text(st.node)
+        text = st.text or src.node_text(st.node)
         loc = src.location(st.node, text.split("\n")[0])
         self.statements.append(Statement(name, text, loc, tuple(iters), dom, accesses, assignment))
         return isl.Schedule.from_domain(isl.UnionSet.from_set(dom))
@@ -669,7 +711,7 @@ class RegionBuilder:
             arrays.append(self._array(name))
         notes = list(self.notes)
         if self.markers:
-            notes.append(_MARKER_NOTE + ", ".join(self.markers))
+            notes.append(MARKER_NOTE + ", ".join(self.markers))
         start, end = self.region.start, self.region.end
         source = self.src.text(start, end)
         loc = SourceLocation(start[0], start[1], source.split("\n")[0], self.src.line(start[0]))
@@ -735,10 +777,7 @@ def _array_refs(node: c_ast.Node | None):
 
 
 def _describe_point(point: isl.Point, iters: list[str], params: list[str]) -> str:
-    """``N = -1, i = 0``: the parameter and iterator values of an isl point."""
-    parts = []
-    for k, p in enumerate(params):
-        parts.append(f"{p} = {point.get_coordinate_val(isl.dim_type.param, k).to_python()}")
-    for k, v in enumerate(iters):
-        parts.append(f"{v} = {point.get_coordinate_val(isl.dim_type.set, k).to_python()}")
-    return ", ".join(parts) or "always"
+    """``N = -1, i = 0``: the parameter and iterator values of an isl point ("" when it has none)."""
+    values = [*zip(params, point_coordinates(point, dim_type=isl.dim_type.param)),
+              *zip(iters, point_coordinates(point))]
+    return ", ".join(f"{name} = {value}" for name, value in values)

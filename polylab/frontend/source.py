@@ -1,9 +1,13 @@
 """Source text handling: comment stripping, pycparser invocation, coordinates and exact source extents.
 
-pycparser has no preprocessor. :func:`prepare` blanks comments and preprocessor lines (other than
-``#pragma``) character by character, so every remaining character keeps its line and column; ``#define
-NAME <integer>`` is remembered as a constant. A C fragment is wrapped in a function whose body starts with a
-``#line 1`` marker, so the coordinates pycparser reports are the user's.
+pycparser has no preprocessor. C text with directives goes through :mod:`polylab.frontend.preprocess`
+first, whose output is line-aligned with the file (:func:`prepared`); other text only has its comments and
+preprocessor lines (other than ``#pragma``) blanked by :func:`prepare`, character by character, so every
+remaining character keeps its line and column (a SysY ``#define NAME <integer>`` is remembered as a
+constant). A C fragment is wrapped in a function whose body starts with a ``#line 1`` marker, so the
+coordinates pycparser reports are the user's. Text nested deeper than pycparser's recursion can take is
+refused before parsing (:data:`MAX_NESTING`) and syntax trees deeper than the later passes can walk after it
+(:data:`MAX_DEPTH`).
 """
 
 from __future__ import annotations
@@ -29,67 +33,68 @@ class Prepared:
     has_scop_pragma: bool = False
 
 
-def prepare(text: str) -> Prepared:
-    """Blank comments and preprocessor lines while keeping every line and column in place."""
+def blank_comments(text: str) -> str:
+    """The text with every comment replaced by spaces (new lines kept), strings and characters untouched."""
     out: list[str] = []
     i, n = 0, len(text)
-    at_line_start = True
-    defines: dict[str, int] = {}
-    has_pragma = False
     while i < n:
         ch = text[i]
-        if ch == "\n":
-            out.append(ch)
-            i += 1
-            at_line_start = True
-            continue
-        if at_line_start and ch in " \t":
-            out.append(ch)
-            i += 1
-            continue
-        if at_line_start and ch == "#":
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            line = text[i:j]
-            words = line[1:].split()
-            if words and words[0] == "pragma":
-                if words[1:2] in (["scop"], ["endscop"]):
-                    has_pragma = True
-                out.append(line)
-            else:
-                if words and words[0] == "define" and len(words) == 3 and words[1].isidentifier():
-                    try:
-                        defines[words[1]] = int(words[2].rstrip("uUlL"), 0)
-                    except ValueError:
-                        pass
-                out.append(" " * len(line))
-            i = j
-            continue
-        at_line_start = False
         if text.startswith("//", i):
             j = text.find("\n", i)
             j = n if j < 0 else j
             out.append(" " * (j - i))
-            i = j
-            continue
-        if text.startswith("/*", i):
+        elif text.startswith("/*", i):
             j = text.find("*/", i + 2)
             j = n if j < 0 else j + 2
             out.append("".join(c if c == "\n" else " " for c in text[i:j]))
-            i = j
-            continue
-        if ch in "\"'":
+        elif ch in "\"'":
             j = i + 1
             while j < n and text[j] != ch and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
             j = min(j + 1, n)
             out.append(text[i:j])
-            i = j
+        else:
+            j = i + 1
+            out.append(ch)
+        i = j
+    return "".join(out)
+
+
+def prepare(text: str) -> Prepared:
+    """Blank comments and preprocessor lines (other than ``#pragma``) while keeping every line and column
+    in place; ``#define NAME <integer>`` is remembered (the SysY reading, which has no preprocessor)."""
+    out: list[str] = []
+    defines: dict[str, int] = {}
+    has_pragma = False
+    for line in blank_comments(text).split("\n"):
+        words = line.lstrip(" \t")[1:].split() if line.lstrip(" \t").startswith("#") else None
+        if words is None or words[:1] == ["pragma"]:
+            has_pragma = has_pragma or (words is not None and words[1:2] in (["scop"], ["endscop"]))
+            out.append(line)
             continue
-        out.append(ch)
-        i += 1
-    clean = "".join(out)
-    return Prepared(text, clean, text.splitlines(), defines, has_pragma)
+        if len(words) == 3 and words[0] == "define" and words[1].isidentifier():
+            try:
+                defines[words[1]] = int(words[2].rstrip("uUlL"), 0)
+            except ValueError:
+                pass
+        out.append(" " * len(line))
+    return Prepared(text, "\n".join(out), text.splitlines(), defines, has_pragma)
+
+
+def prepared(original: str, pre) -> Prepared:
+    """The :class:`Prepared` form of a preprocessed text (:class:`~polylab.frontend.preprocess.Preprocessed`,
+    line-aligned with ``original``): pycparser reads the expanded text; a line shows as the user wrote it
+    when expansion left it unchanged (so its columns are the file's), else as expanded."""
+    from_pp = prepare(pre.text)
+    blanked = prepare(original).clean.split("\n")
+    orig = original.split("\n")
+    shown = []
+    for k, line in enumerate(pre.text.split("\n")):
+        same = k < len(orig) and blanked[k].rstrip() == line.rstrip()
+        shown.append(orig[k] if same else line)
+    while shown and not shown[-1] and len(shown) > len(original.splitlines()):
+        shown.pop()
+    return Prepared(original, from_pp.clean, shown, dict(pre.constants), from_pp.has_scop_pragma)
 
 
 def _current_token(parser: CParser, line_offset: int) -> tuple[int, int, str] | None:
@@ -103,9 +108,31 @@ def _current_token(parser: CParser, line_offset: int) -> tuple[int, int, str] | 
     return tok.lineno - line_offset, tok.column or 1, str(tok.value)
 
 
+def _ends_early(prep: Prepared, what: str) -> SourceSyntaxError:
+    """The text stops in the middle of a construct: the error is at its last character (an unclosed
+    ``/*`` comment, which hides everything after it, is named)."""
+    opened = prep.original.rfind("/*")
+    if opened >= 0 and prep.original.find("*/", opened + 2) < 0:
+        line = prep.original.count("\n", 0, opened) + 1
+        src = prep.lines[line - 1] if line <= len(prep.lines) else ""
+        col = opened - (prep.original.rfind("\n", 0, opened) + 1) + 1
+        return SourceSyntaxError(f"the {what} is not valid C: this comment is never closed, so the rest of "
+                                 "the text is part of it", location=SourceLocation(line, col, "/*", src),
+                                 hint="close the comment with */")
+    last = max(1, len(prep.lines))
+    while last > 1 and not prep.lines[last - 1].strip():
+        last -= 1
+    src = prep.lines[last - 1] if prep.lines else ""
+    return SourceSyntaxError(f"the {what} is not valid C: it ends too early",
+                             location=SourceLocation(last, max(1, len(src)), src[-1:] if src else "", src),
+                             hint="a closing '}' or ')' is probably missing")
+
+
 def _syntax_error(exc: ParseError, prep: Prepared, what: str,
                   where: tuple[int, int, str] | None = None) -> SourceSyntaxError:
     msg = str(exc)
+    if (where is not None and where[0] > len(prep.lines) and msg.count(":") < 3) or "end of input" in msg.lower():
+        return _ends_early(prep, what)
     if where is not None and where[0] >= 1 and msg.count(":") < 3:
         line, col, token = where
         reason = msg.split(":", 1)[-1].strip().lower() if ":" in msg else msg
@@ -115,15 +142,6 @@ def _syntax_error(exc: ParseError, prep: Prepared, what: str,
             location=SourceLocation(line, col, token, src),
             hint="check for a missing ')', ']', '}' or ';' or a missing operand just before the marked place")
     line, col, reason = 0, 0, msg
-    if "end of input" in msg.lower():
-        last = max(1, len(prep.lines))
-        while last > 1 and not prep.lines[last - 1].strip():
-            last -= 1
-        src = prep.lines[last - 1] if prep.lines else ""
-        return SourceSyntaxError(
-            f"the {what} is not valid C: it ends too early",
-            location=SourceLocation(last, max(1, len(src)), src[-1:] if src else "", src),
-            hint="a closing '}' or ')' is probably missing")
     parts = msg.split(":", 3)
     if len(parts) >= 3:
         try:
@@ -154,10 +172,18 @@ def _syntax_error(exc: ParseError, prep: Prepared, what: str,
         hint="check for a missing ')', ']', '}' or ';' just before the marked place")
 
 
-def _check_braces(prep: Prepared, what: str) -> None:
-    """A ``}`` that closes nothing (pycparser fails on it with an internal assertion)."""
-    depth = 0
-    quote = ""
+#: brackets ``( [ {`` open at once: pycparser parses recursively (about 8 Python frames per parenthesis),
+#: so deeper text would exhaust Python's stack; no hand-written loop nest comes near it
+MAX_NESTING = 60
+#: depth of the syntax tree (a sum of n terms is n - 1 nested additions): the front end and the layers
+#: below walk expressions recursively
+MAX_DEPTH = 250
+
+
+def _check_brackets(prep: Prepared, what: str) -> None:
+    """A ``}`` that closes nothing (pycparser fails on it with an internal assertion), and brackets nested
+    deeper than :data:`MAX_NESTING` (pycparser would run out of Python stack)."""
+    braces = depth = 0
     for ln, line in enumerate(prep.clean.split("\n"), start=1):
         quote = ""
         for col, ch in enumerate(line, start=1):
@@ -167,15 +193,44 @@ def _check_braces(prep: Prepared, what: str) -> None:
                 continue
             if ch in "\"'":
                 quote = ch
-            elif ch == "{":
+            elif ch in "([{":
                 depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth < 0:
+                braces += ch == "{"
+                if depth > MAX_NESTING:
                     src = prep.lines[ln - 1] if ln <= len(prep.lines) else line
-                    raise SourceSyntaxError(f"the {what} is not valid C: this '}}' closes no block",
-                                            location=SourceLocation(ln, col, "}", src),
-                                            hint="remove it, or add the '{' it should close")
+                    raise SourceSyntaxError(f"the {what} nests brackets more than {MAX_NESTING} deep",
+                                            location=SourceLocation(ln, col, ch, src),
+                                            hint="remove redundant parentheses or braces, or split the "
+                                                 "statement into several")
+            elif ch in ")]}":
+                depth = max(0, depth - 1)
+                if ch == "}":
+                    braces -= 1
+                    if braces < 0:
+                        src = prep.lines[ln - 1] if ln <= len(prep.lines) else line
+                        raise SourceSyntaxError(f"the {what} is not valid C: this '}}' closes no block",
+                                                location=SourceLocation(ln, col, "}", src),
+                                                hint="remove it, or add the '{' it should close")
+
+
+def check_depth(ast: c_ast.Node, prep: Prepared, what: str) -> None:
+    """Refuse a syntax tree deeper than :data:`MAX_DEPTH` (walked without recursion), at the node where it
+    gets too deep: every later pass may then walk it recursively."""
+    stack = [(ast, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            coord = getattr(node, "coord", None)
+            line = coord.line if coord is not None and coord.line else 1
+            col = (coord.column or 1) if coord is not None else 1
+            src = prep.lines[line - 1] if 0 < line <= len(prep.lines) else ""
+            raise SourceSyntaxError(
+                f"the {what} nests expressions or statements more than {MAX_DEPTH} levels deep (a sum of n "
+                "terms is n - 1 nested additions)",
+                location=SourceLocation(line, col, src[col - 1:col], src),
+                hint="split the long expression into several statements, e.g. accumulate partial sums in a "
+                     "temporary")
+        stack.extend((child, depth + 1) for _, child in node.children())
 
 
 def _run_parser(parser: CParser, text: str, filename: str | None, prep: Prepared, what: str):
@@ -183,6 +238,13 @@ def _run_parser(parser: CParser, text: str, filename: str | None, prep: Prepared
         return parser.parse(text, filename or "<input>")
     except ParseError as exc:
         raise _syntax_error(exc, prep, what, _current_token(parser, 0)) from None
+    except RecursionError:
+        where = _current_token(parser, 0)
+        line, col, tok = where if where else (1, 1, "")
+        src = prep.lines[line - 1] if 0 < line <= len(prep.lines) else ""
+        raise SourceSyntaxError(f"the {what} is nested too deeply for the C parser",
+                                location=SourceLocation(line, col, tok, src),
+                                hint="remove redundant parentheses or braces, or split long statements") from None
     except (AssertionError, IndexError, AttributeError, TypeError, ValueError) as exc:  # pycparser internals
         where = _current_token(parser, 0)
         line, col, tok = where if where else (1, 1, "")
@@ -195,15 +257,18 @@ def _run_parser(parser: CParser, text: str, filename: str | None, prep: Prepared
 def parse_fragment(prep: Prepared, filename: str | None) -> c_ast.FuncDef:
     """Parse a fragment (declarations and statements at top level) as the body of a function."""
     text = f"void {FRAGMENT_FUNCTION}(void) {{\n#line 1\n{prep.clean}\n}}\n"
-    _check_braces(prep, "fragment")
+    _check_brackets(prep, "fragment")
     ast = _run_parser(CParser(), text, filename, prep, "fragment")
+    check_depth(ast, prep, "fragment")
     return ast.ext[0]
 
 
 def parse_unit(prep: Prepared, filename: str | None) -> c_ast.FileAST:
     """Parse a whole translation unit (a C file or a SysY program)."""
-    _check_braces(prep, "program")
-    return _run_parser(CParser(), prep.clean, filename, prep, "program")
+    _check_brackets(prep, "program")
+    ast = _run_parser(CParser(), prep.clean, filename, prep, "program")
+    check_depth(ast, prep, "program")
+    return ast
 
 
 class Source:

@@ -234,8 +234,11 @@ class Workspace:
 
 
 def run_worker(nb: dict[str, Any], lab: Lab, hidden: Mapping[str, Sequence[Case]], limits: Limits,
-               space: Workspace) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """Run the notebook in a worker; ``(run result, snapshot)``, each None when it was not written."""
+               space: Workspace, executed: Path | None = None
+               ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Run the notebook in a worker; ``(run result, snapshot)``, each None when it was not written.
+    ``executed``: where the worker writes the notebook with the outputs its cells produced (within the
+    output limit), for a person or a test to read."""
     d = space.submission()
     token = uuid.uuid4().hex
     notebook = d / "grader" / "submission.ipynb"
@@ -244,7 +247,8 @@ def run_worker(nb: dict[str, Any], lab: Lab, hidden: Mapping[str, Sequence[Case]
                  for q in lab.questions if q.is_function}
     job = {"notebook": str(notebook), "workdir": str(d / "work"), "snapshot": str(d / "grader" / "snapshot.json"),
            "result": str(d / "grader" / "result.json"), "timeout": limits.timeout, "names": list(lab.answer_names),
-           "functions": functions, "call_seconds": limits.call_seconds, "max_output_bytes": limits.max_output_bytes}
+           "functions": functions, "call_seconds": limits.call_seconds, "max_output_bytes": limits.max_output_bytes,
+           "executed": str(executed) if executed is not None else None}
     (d / "grader" / "job.json").write_text(json.dumps(job), encoding="utf-8")
     env = {**os.environ, TOKEN_VARIABLE: token, "POLYLAB_CACHE": str(space.root / "kernel-cache"),
            "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
@@ -322,8 +326,10 @@ def _grade_one(lab: Lab, q: Question, answers: Mapping[str, Any], unreadable: Ma
 
 
 def grade_submission(path: str | Path, *, lab: str | None = None, limits: Limits = Limits(),
-                     hidden_dir: str | Path | None = None, space: Workspace | None = None) -> SubmissionResult:
-    """Grade one submission (never raises for anything the submission does; see the module text)."""
+                     hidden_dir: str | Path | None = None, space: Workspace | None = None,
+                     executed: str | Path | None = None) -> SubmissionResult:
+    """Grade one submission (never raises for anything the submission does; see the module text).
+    ``executed``: a file to write the executed notebook to (its outputs as the student's cells made them)."""
     start = time.monotonic()
     p = Path(path)
     own_space = space is None
@@ -338,7 +344,7 @@ def grade_submission(path: str | Path, *, lab: str | None = None, limits: Limits
                 if known is not None else None
             return SubmissionResult(str(path), lab, report, (_reason(err),), round(time.monotonic() - start, 2))
         hidden = load_hidden(hidden_dir, which)
-        run, snapshot = run_worker(nb, which, hidden, limits, space)
+        run, snapshot = run_worker(nb, which, hidden, limits, space, Path(executed) if executed else None)
         report = grade_answers(which, run, snapshot, hidden)
         errors = [run["stopped"]] if run.get("stopped") else []
         errors += [e for e in run.get("events", []) if e not in errors]
@@ -352,13 +358,24 @@ def grade_submission(path: str | Path, *, lab: str | None = None, limits: Limits
             shutil.rmtree(space.root, ignore_errors=True)
 
 
+def executed_path(directory: str | Path | None, submission: str | Path) -> Path | None:
+    """Where the executed copy of ``submission`` goes in ``directory``: ``<parent folder>/<file name>``
+    (so ``solutions/lab1.ipynb`` and ``labs/lab1.ipynb`` do not overwrite each other)."""
+    if directory is None:
+        return None
+    p = Path(submission)
+    return Path(directory) / (p.parent.name or "_") / p.name
+
+
 def _reason(err: PolylabError) -> str:
     return err.message + (f" ({err.hint})" if err.hint else "")
 
 
 def grade_batch(paths: Sequence[str | Path], *, lab: str | None = None, limits: Limits = Limits(), jobs: int = 1,
-                hidden_dir: str | Path | None = None, progress: bool = True) -> list[SubmissionResult]:
-    """Grade every submission, ``jobs`` at a time, with a progress bar; results in the order of ``paths``."""
+                hidden_dir: str | Path | None = None, progress: bool = True,
+                executed_dir: str | Path | None = None) -> list[SubmissionResult]:
+    """Grade every submission, ``jobs`` at a time, with a progress bar; results in the order of ``paths``.
+    ``executed_dir``: write each executed notebook there, as ``<parent folder>/<file name>`` of its path."""
     if lab is not None:
         get_lab(lab)  # an unknown --lab is the instructor's mistake: say so before running anything
     root = Path(tempfile.mkdtemp(prefix="polylab-grade-"))
@@ -369,7 +386,8 @@ def grade_batch(paths: Sequence[str | Path], *, lab: str | None = None, limits: 
                 tqdm(total=len(paths), desc="grading", unit="notebook", disable=not progress,
                      file=sys.stderr) as bar:
             futures = {pool.submit(grade_submission, p, lab=lab, limits=limits, hidden_dir=hidden_dir,
-                                   space=space): k for k, p in enumerate(paths)}
+                                   space=space, executed=executed_path(executed_dir, p)): k
+                       for k, p in enumerate(paths)}
             for fut in as_completed(futures):
                 k = futures[fut]
                 try:
@@ -384,5 +402,5 @@ def grade_batch(paths: Sequence[str | Path], *, lab: str | None = None, limits: 
 
 
 __all__ = ["Limits", "MAX_NOTEBOOK_BYTES", "SubmissionResult", "TOKEN_VARIABLE", "Workspace", "detect_lab",
-           "grade_answers", "grade_batch", "grade_submission", "kill_submission", "read_notebook",
+           "executed_path", "grade_answers", "grade_batch", "grade_submission", "kill_submission", "read_notebook",
            "run_worker", "tagged_processes"]

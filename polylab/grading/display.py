@@ -65,7 +65,7 @@ def result_html(result: Result) -> str:
 def report_html(report: Report) -> str:
     head = (f"<div style='font-family:var(--jp-ui-font-family,sans-serif)'><b>{esc(report.lab)}: "
             f"{report.score:g} / {report.max_score:g} points</b></div>")
-    return {"text/plain": report.text, "text/html": head + "".join(result_html(r) for r in report.results)}
+    return head + "".join(result_html(r) for r in report.results)
 
 
 __all__ = ["draw", "report_html", "result_html"]

@@ -10,7 +10,8 @@ dropped (a notebook that prints gigabytes neither fills memory nor stops the run
 The worker never grades and never imports the student's answers: it writes what happened (``result``) and
 the kernel writes the answers (``snapshot``); the grader reads both. JOB is
 ``{"notebook", "workdir", "snapshot", "result", "timeout", "names", "functions", "call_seconds",
-"max_output_bytes"}``.
+"max_output_bytes", "executed"}``; ``executed`` (or None) is where the executed notebook is written, with
+the outputs kept.
 """
 
 from __future__ import annotations
@@ -165,6 +166,11 @@ def main(argv: list[str]) -> int:
         run.stopped = f"the kernel could not start: {exc}"
     out = run.result()
     out["dropped_output_bytes"] = client.dropped_bytes
+    if job.get("executed"):
+        nb.cells.pop()  # the scratch slot is the grader's, not the student's
+        target = Path(job["executed"])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, str(target))
     Path(job["result"]).write_text(json.dumps(out), encoding="utf-8")
     return 0
 

@@ -91,10 +91,18 @@ def statement_latex(s: Statement) -> str:
     return "$$" + r"\qquad".join(parts or [r"\text{(no constraints)}"]) + "$$"
 
 
+def _lines(scop: Scop) -> str:
+    """`` (lines 12-15)``: the first and last line of the region's source (`` (line 12)`` for one line)."""
+    if not scop.location:
+        return ""
+    first = scop.location.line
+    last = first + max(0, len(scop.source.rstrip("\n").split("\n")) - 1) if scop.source else first
+    return f" (line {first})" if last == first else f" (lines {first}-{last})"
+
+
 @render.text.register
 def scop_text(scop: Scop) -> str:
-    out = [f"static control part {scop.name}"
-           + (f" (lines {scop.location.line}-)" if scop.location else ""),
+    out = [f"static control part {scop.name}" + _lines(scop),
            f"  parameters: {', '.join(scop.parameters) or 'none'}   context: {scop.context}",
            "  arrays: " + ("  ".join(a.declaration() + ("" if a.declared else " (inferred)")
                                      for a in scop.arrays) or "none")]

@@ -23,9 +23,10 @@ from polylab.schedule import require_legal as _require_legal
 from polylab.storage import recipe_steps
 
 
-def parse(text: str, *, language: str | None = None, filename: str | None = None) -> Program:
-    """The cell's text as a :class:`polylab.model.Program`."""
-    return _parse(text, filename=filename, language=language)
+def parse(text: str, *, language: str | None = None, filename: str | None = None, defines=(),
+          include_dirs=()) -> Program:
+    """The cell's text as a :class:`polylab.model.Program` (``defines``/``include_dirs``: ``-D``/``-I``)."""
+    return _parse(text, filename=filename, language=language, defines=defines, include_dirs=include_dirs)
 
 
 def as_scop(obj: Scop | Program | Schedule) -> Scop:

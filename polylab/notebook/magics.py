@@ -31,7 +31,7 @@ runs is captured and shown in the cell.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import islpy as isl
 from IPython.core.error import UsageError
@@ -45,6 +45,7 @@ from polylab.model.params import parse_params
 from polylab.notebook import backend, geometry, views
 from polylab.notebook.capture import c_stderr
 from polylab.notebook.display import ErrorBox, InternalErrorBox, StderrBox, locate_schedule_error
+from polylab.notebook.stencil_magic import StencilMagics
 from polylab.schedule import Schedule, register_steps
 from polylab.storage import STORAGE_STEPS
 
@@ -71,6 +72,7 @@ class PolylabMagics(Magics):
         super().__init__(shell, **kwargs)
         self.params: dict[str, dict[str, int]] = {}
         self.runs: dict[str, Any] = {}
+        self.run_origins: dict[str, tuple[str, tuple]] = {}  # label -> (original program, parameters)
         self._cache: dict[str, Any] = {}
         self.last_error: PolylabError | None = None
 
@@ -133,6 +135,10 @@ class PolylabMagics(Magics):
               help="parameter values for the pictures (default 8), e.g. --param N=8")
     @argument("--language", choices=["c", "sysy"], default=None,
               help="language of the cell (default: detected)")
+    @argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+              help="define a macro for the C preprocessor, as a C compiler does (repeatable), e.g. -DN=100")
+    @argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+              help="search DIR for #include files (repeatable)")
     @argument("--value-based", action="store_true",
               help="show value-based (dataflow) dependences instead of memory-based ones")
     @argument("--no-picture", action="store_true", help="do not draw the iteration spaces")
@@ -144,12 +150,17 @@ class PolylabMagics(Magics):
 
         def body() -> list[Any]:
             params = parse_params(args.param)
+<<<<<<< HEAD
+            program = backend.parse(cell, language=args.language, defines=args.defines,
+                                    include_dirs=args.include_dirs)
+=======
             if not cell.strip():  # nothing to model: storing an empty SCoP would only hide the mistake
                 raise PolylabError("the cell is empty", hint="write a loop nest below the %%scop line")
             program = backend.parse(cell, language=args.language)
             if program.scops and not any(s.statements for s in program.scops):
                 raise PolylabError("the cell holds no statement to model",
                                    hint="write a loop nest with at least one assignment")
+>>>>>>> robust
             if not program.scops:
                 if program.rejected:
                     r = program.rejected[0]
@@ -273,8 +284,10 @@ class PolylabMagics(Magics):
                                                 timeout=args.timeout)
                     self._cache[key] = result
                 self.runs[label] = result
+                origin = (scop.source, tuple(sorted(params.items())))
+                self.run_origins[label] = origin
                 results.append(result)
-                out.append(views.run_summary(label, result, self.runs))
+                out.append(views.run_summary(label, result, runs_of(self.runs, self.run_origins, origin)))
             if args.output:
                 out.append(_Return(results[0] if len(results) == 1 else results))
             return out
@@ -288,6 +301,12 @@ class PolylabMagics(Magics):
                      sorted(params.items()), args.threads, args.repeat):
             h.update(repr(part).encode())
         return h.hexdigest()
+
+
+def runs_of(runs: Mapping[str, Any], origins: Mapping[str, tuple], origin: tuple) -> dict[str, Any]:
+    """The runs whose original program and parameters are ``origin``: a chart compares a kernel only with
+    its own original (at the same sizes), never with another kernel's."""
+    return {k: r for k, r in runs.items() if origins.get(k) == origin}
 
 
 class _Return:
@@ -304,6 +323,7 @@ def load_ipython_extension(ipython: Any) -> None:
     so a lab can write ``parse_schedule(scop, "fold_live_ins; contract(x)")`` as ``%%schedule`` does."""
     register_steps(STORAGE_STEPS)
     ipython.register_magics(PolylabMagics)
+    ipython.register_magics(StencilMagics)   # %%stencil (polylab/notebook/stencil_magic.py)
 
 
 def unload_ipython_extension(ipython) -> None:
@@ -313,6 +333,8 @@ def unload_ipython_extension(ipython) -> None:
         for n in names:
             mm.magics[kind].pop(n, None)
     mm.registry.pop("PolylabMagics", None)
+    mm.magics["cell"].pop("stencil", None)
+    mm.registry.pop("StencilMagics", None)
 
 
 __all__ = ["PolylabMagics", "load_ipython_extension", "unload_ipython_extension", "parse_params"]

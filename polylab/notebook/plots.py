@@ -26,7 +26,7 @@ from matplotlib import colormaps
 
 from polylab.analysis import Dependence, DependenceGraph
 from polylab.errors import ModelError
-from polylab.experiment import RunReport
+from polylab.experiment import MIN_TIMED_SECONDS, RunReport
 from polylab.model import Program, Scop
 from polylab.model.islutil import maps_of, sets_of
 from polylab.notebook import geometry
@@ -680,7 +680,9 @@ Seconds = float | Sequence[float] | Timing | RunReport
 
 def timing_chart(results: Mapping[str, Seconds], baseline: str | None = None, *, title: str | None = None,
                  figsize=None) -> Figure:
-    """Horizontal bars of median run times with min..max whiskers and speedups over ``baseline``.
+    """Horizontal bars of median run times with min..max whiskers and speedups over ``baseline`` (only
+    where both medians are at least :data:`~polylab.experiment.MIN_TIMED_SECONDS`: shorter runs are drawn,
+    their ratio is not reported). ``baseline`` must be the original of the same kernel at the same sizes.
 
     ``results`` maps a variant name to its run times (:data:`Seconds`: a float, a sequence of run times or
     a :class:`~polylab.toolchain.Timing` or a :class:`~polylab.experiment.RunReport`).
@@ -705,7 +707,7 @@ def timing_chart(results: Mapping[str, Seconds], baseline: str | None = None, *,
                   [max(0.0, (b - m) * scale) for m, b in zip(med, hi)]], capsize=3)
     for yy, m, b, name in zip(y, med, hi, names):
         txt = format_seconds(m)
-        if base and name != baseline and m > 0:
+        if base and name != baseline and min(base, m) >= MIN_TIMED_SECONDS:  # no ratio of unresolved times
             txt += f"  ({base / m:.2f}x)"
         ax.text(max(m, b) * scale, yy, "  " + txt, va="center", fontsize=8)
     ax.set_yticks(y, names)

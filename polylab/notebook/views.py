@@ -244,4 +244,6 @@ def timeit_line(result: RunReport) -> str:
     if result.baseline is not None:
         speed = result.speedup
         line += f"; original {plots.format_seconds(result.baseline.median)}" + (f": {speed:.2f}x" if speed else "")
+        if result.speedup_refused:
+            line += f"; no speedup reported: {result.speedup_refused}"
     return line

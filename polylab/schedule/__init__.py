@@ -17,6 +17,7 @@ from polylab.schedule.core import Band, Schedule, original
 from polylab.schedule.isl_scheduler import isl_schedule, isl_step
 from polylab.schedule.legality import (IllegalScheduleError, LegalityReport, Violation, check, coincident_members,
                                        is_legal, require_legal, small_parameters, smallest_example, violations)
+from polylab.schedule.optimize import OptimizeReport, optimize_schedule
 from polylab.schedule.pluto import PlutoResult, auto, pluto_schedule
 from polylab.schedule.recipe import (SCHEDULE_STEPS, Step, StepTable, make_step, register_step, register_steps,
                                      steps)
@@ -27,11 +28,11 @@ from polylab.schedule.transform import (distribute, fuse, interchange, parallel,
                                         skew)
 from polylab.schedule.wavefront import WavefrontSolution, find_wavefront, wavefront
 
-__all__ = ["Band", "IllegalScheduleError", "LegalityReport", "PlutoResult", "SCHEDULE_STEPS", "Schedule",
-           "SchedulerComparison", "SpaceTimeMapping", "Step", "StepTable", "Violation", "WavefrontSolution",
+__all__ = ["Band", "IllegalScheduleError", "LegalityReport", "OptimizeReport", "PlutoResult", "SCHEDULE_STEPS",
+           "Schedule", "SchedulerComparison", "SpaceTimeMapping", "Step", "StepTable", "Violation", "WavefrontSolution",
            "as_schedule", "auto", "band_is_tilable", "check", "coincident_members", "compare_schedulers",
            "display", "distribute", "find_wavefront", "from_union_map", "fuse", "interchange", "is_legal",
-           "isl_schedule", "isl_step", "make_step", "original", "parallel", "parse_isl", "parse_schedule",
+           "isl_schedule", "isl_step", "make_step", "optimize_schedule", "original", "parallel", "parse_isl", "parse_schedule",
            "permute", "pluto_schedule", "processor_allocation", "register_step", "register_steps", "require_legal", "reverse",
            "scale", "shift", "skew", "small_parameters", "smallest_example", "space_time", "split_spec",
            "steps", "tile", "tile_wavefront", "violations", "wavefront"]

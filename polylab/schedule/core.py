@@ -20,7 +20,7 @@ Everything about order is decided exactly on the set of *time distances*
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
@@ -188,6 +188,14 @@ def aff_text(aff: isl.PwAff, stmt: Statement) -> str:
     return rng
 
 
+@lru_cache(maxsize=4096)
+def distance_set(n: int, text: str) -> isl.Set:
+    """``{ [d0, .., d_{n-1}] : text }``, read once per text (the searches ask the same questions of many
+    schedules; isl sets are values, so sharing one is safe)."""
+    names = ", ".join(f"d{k}" for k in range(n))
+    return isl.Set(f"{{ [{names}] : {text} }}")
+
+
 # --------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class Schedule:
@@ -309,8 +317,7 @@ class Schedule:
         return out.intersect_params(self.scop.context).coalesce()
 
     def _dset(self, text: str) -> isl.Set:
-        names = ", ".join(f"d{k}" for k in range(self.n_dims))
-        return isl.Set(f"{{ [{names}] : {text} }}").align_params(self.deltas.get_space())
+        return distance_set(self.n_dims, text).align_params(self.deltas.get_space())
 
     def _prefix_zero(self, d: int) -> str:
         return " and ".join([f"d{k} = 0" for k in range(d)] or ["0 = 0"])

@@ -497,6 +497,11 @@ class _Search:
 def auto(s: Schedule) -> Schedule:
     """The ``auto`` step: replace the schedule by the Pluto-style search's (see the module docstring).
 
+    ``auto`` stays the plain scheduler the labs teach (the Farkas-lemma search, its bands and their
+    skewing): it fuses whatever it can, which may leave a dependence-carrying loop outside every parallel
+    one. For speed, use ``optimize`` (:mod:`polylab.schedule.optimize`), which keeps every parallel loop
+    of the source order and chooses strips, strip-mining and distribution by a model.
+
     Affine map: per statement ``t' = (phi^1_S(x), ..., phi^n_S(x))``, rows in permutable bands. Legal by
     construction (every dependence gets a non-negative distance in every row of its band and a positive
     one in some row), and re-checked exactly; parallel dimensions are marked.

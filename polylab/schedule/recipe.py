@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-from polylab.schedule import isl_scheduler, pluto, tiling, transform, wavefront
+from polylab.schedule import isl_scheduler, optimize, pluto, tiling, transform, wavefront
 from polylab.schedule.core import Schedule, original
 
 StepFn = Callable[..., Schedule]
@@ -84,6 +84,7 @@ SCHEDULE_STEPS: StepTable = table(
     make_step("tile", tiling.tile, usage="tile(size, ...)"),
     make_step("tile_wavefront", tiling.tile_wavefront, usage="tile_wavefront(size, ...)"),
     make_step("parallel", transform.parallel),
+    make_step("optimize", optimize.optimize, usage="optimize([threads], [rows], [wave], [tile])"),
 )
 
 _USER_STEPS: dict[str, Step] = {}

@@ -7,7 +7,8 @@
   instance next to the loop iteration that first reads it;
 * :func:`contract` — the smallest modulo mapping ``x[i][j][k] -> xbuf[i % m][j][k]`` proven safe with isl
   (with copy-outs for live-out elements), or a refusal with a concrete counterexample;
-* :func:`storage_pipeline` — finds the chain above automatically (the ``sl3.sy`` story).
+* :func:`storage_pipeline` — finds the chain above automatically (the ``sl3.sy`` story);
+* :func:`optimize_program` — those steps that apply around the loop optimizer (the ``optimize`` step).
 
 Each takes and returns values (a SCoP, a :class:`~polylab.schedule.Schedule`) and a report that displays
 itself as text and HTML. :data:`STORAGE_STEPS` are the same steps as recipe steps, and
@@ -20,9 +21,10 @@ from polylab.storage.contract import Attempt, ContractionRefused, ContractionRep
 from polylab.storage.dead import DeadWriteReport, remove_dead_writes
 from polylab.storage.fold import FoldReport, fold_live_ins
 from polylab.storage.interleave import InterleaveReport, fuse_producers, interleave
+from polylab.storage.optimize import optimize_program
 from polylab.storage.pipeline import StoragePlan, storage_pipeline
 from polylab.storage.steps import STORAGE_STEPS, recipe_steps
 
 __all__ = ["Attempt", "ContractionRefused", "ContractionReport", "DeadWriteReport", "FoldReport",
            "InterleaveReport", "STORAGE_STEPS", "StoragePlan", "contract", "fold_live_ins", "fuse_producers",
-           "interleave", "recipe_steps", "remove_dead_writes", "storage_pipeline"]
+           "interleave", "optimize_program", "recipe_steps", "remove_dead_writes", "storage_pipeline"]

@@ -3,7 +3,8 @@
 A recipe step takes a :class:`~polylab.schedule.Schedule` (which knows its SCoP, ``schedule.scop``) and
 returns a new one. The storage steps change the SCoP as well, so each returns a schedule of the *new*
 SCoP: ``fold_live_ins``, ``remove_dead_writes``, ``interleave`` (alias ``fuse_producers``),
-``contract(x)`` (``contract(x, 2)`` fixes the modulus) and ``storage`` (the whole automatic chain). Their
+``contract(x)`` (``contract(x, 2)`` fixes the modulus), ``storage`` (the whole automatic chain) and
+``optimize`` (the loop optimizer with the storage steps that apply, :mod:`polylab.storage.optimize`). Their
 reports are attached to the returned schedule's ``details['storage']``.
 
 Nothing is registered anywhere when this module is imported: :data:`STORAGE_STEPS` is a table, and
@@ -23,6 +24,7 @@ from polylab.storage.contract import contract
 from polylab.storage.dead import remove_dead_writes
 from polylab.storage.fold import constant_writers, fold_live_ins
 from polylab.storage.interleave import interleave
+from polylab.storage.optimize import step_optimize
 from polylab.storage.pipeline import storage_pipeline
 
 
@@ -85,6 +87,7 @@ STORAGE_STEPS: StepTable = table(
     make_step("fuse_producers", step_interleave),
     make_step("contract", step_contract),
     make_step("storage", step_storage),
+    make_step("optimize", step_optimize, usage="optimize([threads], [rows], [wave], [tile])"),
 )
 
 

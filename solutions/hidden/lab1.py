@@ -1,18 +1,11 @@
-"""Hidden cases of lab 1 (instructors only: never copied to labs/, never in the student release).
-
-``polylab grade --hidden solutions/hidden`` adds them to the public cases of each function question; the
-student sees a failing hidden case by its label only.
-"""
+"""Hidden cases of lab 1 (instructors only: never copied to labs/, never in the student release)."""
 
 from polylab.grading import Case
 
 HIDDEN = {
-    "q5": [
-        Case(([0, 0], 0), "all coefficients zero, b = 0"),
-        Case(([0, 0], 3), "all coefficients zero, b != 0"),
-        Case(([-4, 6], -2), "negative coefficients and constant"),
-        Case(([6, 9, 12], 4), "three unknowns, gcd 3 does not divide 4"),
-        Case(([7], 14), "one unknown"),
-        Case(([0, 5], 10), "a zero coefficient"),
+    "q6": [
+        Case((0,), "n = 0: no instance"),
+        Case((2,), "n = 2"),
+        Case((100,), "n = 100"),
     ],
 }

@@ -1,166 +1,232 @@
-"""Lab 1: affine accesses and dependences (``solutions/lab1_dependences.ipynb``).
+"""Lab 1: affine accesses and iteration domains (``solutions/lab1_affine.ipynb``).
 
-The expected answers are computed here by the engine from the lab's own copies of the loop nests, never
-read from the student's notebook (where the student could change them). Each check reads the answer with
-:mod:`polylab.grading.answers` (a malformed answer is refused with feedback) and compares it with
-:mod:`polylab.grading.checks`, explaining each specific error.
+A reference ``X[e1]...[em]`` in a nest with iterators ``x`` touches the element ``F x + c`` (one row of
+``F`` and one entry of ``c`` per subscript, one column of ``F`` per iterator). An iteration domain is the set
+``{ x : A x + B p + b >= 0 }`` of integer points (``p`` the parameters): the students write the rows
+``[A | B | b]``, one inequality per row, and the check compares the *sets* with isl, so any system that
+describes the same points (rows in any order, redundant rows, scaled rows) is right. Every expected
+answer is computed by the engine from the lab's own texts of the nests.
 """
 
 from __future__ import annotations
 
 import math
-from functools import cache
+from fractions import Fraction
 
-from polylab.analysis import Dependence, compute_dependences, parallelism, textbook_test
-from polylab.frontend import parse
+import islpy as isl
+
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, compare_sets, part
+from polylab.grading.checks import compare_calls, compare_isl, compare_matrices, part
+from polylab.grading.kernels import SHIFT, scop
 from polylab.grading.lab import Calls, Case, Lab, Question
-from polylab.grading.verdict import Verdict, combine, right, wrong
-from polylab.model import Scop
+from polylab.grading.verdict import Verdict, combine, partial, right, wrong
+from polylab.model import Statement
 
-SWEEP = """double a[N][N];
-for (i = 1; i < N; i++)
-  for (j = 1; j < N; j++)
-    a[i][j] = a[i - 1][j] + a[i][j - 1];
-"""
-
-SHIFT = """double Z[N];
-for (i = 1; i < N; i++)
-  for (j = 0; j < M; j++)
-    Z[i - 1] = Z[i - 1] + 0.5 * j;
-"""
-
-BANERJEE = """double B[5 * N + 3];
+#: question 2: a nest with a coupled, scaled subscript
+GATHER = """double A[N][N];
+double B[3 * N][N + 1];
 for (i = 0; i < N; i++)
-  B[3 * i] = B[5 * i + 2];
+  for (j = 0; j < N; j++)
+    A[i][j] = B[i + 2 * j][j + 1];
 """
 
-TESTS = ("gcd", "integer system", "banerjee")
+RECTANGLE = """double R[N][M];
+for (i = 0; i < N; i++)
+  for (j = 0; j < M; j++)
+    R[i][j] = 1.0;
+"""
+
+TRIANGLE = """double L[N][N];
+for (i = 0; i < N; i++)
+  for (j = 0; j <= i; j++)
+    L[i][j] = 1.0;
+"""
+
+STRIDED = """double s[N];
+for (i = 2; i < N; i += 3)
+  s[i] = 0.0;
+"""
+
+#: question 5 asks for the number of instances of the strided loop at this N
+STRIDED_N = 20
 
 
-@cache
-def scop(source: str) -> Scop:
-    """The (single) SCoP of a C fragment, parsed once per process."""
-    return parse(source).scop
+def statement(source: str) -> Statement:
+    return scop(source).statements[0]
 
 
-@cache
-def deps(source: str) -> tuple[Dependence, ...]:
-    return tuple(compute_dependences(scop(source)))
+def access(source: str, text: str):
+    """The access of the first statement of ``source`` written ``text``."""
+    want = A.c_expression(text)
+    return next(a for a in statement(source).accesses if A.c_expression(a.text) == want)
 
 
-def _lex_positive(v: tuple[int, ...]) -> bool:
-    return next((x > 0 for x in v if x != 0), False)
+# -- Q1 and Q2: F and c ------------------------------------------------------------------------------------
+
+def _f_and_c(source: str, text: str, F: object, c: object, names: tuple[str, str]) -> Verdict:
+    acc = access(source, text)
+    st = statement(source)
+    rows = [f"subscript {k + 1}" for k in range(acc.matrix.rows)]
+    exp_F = [[Fraction(int(x)) for x in acc.matrix.row(r)] for r in range(acc.matrix.rows)]
+    exp_c = [[Fraction(int(x))] for x in acc.offset]
+
+    def f_part(value: object) -> Verdict:
+        got = A.matrix(value, (acc.matrix.rows, acc.matrix.cols), names[0])
+        return compare_matrices(got, exp_F, name="F", rows=rows, cols=st.iterators)
+
+    def c_part(value: object) -> Verdict:
+        got = A.vector(value, len(acc.offset), names[1])
+        return compare_matrices([[Fraction(x) for x in got]], [[row[0] for row in exp_c]], name="c",
+                                cols=rows)
+
+    return combine([(names[0], part(f_part, F)), (names[1], part(c_part, c))])
 
 
-# -- Q1: the distance vectors of the sweep ----------------------------------------------------------------
-
-def check_q1(answer: object) -> Verdict:
-    """The set of distance vectors of ``a[i][j] = a[i - 1][j] + a[i][j - 1]``: one per read of ``a``."""
-    given = A.vector_set(answer, length=2, what="sweep2d_distances")
-    exact = frozenset(d.distance for d in deps(SWEEP) if d.distance is not None)
-
-    def why(v: tuple[int, ...]) -> str:
-        if tuple(-x for x in v) in exact:
-            return "it is source minus sink; a distance is sink minus source (the instance that reads minus the one that wrote)"
-        if not _lex_positive(v):
-            return "its first non-zero entry is not positive, so its sink would run before its source"
-        return "no read of a is at that offset from the write a[i][j]: equate a[i][j] with each read's subscripts"
-
-    return compare_sets(given, exact, item="distance vector", why_extra=why,
-                        missing_hint="there is one distance per read of a")
+def check_q1(Z_F: object, Z_c: object) -> Verdict:
+    """``Z[i - 1]`` in the nest ``(i, j)``: ``F = [1 0]``, ``c = (-1)``."""
+    return _f_and_c(SHIFT, "Z[i - 1]", Z_F, Z_c, ("Z_F", "Z_c"))
 
 
-# -- Q2: the loop that carries the WAW dependence of shift.c ---------------------------------------------------
+def check_q2(B_F: object, B_c: object) -> Verdict:
+    """``B[i + 2 * j][j + 1]`` in the nest ``(i, j)``: ``F = [[1, 2], [0, 1]]``, ``c = (0, 1)``."""
+    return _f_and_c(GATHER, "B[i + 2 * j][j + 1]", B_F, B_c, ("B_F", "B_c"))
 
-def check_q2(answer: object) -> Verdict:
-    """The iterator of the outermost loop whose component of the WAW distances is not zero."""
-    st = scop(SHIFT).statements[0]
-    given = A.choice(answer, st.iterators, "shift_waw_loop", case_sensitive=True)
-    waw = next(d for d in deps(SHIFT) if d.kind == "output")
-    carrier = st.iterators[waw.carried_level - 1]
-    if given == carrier:
+
+# -- Q3 and Q4: A x + B p + b >= 0 ------------------------------------------------------------------------
+
+def _term(coefficient: Fraction, name: str) -> str:
+    return f"{coefficient.numerator}*{name}" if coefficient.denominator == 1 else f"({coefficient})*{name}"
+
+
+def row_text(row: tuple[Fraction, ...], columns: tuple[str, ...]) -> str:
+    """``r . (x, p, 1) >= 0`` as readable text (``-i + N - 1 >= 0``)."""
+    terms = []
+    for c, name in zip(row, (*columns, "1")):
+        if c == 0:
+            continue
+        mag = abs(c)
+        body = str(mag) if name == "1" else (name if mag == 1 else f"{mag}{name}")
+        terms.append(("- " if c < 0 else "+ ") + body)
+    text = " ".join(terms).lstrip("+ ") if terms else "0"
+    return (("-" + text[2:]) if text.startswith("- ") else text) + " >= 0"
+
+
+def system_set(rows: tuple[tuple[Fraction, ...], ...], st: Statement, params: tuple[str, ...]) -> isl.Set:
+    """``{ S[x] : r . (x, p, 1) >= 0 for every row r }`` (rows with fractions are scaled to integers)."""
+    columns = (*st.iterators, *params)
+    cons = []
+    for row in rows:
+        scale = 1
+        for c in row:
+            scale = scale * c.denominator // math.gcd(scale, c.denominator)
+        terms = " + ".join(_term(c * scale, n) for c, n in zip(row, (*columns, "1")) if c != 0) or "0"
+        cons.append(f"{terms} >= 0")
+    text = f"[{', '.join(params)}] -> {{ {st.name}[{', '.join(st.iterators)}] : {' and '.join(cons) or 'true'} }}"
+    return isl.Set(text)
+
+
+def _system(source: str, answer: object, what: str) -> Verdict:
+    """The domain of ``source``'s statement against the system ``answer`` (rows ``[A | B | b]``)."""
+    st = statement(source)
+    params = tuple(scop(source).parameters)
+    columns = (*st.iterators, *params)
+    rows = A.matrix(answer, None, what)
+    if not rows:
+        raise A.AnswerError(f"{what} has no rows", hint="one row per inequality, e.g. [1, 0, 0, 0] for i >= 0")
+    if len(rows[0]) != len(columns) + 1:
+        raise A.AnswerError(f"the rows of {what} have {len(rows[0])} entries, not {len(columns) + 1}",
+                            hint=f"one column per iterator and parameter, then the constant: {', '.join(columns)}, 1")
+    domain = st.domain.remove_redundancies()
+    given = system_set(rows, st, params)
+    if given.is_equal(domain):
         return right()
-    return wrong(f"{given!r} does not carry the WAW dependence: source and sink have the same {given} (the "
-                 f"distances are {waw.distance_description}); the carrying loop is the outermost one whose "
-                 "component of the distance is not 0")
+    lines = []
+    for k, row in enumerate(rows, 1):
+        half = system_set((row,), st, params)
+        if not domain.is_subset(half):
+            cut = domain.subtract(half)
+            lines.append(f"row {k} ({row_text(row, columns)}) excludes {cut.sample_point()}, which the loops "
+                         "run: check its sign and its constant")
+    if not lines:
+        lines.append(compare_isl(given, domain, what="your system").feedback[0]
+                     + ": a bound is missing or too loose")
+    right_rows = len(rows) - sum(1 for ln in lines if ln.startswith("row "))
+    return partial(right_rows, len(rows) + (1 if not any(ln.startswith("row ") for ln in lines) else 0), *lines)
 
 
-# -- Q3: the parallel loops of both nests -------------------------------------------------------------------
-
-def _parallel_part(source: str, answer: object, what: str) -> Verdict:
-    st = scop(source).statements[0]
-    given = A.name_set(answer, st.iterators, what)
-    exact = frozenset(st.iterators[level - 1] for level in parallelism(scop(source)).parallel_loops(st.name))
-    carried = {st.iterators[d.carried_level - 1]: d for d in deps(source) if d.carried_level}
-
-    def why(loop: str) -> str:  # a loop that is not parallel carries a dependence: name it
-        d = carried[loop]
-        return (f"it carries the {d.kind} dependence {d.source_ref.text} -> {d.sink_ref.text} "
-                f"(distance {d.distance_description})")
-
-    return compare_sets(given, exact, item="parallel loop", why_extra=why,
-                        missing_hint="a loop that carries no dependence is parallel")
+def check_q3(rect_system: object) -> Verdict:
+    """The rectangle ``0 <= i < N, 0 <= j < M``: rows over ``(i, j, N, M, 1)``."""
+    return _system(RECTANGLE, rect_system, "rect_system")
 
 
-def check_q3(sweep2d_parallel: object, shift_parallel: object) -> Verdict:
-    """Both nests' parallel loops; every wrong part is reported."""
-    return combine([("sweep2d_parallel", part(_parallel_part, SWEEP, sweep2d_parallel, "sweep2d_parallel")),
-                    ("shift_parallel", part(_parallel_part, SHIFT, shift_parallel, "shift_parallel"))])
+def check_q4(tri_system: object) -> Verdict:
+    """The triangle ``0 <= j <= i < N``: rows over ``(i, j, N, 1)``."""
+    return _system(TRIANGLE, tri_system, "tri_system")
 
 
-# -- Q4: the conservative textbook tests -------------------------------------------------------------------
+# -- Q5: a strided domain -----------------------------------------------------------------------------------
 
-@cache
-def banerjee_report():
-    return textbook_test(scop(BANERJEE), ("S0", 1), ("S0", 0), params={"N": 4})
-
-
-def check_q4(answer: object) -> Verdict:
-    """The tests that answer only "maybe" for ``B[3i]`` against ``B[5i + 2]`` (N = 4) although isl proves
-    independence."""
-    given = A.name_set(answer, TESTS, "conservative_tests", case_sensitive=False)
-    report = banerjee_report()
-    exact = frozenset(report.conservative_only)
-    return compare_sets(given, exact, item="conservative test",
-                        why_extra=lambda t: f"it proved independence by itself (it said {report.verdicts[t]!r})",
-                        missing_hint="every test whose verdict is 'maybe dependent' while isl says independent")
+def _strided_domain(answer: object) -> Verdict:
+    st = statement(STRIDED)
+    given = A.isl_set(answer, "strided_domain")
+    if given.get_tuple_name() is None and given.dim(isl.dim_type.set) == 1:
+        given = given.set_tuple_name(st.name)  # an unnamed tuple is fair: the nest has one statement
+    if not given.get_space().is_equal(st.domain.get_space()):
+        return wrong(f"strided_domain lives in {given.get_space()}, not in {st.domain.get_space()} "
+                     "(one iterator i and the parameter N)")
+    return compare_isl(given, st.domain, what="strided_domain", element="instance")
 
 
-# -- Q5: the GCD test as a function -------------------------------------------------------------------------
+def _strided_count(answer: object) -> Verdict:
+    n = A.integer(answer, "strided_count")
+    st = statement(STRIDED)
+    fixed = st.domain.intersect_params(isl.Set(f"[N] -> {{ : N = {STRIDED_N} }}"))
+    want = fixed.count_val().to_python()
+    if n == want:
+        return right()
+    if n == STRIDED_N - 2:  # every i of 2 <= i < N
+        return wrong(f"{n} counts every i from 2 to {STRIDED_N - 1}; the loop steps by 3")
+    return wrong(f"{n} instances is not right: list the values of i the loop takes for N = {STRIDED_N}")
 
-def gcd_test_reference(coefficients: list[int], constant: int) -> bool:
-    """The GCD test for ``a1 x1 + ... + an xn = b``: an integer solution can exist iff ``gcd(a1..an)``
-    divides ``b`` (all coefficients zero: iff ``b = 0``)."""
-    g = 0
-    for a in coefficients:
-        g = math.gcd(g, int(a))
-    return int(constant) == 0 if g == 0 else int(constant) % g == 0
+
+def check_q5(strided_domain: object, strided_count: object) -> Verdict:
+    """The strided loop's domain in isl notation (an existential or a ``mod``) and its size at N = 20."""
+    return combine([("strided_domain", part(_strided_domain, strided_domain)),
+                    ("strided_count", part(_strided_count, strided_count))])
 
 
-def check_q5(calls: Calls) -> Verdict:
-    """``gcd_test(coefficients, constant)`` returns True exactly when the GCD test allows a dependence."""
-    return compare_calls(calls, gcd_test_reference, equal=lambda got, want: got in (True, False) and bool(got) == want)
+# -- Q6: counting the triangle ----------------------------------------------------------------------------
+
+def triangle_count_reference(n: int) -> int:
+    """The number of points of ``0 <= j <= i < n``, counted exactly by isl."""
+    st = statement(TRIANGLE)
+    fixed = st.domain.intersect_params(isl.Set(f"[N] -> {{ : N = {int(n)} }}"))
+    return int(fixed.count_val().to_python())
+
+
+def check_q6(calls: Calls) -> Verdict:
+    """``triangle_count(n)``: the number of instances of the triangular nest, for any ``n >= 0``."""
+    return compare_calls(calls, triangle_count_reference,
+                         equal=lambda got, want: not isinstance(got, bool) and isinstance(got, (int, float))
+                         and got == want)
 
 
 LAB = Lab(
     name="lab1",
-    title="Affine accesses and dependences",
-    notebook="lab1_dependences.ipynb",
+    title="Affine accesses and iteration domains",
+    notebook="lab1_affine.ipynb",
     questions=(
-        Question("q1", 2, ("sweep2d_distances",), check_q1, title="distance vectors of the sweep",
-                 example="{(2, 0)}"),
-        Question("q2", 1, ("shift_waw_loop",), check_q2, title="the loop carrying the WAW of shift.c",
-                 example='"i"'),
-        Question("q3", 2, ("sweep2d_parallel", "shift_parallel"), check_q3, title="parallel loops",
-                 example='["i"] or []'),
-        Question("q4", 2, ("conservative_tests",), check_q4, title="conservative textbook tests",
-                 example='{"gcd"}'),
-        Question("q5", 2, ("gcd_test",), check_q5, title="the GCD test as a function",
-                 example="def gcd_test(coefficients, constant): ...",
-                 cases=(Case(([2, -2], 1), "A[2i] against A[2i + 1]"),
-                        Case(([3, -5], 2), "B[3i] against B[5i + 2]"),
-                        Case(([4, 6], 3), "gcd 2 does not divide 3"))),
+        Question("q1", 2, ("Z_F", "Z_c"), check_q1, title="F and c of Z[i - 1]", example="[[0, 1]] and [2]"),
+        Question("q2", 2, ("B_F", "B_c"), check_q2, title="F and c of B[i + 2 * j][j + 1]",
+                 example="[[1, 0], [0, 1]] and [0, 0]"),
+        Question("q3", 2, ("rect_system",), check_q3, title="the rectangle as A x + B p + b >= 0",
+                 example="[[1, 0, 0, 0, 0], ...]"),
+        Question("q4", 2, ("tri_system",), check_q4, title="the triangle as A x + B p + b >= 0",
+                 example="[[1, 0, 0, 0], ...]"),
+        Question("q5", 2, ("strided_domain", "strided_count"), check_q5, title="a strided domain",
+                 example='"[N] -> { S0[i] : 0 <= i < N }" and 7'),
+        Question("q6", 2, ("triangle_count",), check_q6, title="counting the triangle",
+                 example="def triangle_count(n): ...",
+                 cases=(Case((4,), "n = 4"), Case((10,), "n = 10"), Case((1,), "n = 1"))),
     ),
 )

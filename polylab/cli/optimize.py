@@ -1,0 +1,83 @@
+"""``polylab optimize FILE [--threads T] [--tune] [--json]``: the optimizer's schedule, every choice explained.
+
+    polylab optimize seidel2d.c                       # the choices, the schedule, the spec that replays it
+    polylab optimize sl3.sy --threads 1 --json
+    polylab optimize gemm.c --tune --param NI=600,NJ=600,NK=600 --verify-param NI=20,NJ=24,NK=18
+
+Without ``--tune`` nothing is compiled: the schedule is chosen by the optimizer's model (loop structure,
+exact parallelism, stride-1 innermost loops, independent chains; see ``polylab.schedule.optimize``) and
+checked exactly. With ``--tune`` a handful of candidates (the optimizer's choice for ``T`` threads and for
+one, other strip and tile sizes, the source order with its parallel loops) are verified against the
+original program at the ``--verify-param`` values and timed at the ``--param`` values with ``T`` threads,
+under a progress bar; the fastest verified one is kept, and the original order when none beats the
+original program. The last line is the spec to give ``polylab run`` / ``codegen`` / ``bench``.
+
+JSON: ``{"file", "schedule", "spec", "steps", "parallel_dims", "explanation", "statements":
+[{statement, shape, why, parallel_loops, vector_innermost}], "source_parallel_loops", "seconds"}`` and,
+with ``--tune``, ``"tune": {"best", "best_seconds", "baseline_seconds", "speedup", "threads", "params",
+"trials": [{spec, seconds, verified, reason, schedule}]}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("optimize", help="choose a fast schedule automatically and explain it",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", help="a C or SysY file, or the name of a shipped example (e.g. seidel2d.c)")
+    p.add_argument("--threads", type=int, default=None, metavar="T",
+                   help="threads the code will run on (default: OMP_NUM_THREADS, else the CPUs available)")
+    p.add_argument("--tune", action="store_true", help="time candidate variants and keep the fastest verified")
+    p.add_argument("--param", action="append", metavar="NAME=VALUE", default=[],
+                   help="parameter values for timing (--tune; repeatable, or N=64,T=10)")
+    p.add_argument("--verify-param", action="append", metavar="NAME=VALUE", default=[],
+                   help="parameter values for verification (--tune; default: --param)")
+    p.add_argument("--repeat", type=int, default=3, help="timed runs per candidate (--tune)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    return p
+
+
+def run(args) -> int:
+    from polylab.cli.common import load_scop
+    from polylab.errors import PolylabError
+    from polylab.experiment import schedule_from_spec
+    from polylab.model.params import parse_params
+    from polylab.schedule.optimize import available_threads
+
+    scop, path = load_scop(args.file)
+    threads = args.threads if args.threads is not None else available_threads()
+    if threads < 1:
+        raise PolylabError(f"--threads {threads} is not a thread count", hint="give 1 or more")
+    spec = f"optimize({threads})"
+    schedule = schedule_from_spec(scop, spec)
+    report = schedule.details["optimize"]
+    out = report.to_json()
+    out.update(file=path, spec=spec)
+    tuned = None
+    if args.tune:
+        from tqdm import tqdm
+
+        from polylab.experiment.tune import tune
+
+        params = parse_params(args.param)
+        if not params and scop.parameters:
+            raise PolylabError("--tune needs the parameter values to time at",
+                               hint="--param " + ",".join(f"{p}=..." for p in scop.parameters))
+        verify_params = parse_params(args.verify_param, option="--verify-param") if args.verify_param else None
+        tuned = tune(scop, threads=threads, params=params, verify_params=verify_params, repeat=args.repeat,
+                     bar=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
+        out["tune"] = tuned.to_json()
+        out["spec"] = tuned.best
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(report.text())
+    if tuned is not None:
+        print()
+        print(tuned.text())
+    print(f"\nspec: {out['spec']}")
+    return 0

@@ -1,0 +1,118 @@
+"""Views the labs use to teach space-time mapping: a readable processor allocation and a space-time diagram.
+
+A space-time mapping splits the rows of a schedule ``Theta x + theta`` into *time* rows (sequential) and
+*space* rows (parallel: they carry no dependence once the time rows agree). A processor allocation maps the
+space coordinate ``s(x)`` to a processor ``p = floor(s(x) / B)``: ``B`` consecutive virtual processors (one
+per value of ``s``) share one physical processor, a *tile* of the space dimension, and the tiles are then
+dealt to threads. :func:`allocation` shows that mapping as formulas instead of raw isl maps;
+:func:`space_time_diagram` draws, for each time step and processor, how many instances run there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from polylab.errors import ScheduleError
+from polylab.notebook import geometry, plots
+from polylab.notebook.display import table_html, table_text
+from polylab.render import esc
+from polylab.schedule import Schedule, processor_allocation, space_time
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """``p = floor(s(x) / B)`` per statement, with the time rows beside it (see the module text)."""
+
+    schedule: Schedule
+    block: int
+    rows: tuple[tuple[str, str, str, str], ...]   # statement, time, space, processor
+    maps: Mapping[str, object]
+
+    def text(self) -> str:
+        return (f"processor allocation, blocks of {self.block} virtual processors\n"
+                + table_text(("statement", "time t", "space s (virtual processor)", "processor p"), self.rows))
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(self.text())
+
+    def _repr_html_(self) -> str:
+        isl_text = "".join(f"<div><code>{esc(str(m))}</code></div>" for m in self.maps.values())
+        return (f"<b>processor allocation, blocks of {self.block} virtual processors</b>"
+                + table_html(("statement", "time t", "space s (virtual processor)", "processor p"), self.rows)
+                + f"<details><summary>isl</summary>{isl_text}</details>")
+
+
+def allocation(schedule: Schedule, block: int) -> Allocation:
+    """The processor allocation ``p = floor(s(x) / block)`` of ``schedule``'s space dimension, readable.
+
+    The time and space rows come from :func:`polylab.schedule.space_time`; the isl maps from
+    :func:`polylab.schedule.processor_allocation` (the same mapping, kept for the curious)."""
+    st = space_time(schedule)
+    if not st.space_dims:
+        raise ScheduleError("the schedule has no space (parallel) dimension to allocate",
+                            hint="apply wavefront; parallel (or tile_wavefront) first")
+    maps = processor_allocation(schedule, block, dims=list(st.space_dims))
+    rows = []
+    for m in st.statements:
+        if m.Theta is None:
+            rows.append((m.statement, "(not affine)", "(not affine)", "see the isl map"))
+            continue
+        exprs = [_row_text(m, d) for d in range(m.Theta.rows)]
+        time = ", ".join(exprs[d] for d in st.time_dims) or "-"
+        space = ", ".join(exprs[d] for d in st.space_dims)
+        proc = ", ".join(f"floor({_paren(exprs[d])} / {block})" for d in st.space_dims)
+        rows.append((m.statement, time, space, proc))
+    return Allocation(schedule, block, tuple(rows), maps)
+
+
+def _paren(expr: str) -> str:
+    return expr if expr.isidentifier() or expr.lstrip("-").isdigit() else f"({expr})"
+
+
+def _row_text(m, d: int) -> str:
+    text = geometry.linear_text([int(x) for x in m.Theta.row(d)], m.iterators)
+    const = m.theta[d] if m.theta is not None else 0
+    return text if const == 0 else f"{text} + {const}"
+
+
+def space_time_diagram(schedule: Schedule, block: int, params: Mapping[str, int], *,
+                       statement: str | None = None) -> Figure:
+    """Time on the horizontal axis, processors ``p = floor(s / block)`` on the vertical one; each cell shows
+    how many instances of ``statement`` (default: the first) processor ``p`` runs at time ``t``. A column is
+    one wave: its cells run in parallel, and the columns run one after another (one barrier between two)."""
+    st = space_time(schedule)
+    if not st.space_dims or not st.time_dims:
+        raise ScheduleError("a space-time diagram needs a time and a space dimension",
+                            hint="apply wavefront; parallel first")
+    stmt = schedule.scop.statement(statement) if statement else schedule.scop.statements[0]
+    pts = geometry.points(stmt.domain, params)
+    times = plots.instance_times(schedule, stmt.name, pts, stmt.domain, params)
+    t = times[:, st.time_dims[0]]
+    p = np.floor_divide(times[:, st.space_dims[0]], block)
+    t0, p0 = int(t.min()), int(p.min())
+    grid = np.zeros((int(p.max()) - p0 + 1, int(t.max()) - t0 + 1), dtype=int)
+    np.add.at(grid, (p - p0, t - t0), 1)
+    fig = Figure(figsize=(min(12.0, 1.5 + 0.35 * grid.shape[1]), 1.2 + 0.45 * grid.shape[0]), layout="constrained")
+    ax = fig.add_subplot()
+    ax.imshow(np.ma.masked_equal(grid, 0), origin="lower", aspect="auto", cmap="Blues", vmin=0,
+              extent=(t0 - 0.5, t0 + grid.shape[1] - 0.5, p0 - 0.5, p0 + grid.shape[0] - 0.5))
+    if grid.size <= 600:
+        for (r, c), n in np.ndenumerate(grid):
+            if n:
+                ax.text(t0 + c, p0 + r, str(n), ha="center", va="center", fontsize=7)
+    ax.set_xlabel("time t (one wave per column)")
+    ax.set_ylabel(f"processor p = floor(s / {block})")
+    ax.set_yticks(range(p0, p0 + grid.shape[0]))
+    where = ", ".join(f"{k}={v}" for k, v in params.items())
+    ax.set_title(f"space-time diagram of {stmt.name} ({where}): instances per processor and time", fontsize=10)
+    return fig
+
+
+__all__ = ["Allocation", "allocation", "space_time_diagram"]

@@ -1,0 +1,611 @@
+"""``optimize``: the whole schedule chosen automatically, each choice explained and checked exactly.
+
+The optimizer starts from the schedule it is given (the source order, or what storage steps such as
+``interleave`` produced) and keeps its *fusion*: loops that several statements share stay shared, so no
+parallel loop of the source order is lost by fusing statements (the Pluto-style search, ``auto``, fuses
+whatever it can and may put a dependence-carrying loop outside every parallel one). Each statement's
+*private* loops (those no other statement shares: from its first loop that no other statement runs in
+the same iteration of the enclosing loops) are then rewritten, statement by statement, by one of these
+affine maps of its private loops ``(l_1, .., l_m)``:
+
+* a permutation ``(l_{p(1)}, .., l_{p(m)})`` (loop interchange);
+* *parallel strip-mining*: ``(floor(l_p / T), the other loops, l_p)`` for a parallel loop ``l_p`` whose
+  accesses are stride-1: the tile loop runs in parallel and the point loop, innermost, is vectorizable;
+* *strips* (independent-chain interleaving) of the last two loops ``(a, b)``:
+  ``(.., floor(a / S), b + f a, a)`` with the smallest skew ``f >= 0`` that makes the innermost loop ``a``
+  parallel: ``S`` independent dependence chains advance together, so a latency-bound loop (each point
+  waits for its neighbour) overlaps ``S`` chains; with more than one thread, a tile-level wavefront
+  ``(.., floor(a / A) + floor((b + f a) / B), floor(a / A), floor(a / S), b + f a, a)`` runs the tiles of
+  one wave in parallel;
+* *tiling* of a permutable band of private loops with sizes from a cache model
+  (:func:`cache_tile_sizes`): ``(floor(l_1 / T_1), .., floor(l_k / T_k), l_1, .., l_k)``, offered when
+  asked for (``optimize(T, rows, wave, 1)``; ``--tune`` times it) and where an array is reused across the
+  outer loop at a distance of a whole slice (:func:`_tiling_order`).
+
+Every candidate is checked exactly (:func:`polylab.schedule.legality.is_legal`: ``theta(u) <lex theta(v)``
+for every dependence) and its parallel dimensions are marked exactly (:func:`mark_parallel`); a statement
+keeps the legal candidate with the best score, compared lexicographically:
+
+1. the depth of its outermost parallel loop (smaller is better; none is worst);
+2. an innermost loop that is parallel and stride-1 (vectorizable), else one that is stride-1, else one
+   that is parallel (independent chains the processor overlaps);
+3. how well the innermost loop walks memory (:func:`stride_score`);
+4. tiling, when the cache model asks for it (:func:`_tiling_order`);
+5. fewer loops (no strip-mining or tiling that buys nothing of the above);
+6. the number of its parallel loops.
+
+Private loops of different statements get separate schedule dimensions (up to
+:data:`SEPARATE_LIMIT` statements), so a loop that is parallel for one statement is not reported
+sequential because another statement's loop at the same depth carries a dependence (isl's coincidence is
+per band member, i.e. per dimension). The result never has fewer parallel loops per statement than the
+source order with :func:`polylab.schedule.parallel` (a candidate with fewer is refused), see
+:func:`parallel_loops`.
+
+Storage steps (folding, dead writes, contraction) change the SCoP and live in the storage layer, which
+adds them around this search in its own ``optimize`` recipe step (:mod:`polylab.storage.steps`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Sequence
+
+import islpy as isl
+
+from polylab.model import Statement
+from polylab.render import Displayable, esc
+from polylab.schedule.core import Schedule, const_aff, const_value, map_from_affs
+from polylab.schedule.legality import is_legal
+from polylab.schedule.transform import distribute, mark_parallel
+
+#: statements beyond this number share private schedule dimensions (keeps the time vectors short)
+SEPARATE_LIMIT = 16
+#: rows advanced together by the strips (independent chains in flight)
+STRIP_ROWS = 8
+#: skew factors tried for the strips
+MAX_SKEW = 4
+#: the tile-level wavefront of the strips: tile sizes (rows, skewed columns)
+WAVE_TILE = (256, 256)
+#: strip-mining size of a parallel stride-1 loop
+PAR_STRIP = 32
+
+Aff = isl.PwAff
+
+
+# --------------------------------------------------------------------------------------------------------
+# what a loop is
+def iterator_of(aff: Aff, stmt: Statement) -> int | None:
+    """The iterator ``k`` when ``aff`` is ``x_k + c`` or ``-x_k + c`` (one piece), else None."""
+    if aff.n_piece() != 1 or aff.is_cst():
+        return None
+    pieces = aff.get_pieces()
+    a = pieces[0][1]
+    found = None
+    for k in range(len(stmt.iterators)):
+        v = int(a.get_coefficient_val(isl.dim_type.in_, k).to_python())
+        if v == 0:
+            continue
+        if abs(v) != 1 or found is not None:
+            return None
+        found = k
+    if not a.get_denominator_val().is_one():
+        return None
+    return found
+
+
+def stride_score(stmt: Statement, k: int | None) -> int:
+    """How well iterator ``k`` suits the innermost loop: per access, +2 when it moves along the last
+    subscript with step 1 and no other subscript (stride-1), +1 when the access does not depend on it,
+    -2 otherwise (a stride of a whole row or more). None (not a plain iterator) scores 0."""
+    if k is None:
+        return 0
+    score = 0
+    for acc in stmt.accesses:
+        F = acc.matrix
+        if F is None or F.rows == 0:
+            continue
+        col = [int(F[r, k]) for r in range(F.rows)]
+        if all(c == 0 for c in col):
+            score += 1
+        elif abs(col[-1]) == 1 and all(c == 0 for c in col[:-1]):
+            score += 2
+        else:
+            score -= 2
+    return score
+
+
+def is_stride_one(stmt: Statement, k: int | None) -> bool:
+    """Every access that depends on iterator ``k`` moves along its last subscript with step 1, and one
+    does (so a loop over ``k`` walks memory contiguously)."""
+    if k is None:
+        return False
+    any_move = False
+    for acc in stmt.accesses:
+        F = acc.matrix
+        if F is None or F.rows == 0:
+            continue
+        col = [int(F[r, k]) for r in range(F.rows)]
+        if all(c == 0 for c in col):
+            continue
+        if abs(col[-1]) != 1 or any(col[:-1]):
+            return False
+        any_move = True
+    return any_move
+
+
+def loop_dims(s: Schedule, name: str) -> list[int]:
+    """The dimensions that are loops (not constants) for statement ``name``."""
+    return [d for d, a in enumerate(s.affs[name]) if not a.is_cst()]
+
+
+def parallel_loops(s: Schedule) -> dict[str, int]:
+    """Per statement, the number of its loops that are marked parallel (a marked dimension that is not
+    constant for it): the structural measure the optimizer never lowers."""
+    return {st.name: sum(1 for d in loop_dims(s, st.name) if d in s.marked) for st in s.scop.statements}
+
+
+# --------------------------------------------------------------------------------------------------------
+# the structure of the starting schedule
+def private_start(s: Schedule, name: str) -> int:
+    """The first dimension of ``name``'s private loops: its first loop dimension ``d`` that no other
+    statement runs in the same iteration of the enclosing dimensions (another statement shares ``d``
+    when it has a loop at ``d`` and equal constants on every dimension before ``d`` that is constant for
+    both). ``n_dims`` when every loop is shared."""
+    mine = s.affs[name]
+    others = [n for n in s.affs if n != name]
+    for d in loop_dims(s, name):
+        shared = False
+        for o in others:
+            theirs = s.affs[o]
+            if theirs[d].is_cst():
+                continue
+            if all(not (mine[e].is_cst() and theirs[e].is_cst()) or const_value(mine[e]) == const_value(theirs[e])
+                   for e in range(d)):
+                shared = True
+                break
+        if not shared:
+            return d
+    return s.n_dims
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One statement's rewriting: its new private loops and the words that explain them."""
+
+    kind: str
+    loops: tuple[Aff, ...]
+    text: str
+
+
+def _floor(aff: Aff, size: int) -> Aff:
+    return aff.scale_down_val(isl.Val.int_from_si(aff.get_ctx(), size)).floor()
+
+
+def _skewed(b: Aff, a: Aff, f: int) -> Aff:
+    return b.add(a.scale_val(isl.Val.int_from_si(a.get_ctx(), f))) if f else b
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The sizes the optimizer uses: threads, strip rows, wavefront tile (rows, skewed columns), and
+    whether cache tiling is offered (off by default: on the 2-core development machine, whose 32 MiB L3
+    holds the reused slices of PolyBench sizes, tiled gemm was slower than the source order; ``--tune``
+    times it)."""
+
+    threads: int
+    rows: int = STRIP_ROWS
+    wave: tuple[int, int] = WAVE_TILE
+    tile: bool = False
+
+
+def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: Sizes) -> list[Shape]:
+    """The candidate rewritings of a statement's private loops (see the module text), identity first."""
+    m = len(loops)
+    out = [Shape("keep", tuple(loops), "source order")]
+    if m == 0:
+        return out
+    for perm in itertools.permutations(range(m)):
+        if list(perm) != list(range(m)) and m <= 4:
+            out.append(Shape("interchange", tuple(loops[p] for p in perm),
+                             "interchange to (" + ", ".join(names[p] for p in perm) + ")"))
+    for p in range(m):
+        if is_stride_one(stmt, iterator_of(loops[p], stmt)) and m >= 2:
+            rest = [loops[q] for q in range(m) if q != p]
+            out.append(Shape("strip", (_floor(loops[p], PAR_STRIP), *rest, loops[p]),
+                             f"strip-mine {names[p]} by {PAR_STRIP}: tiles of {names[p]} outside, "
+                             f"{names[p]} innermost"))
+    order = _tiling_order(stmt, loops) if sizes.tile else None
+    if order is not None:
+        tsz = cache_tile_sizes(m, len({acc.array for acc in stmt.accesses}))
+        tl = [loops[p] for p in order]
+        out.append(Shape("tile", tuple(_floor(x, t) for x, t in zip(tl, tsz)) + tuple(tl),
+                         f"tiles {'x'.join(map(str, tsz))} of ({', '.join(names[p] for p in order)}): an "
+                         f"array reused across the outer loop would leave the cache (L2 "
+                         f"{cache_sizes()[1] // 1024} KiB)"))
+    if m >= 2:
+        a, b = loops[-2], loops[-1]
+        an, bn = names[-2], names[-1]
+        for f in range(MAX_SKEW + 1):
+            skew = _skewed(b, a, f)
+            sk = f"{bn} + {f}{an}" if f > 1 else (f"{bn} + {an}" if f == 1 else bn)
+            head = tuple(loops[:-2])
+            rows = sizes.rows
+            out.append(Shape("strips", head + (_floor(a, rows), skew, a),
+                             f"strips of {rows} rows of {an} along {sk} ({rows} independent chains in flight)"))
+            if sizes.threads != 1:
+                A, B = sizes.wave
+                wave = _floor(a, A).add(_floor(skew, B))
+                out.append(Shape("strips+wave", head + (wave, _floor(a, A), _floor(a, rows), skew, a),
+                                 f"tile-level wavefront of {A}x{B} tiles over ({an}, {sk}), strips of "
+                                 f"{rows} rows inside"))
+    return out
+
+
+def _tiling_order(stmt: Statement, loops: Sequence[Aff]) -> tuple[int, ...] | None:
+    """The loop order to tile in, when the cache model says tiling pays: at least three private loops,
+    all plain iterators, ordered with the best stride-1 loop innermost, and an access that does not
+    depend on the outermost of them but on the two innermost (its reuse across the outer loop is a whole
+    two-dimensional slice away: gemm's ``B[k][j]`` across ``i``). None otherwise."""
+    its = [iterator_of(x, stmt) for x in loops]
+    if len(loops) < 3 or any(k is None for k in its):
+        return None
+    inner = max(range(len(loops)), key=lambda p: (stride_score(stmt, its[p]), p))
+    if not is_stride_one(stmt, its[inner]):
+        return None
+    order = tuple(p for p in range(len(loops)) if p != inner) + (inner,)
+    outer, mid = its[order[0]], its[order[-2]]
+    for acc in stmt.accesses:
+        F = acc.matrix
+        if F is None:
+            continue
+        uses = [any(int(F[r, k]) for r in range(F.rows)) for k in range(len(stmt.iterators))]
+        if not uses[outer] and uses[mid] and uses[its[inner]]:
+            return order
+    return None
+
+
+# --------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StatementChoice:
+    """What the optimizer did to one statement, and why."""
+
+    statement: str
+    shape: str
+    why: str
+    parallel: int
+    vector: bool
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class OptimizeReport(Displayable):
+    """The optimizer's choices (one line each), the alternatives it rejected, and the result."""
+
+    schedule: Schedule
+    lines: tuple[str, ...]
+    choices: tuple[StatementChoice, ...]
+    source_parallel: MappingProxyType
+    seconds: float
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def html(self) -> str:
+        items = "".join(f"<li>{esc(x)}</li>" for x in self.lines)
+        return f"<div class='polylab-optimize'><b>optimize</b><ul>{items}</ul></div>"
+
+    def to_json(self) -> dict:
+        return {"schedule": self.schedule.text(), "steps": list(self.schedule.steps),
+                "parallel_dims": sorted(self.schedule.marked), "explanation": list(self.lines),
+                "statements": [{"statement": c.statement, "shape": c.shape, "why": c.why,
+                                "parallel_loops": c.parallel, "vector_innermost": c.vector}
+                               for c in self.choices],
+                "source_parallel_loops": dict(self.source_parallel), "seconds": self.seconds}
+
+
+class _Layout:
+    """Assembles whole time vectors from each statement's prefix and private loops.
+
+    Statement ``S``'s vector is ``prefix_S`` (its dimensions before its private loops), padded with zeros to
+    the longest prefix, then one block of dimensions per statement (its own private loops in its block,
+    zeros elsewhere) when the statements are few, else one block shared by all."""
+
+    def __init__(self, base: Schedule) -> None:
+        self.base = base
+        self.scop = base.scop
+        self.pspace = base.scop.context.get_space()
+        self.names = [st.name for st in base.scop.statements]
+        self.start = {n: private_start(base, n) for n in self.names}
+        self.prefix = {n: list(base.affs[n][: self.start[n]]) for n in self.names}
+        self.private = {n: [base.affs[n][d] for d in loop_dims(base, n) if d >= self.start[n]]
+                        for n in self.names}
+        self.separate = len(self.names) <= SEPARATE_LIMIT
+
+    @property
+    def width(self) -> int:
+        return max((len(p) for p in self.prefix.values()), default=0)
+
+    def offsets(self, rows: dict[str, Sequence[Aff]]) -> dict[str, int]:
+        """Where each statement's block of private loops starts (after the prefix)."""
+        out, pos = {}, self.width
+        for n in self.names:
+            out[n] = pos
+            pos += len(rows[n]) if self.separate else 0
+        return out
+
+    def build(self, rows: dict[str, Sequence[Aff]], steps: Sequence[str]) -> Schedule:
+        width = self.width
+        offset = self.offsets(rows)
+        total = (sum(len(r) for r in rows.values()) if self.separate
+                 else max((len(r) for r in rows.values()), default=0))
+        affs: dict[str, list[Aff]] = {}
+        for n in self.names:
+            st = self.scop.statement(n)
+            zero = const_aff(st, self.pspace, 0)
+            vec = self.prefix[n] + [zero] * (width - len(self.prefix[n]))
+            block = [zero] * total
+            for k, a in enumerate(rows[n]):
+                block[offset[n] - width + k] = a
+            affs[n] = vec + block
+        # every vector has the same length and comes from map_from_affs: no normalisation needed
+        maps = {n: map_from_affs(self.scop.statement(n), self.pspace, a) for n, a in affs.items()}
+        return Schedule(self.scop, MappingProxyType(maps), tuple(steps), frozenset(), (), self.base.deps,
+                        MappingProxyType({}))
+
+
+def _score(s: Schedule, stmt: Statement) -> tuple:
+    """The statement's score in schedule ``s`` (larger is better; see the module text)."""
+    dims = loop_dims(s, stmt.name)
+    par = [k for k, d in enumerate(dims) if d in s.marked]
+    if not dims:
+        return (0, 0, 0, 0, 0)
+    inner = s.affs[stmt.name][dims[-1]]
+    k = iterator_of(inner, stmt)
+    stride1 = is_stride_one(stmt, k)
+    vector = dims[-1] in s.marked and stride1
+    inner = 3 if vector else (2 if stride1 else (1 if dims[-1] in s.marked else 0))
+    return (-(par[0]) if par else -100, inner, stride_score(stmt, k),
+            -len(dims), len(par))
+
+
+def _good_enough(key: tuple, best_kind: str, first_private: int, next_kind: str) -> bool:
+    """Skip the next shape: the best so far has a parallel loop at the first private depth (or outside)
+    and a vectorizable innermost loop (nothing scores higher), or it has a parallel loop and the next
+    shapes are the strips, which are only for statements with no parallel loop. The tiling shape (only
+    offered when the cache model asks for it) is always tried."""
+    if next_kind == "tile":
+        return False
+    if -key[0] <= first_private and key[1] == 3:
+        return True
+    return key[0] > -100 and next_kind.startswith("strips") and not best_kind.startswith("strips")
+
+
+def _names(stmt: Statement, loops: Sequence[Aff]) -> list[str]:
+    out = []
+    for a in loops:
+        k = iterator_of(a, stmt)
+        out.append(stmt.iterators[k] if k is not None else str(a).split("->")[-1].strip(" }[]()"))
+    return out
+
+
+def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, floor_par: int,
+          prefix_marked: frozenset[int], log: list[str]) -> tuple[dict[str, list[Aff]], StatementChoice] | None:
+    """The best legal shape of statement ``n``'s private loops, the others as in ``rows``.
+
+    Only the dependences into or out of ``n`` are checked: the others keep their time vectors, so they
+    stay satisfied. With separate blocks the coincidence of ``n``'s block is exact on those dependences
+    too (the other statements are constant there), and that of the prefix dimensions does not change
+    (``prefix_marked``, computed once); the whole schedule is checked exactly at the end."""
+    stmt = layout.scop.statement(n)
+    names = _names(stmt, layout.private[n])
+    mine = tuple(d for d in layout.base.dependences if n in (d.source, d.sink))
+    best = None
+    tried = 0
+    first_private = len(loop_dims(layout.base, n)) - len(layout.private[n])
+    for shape in shapes(stmt, layout.private[n], names, sizes):
+        if best is not None and _good_enough(best[0], best[1].kind, first_private, shape.kind):
+            continue
+        trial = dict(rows)
+        trial[n] = list(shape.loops)
+        cand = replace(layout.build(trial, layout.base.steps), deps=mine if layout.separate else None)
+        tried += 1
+        if not is_legal(cand):
+            continue
+        if layout.separate:
+            start = layout.offsets(trial)[n]
+            block = range(start, start + len(shape.loops))
+            marked = prefix_marked | {d for d in block if not cand.is_scalar(d) and cand.is_coincident(d)}
+            cand = replace(cand, marked=frozenset(marked))
+        else:
+            cand = mark_parallel(replace(cand, deps=layout.base.dependences))
+        if parallel_loops(cand)[n] < floor_par:
+            continue
+        key = _score(cand, stmt)
+        key = key[:3] + (1 if shape.kind == "tile" else 0,) + key[3:]
+        if best is None or key > best[0]:
+            best = (key, shape, cand)
+    if best is None:
+        return None
+    key, shape, cand = best
+    rows = dict(rows)
+    rows[n] = list(shape.loops)
+    choice = StatementChoice(n, shape.kind, shape.text, parallel_loops(cand)[n], key[1] == 3)
+    log.append(f"{n} ({stmt.code()}): {shape.text}; {choice.parallel} parallel loop"
+               f"{'s' if choice.parallel != 1 else ''}"
+               + ("" if key[0] <= -100 else f", outermost parallel at loop depth {-key[0]}")
+               + (", innermost loop parallel and stride-1 (vectorizable)" if choice.vector else "")
+               + f"  [{tried} shapes tried, legality exact]")
+    return rows, choice
+
+
+def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: list[str]
+               ) -> tuple[Schedule, list[StatementChoice]]:
+    """Rewrite each statement's private loops in ``base`` (keeping its fusion); ``floor_par``: the parallel
+    loops each statement must keep. The result is checked exactly (all dependences)."""
+    layout = _Layout(base)
+    loops_of = {n: list(layout.private[n]) for n in layout.names}
+    if not layout.separate:
+        lines.append(f"over {SEPARATE_LIMIT} statements: private loops share schedule dimensions")
+    choices = []
+    start = mark_parallel(layout.build(loops_of, base.steps))
+    prefix_marked = frozenset(d for d in start.marked if d < layout.width)
+    for n in layout.names:
+        if not layout.private[n]:
+            choices.append(StatementChoice(n, "shared", "all its loops are shared", parallel_loops(start)[n],
+                                           False))
+            continue
+        picked = _pick(layout, loops_of, n, sizes, floor_par[n], prefix_marked, lines)
+        if picked is not None:
+            loops_of, choice = picked
+            choices.append(choice)
+    return mark_parallel(layout.build(loops_of, base.steps)), choices
+
+
+def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int) -> tuple:
+    """How good a whole schedule is (larger is better): with more than one thread, the number of
+    statements that have a parallel loop; then the number whose innermost loop is vectorizable, then the
+    number tiled for the cache. On a tie
+    the earlier fusion structure of :func:`bases` wins (no distribution that buys nothing)."""
+    par = parallel_loops(s)
+    with_par = sum(1 for v in par.values() if v) if threads > 1 else 0
+    return (with_par, sum(1 for c in choices if c.vector), sum(1 for c in choices if c.shape == "tile"))
+
+
+def bases(s: Schedule) -> list[tuple[str, Schedule]]:
+    """The fusion structures tried: the starting schedule, its statements distributed just inside its
+    outermost loop, and fully distributed (each a scalar dimension with the textual order,
+    :func:`polylab.schedule.transform.distribute`), those that are legal (exact check)."""
+    out = [("fusion kept as in the starting schedule", s)]
+    if len(s.scop.statements) < 2 or not s.loop_dims:
+        return out
+    first = s.loop_dims[0]
+    for level, label in ((first + 1, f"statements distributed inside the outermost loop (level {first + 1})"),
+                         (0, "statements fully distributed (level 0)")):
+        d = distribute(s, level)
+        if is_legal(d):
+            out.append((label, d))
+    return out
+
+
+def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
+                      wave: int | Sequence[int] = WAVE_TILE, tile: bool | int = False) -> OptimizeReport:
+    """Run the optimizer on schedule ``s`` (see the module text) and return its report; the optimized
+    schedule is ``report.schedule`` (legal, parallel dimensions marked, explanation in its notes).
+    ``threads``: the threads the code will run on (default :func:`available_threads`); ``rows``: rows of
+    the strips; ``wave``: the tile sizes of the strips' wavefront (one number for both); ``tile``: offer
+    cache tiling."""
+    t0 = time.perf_counter()
+    threads = available_threads() if threads is None else max(1, int(threads))
+    wave_t = (int(wave), int(wave)) if isinstance(wave, int) else (int(wave[0]), int(wave[1]))
+    sizes = Sizes(threads, max(1, int(rows)), wave_t, bool(tile))
+    source = mark_parallel(s)
+    source_par = parallel_loops(source)
+    lines = [f"optimize ({threads} thread{'s' if threads != 1 else ''}): starting from "
+             + ("the source order" if not s.steps else "; ".join(s.steps))]
+    best = None
+    tried = []
+    for label, base in bases(s):
+        log: list[str] = []
+        result, choices = _from_base(base, sizes, source_par, log)
+        if not is_legal(result) or any(parallel_loops(result)[n] < v for n, v in source_par.items()):
+            continue
+        key = program_key(result, choices, threads)
+        tried.append(f"{label}: score {key}")
+        if best is None or key > best[0]:
+            best = (key, label, result, choices, log)
+    if best is None:
+        final, choices = source, []
+        lines.append("no rewriting kept every parallel loop: the starting schedule, parallel loops marked")
+    else:
+        _, label, final, choices, log = best
+        lines.append(f"fusion: {label} (loops shared by statements stay shared, so none of their parallel "
+                     "loops is lost; distribution only when it scores better)")
+        if len(tried) > 1:
+            lines.append("  fusion structures compared (statements with a parallel loop when threads > 1, "
+                         "statements with a vectorizable innermost loop): " + "; ".join(tried))
+        lines += log
+    final = replace(final, steps=s.steps + (step_text(threads, sizes),))
+    lines.append(f"result: {final.text()}")
+    lines.append(f"parallel loops per statement: {parallel_loops(final)} (starting schedule with "
+                 f"parallel: {source_par})")
+    final = replace(final, notes=tuple(lines))
+    return OptimizeReport(final, tuple(lines), tuple(choices), MappingProxyType(source_par),
+                          time.perf_counter() - t0)
+
+
+def step_text(threads: int | None, sizes: Sizes | None = None) -> str:
+    """``optimize``, ``optimize(2)``, ``optimize(2, 16, 128)``: the step that reproduces a choice."""
+    if sizes is None or (sizes.rows == STRIP_ROWS and sizes.wave == WAVE_TILE and not sizes.tile):
+        return "optimize" if threads is None else f"optimize({threads})"
+    wave = sizes.wave[0] if sizes.wave[0] == sizes.wave[1] else f"({sizes.wave[0]}, {sizes.wave[1]})"
+    tile = ", 1" if sizes.tile else ""
+    return f"optimize({threads if threads is not None else sizes.threads}, {sizes.rows}, {wave}{tile})"
+
+
+def optimize(s: Schedule, threads: int | None = None, rows: int = STRIP_ROWS, wave: int = WAVE_TILE[0],
+             tile: int = 0) -> Schedule:
+    """The ``optimize`` step (``optimize``, ``optimize(threads)``, ``optimize(threads, rows, wave[, 1])``
+    with cache tiling offered when the last is 1): keep the fusion of the schedule,
+    rewrite each statement's private loops by the best legal affine map among interchange, parallel
+    strip-mining, strips of independent chains (with a tile-level wavefront when threads > 1) and tiling
+    (see :mod:`polylab.schedule.optimize`).
+
+    Affine map per statement: ``t' = (prefix_S(x), 0.., rho_S(l_1(x), .., l_m(x)), 0..)`` where ``rho_S`` is
+    the chosen rewriting. Legal: every candidate is checked exactly; parallel dimensions are marked
+    exactly; no statement ends with fewer parallel loops than the starting schedule with ``parallel``.
+    """
+    return optimize_schedule(s, threads, rows, wave, tile).schedule
+
+
+# --------------------------------------------------------------------------------------------------------
+def available_threads() -> int:
+    """The threads a run will have: ``OMP_NUM_THREADS`` when set, else the CPUs this process may use."""
+    env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@lru_cache(maxsize=1)
+def cache_sizes() -> tuple[int, int]:
+    """(L1 data, L2) cache sizes in bytes of CPU 0, from Linux's sysfs; 32 KiB and 1 MiB when unknown."""
+    l1, l2 = 32 * 1024, 1024 * 1024
+    root = Path("/sys/devices/system/cpu/cpu0/cache")
+    for idx in sorted(root.glob("index*")) if root.is_dir() else []:
+        try:
+            level = int((idx / "level").read_text())
+            kind = (idx / "type").read_text().strip()
+            text = (idx / "size").read_text().strip().upper()
+        except (OSError, ValueError):  # a cache entry without these files: keep the defaults
+            continue
+        mult = 1024 if text.endswith("K") else (1024 * 1024 if text.endswith("M") else 1)
+        size = int(text.rstrip("KM")) * mult
+        if level == 1 and kind in ("Data", "Unified"):
+            l1 = size
+        elif level == 2:
+            l2 = size
+    return l1, l2
+
+
+def cache_tile_sizes(depth: int, arrays: int, element: int = 8) -> tuple[int, ...]:
+    """Tile sizes of a ``depth``-dimensional band touching ``arrays`` arrays of ``element``-byte values:
+    the largest power of two ``T`` with ``arrays * T^2 * element <= L2 / 2`` (two-dimensional slices of
+    every array in half the L2 cache; the third dimension streams), the innermost size 4x larger for
+    long vector loops, at least 8."""
+    _, l2 = cache_sizes()
+    t = 8
+    while arrays * (2 * t) ** 2 * element <= l2 // 2:
+        t *= 2
+    sizes = [t] * depth
+    if sizes:
+        sizes[-1] = 4 * t
+    return tuple(sizes)
+

@@ -1,0 +1,125 @@
+"""What inlining trades: the same program lowered plain, inlined (rerouting) and inlined with
+recomputation, each checked bit for bit and timed (``polylab stencil FILE --bench``; docs/performance.md).
+
+For every variant the table gives the applies left, the temp arrays and their storage (MB, from the
+inferred shapes), the floating-point operations per stored point (in the lowered statements, counting the
+recomputation inlining adds), the median time and the speedup over the plain program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from polylab import render
+from polylab.stencil.arith import Binary, MathCall, Negate
+from polylab.stencil.cleanup import cse
+from polylab.stencil.ir import walk_ops
+from polylab.stencil.lower import Lowering, lower
+from polylab.stencil.passes import run_passes
+from polylab.stencil.program import Program
+from polylab.stencil.shapes import base_points_box
+from polylab.stencil.timing import MIN_SECONDS, run_program
+from polylab.stencil.types import ScalarType
+
+F64, F32 = ScalarType("f64"), ScalarType("f32")
+
+#: the variants compared: name -> pass pipeline
+VARIANTS = (("plain", "shape"), ("inlined", "inline,cleanup,shape"),
+            ("inlined (recompute)", "inline(recompute),cleanup,shape"))
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    name: str
+    passes: str
+    applies: int
+    temps: int
+    temp_mb: float
+    flops_per_point: float
+    verified: bool | None
+    seconds: float | None
+
+
+@dataclass(frozen=True)
+class InlineBench(render.Displayable):
+    """The rows of the comparison, with the target and the domain."""
+
+    rows: tuple[BenchRow, ...]
+    target: str
+    threads: int | None
+    domain: tuple[int, ...]
+
+    def speedup(self, row: BenchRow) -> float | None:
+        base = self.rows[0].seconds
+        if base is None or row.seconds is None or min(base, row.seconds) < MIN_SECONDS:
+            return None
+        return base / row.seconds
+
+    def text(self) -> str:
+        head = (f"inlining trade-off: {self.target}, threads {self.threads or 'default'}, domain "
+                f"{'x'.join(map(str, self.domain))}")
+        table = render.text_table(
+            ["variant", "applies", "temps", "temp MB", "flop/pt", "verified", "median s", "speedup"],
+            [[r.name, r.applies, r.temps, f"{r.temp_mb:.2f}", f"{r.flops_per_point:.1f}", r.verified,
+              "-" if r.seconds is None else f"{r.seconds:.4g}",
+              "-" if self.speedup(r) is None else f"{self.speedup(r):.2f}x"] for r in self.rows])
+        return head + "\n" + table
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def to_json(self) -> dict:
+        return {"target": self.target, "threads": self.threads, "domain": list(self.domain),
+                "rows": [dict(r.__dict__, speedup=self.speedup(r)) for r in self.rows]}
+
+
+def flops_per_point(lowering: Lowering) -> float:
+    """Floating-point operations the program specifies (arithmetic operations of each apply's body, after
+    common subexpressions are merged, times the points the body runs at), per stored point."""
+    flops = 0
+    for apply in cse(lowering.program).applies:
+        if apply.box is None:
+            continue
+        base, u = base_points_box(apply.box, apply.unroll)
+        points = 1
+        for lo, hi, f in zip(base.lb, base.ub, u):
+            points *= len(range(lo, hi, f))
+        ops = sum(isinstance(op, (Binary, Negate, MathCall)) and getattr(op, "type", None) in (F64, F32)
+                  for op in walk_ops(apply.body))
+        flops += ops * points
+    stored = sum(st.box.size for st in lowering.program.stores)
+    return flops / max(1, stored)
+
+
+def inline_tradeoff(program: Program, *, schedule: Any = "parallel", target: str = "openmp",
+                    threads: int | None = None, repeat: int = 5,
+                    progress: Callable[[str], None] | None = None,
+                    variants: Sequence[tuple[str, str]] = VARIANTS) -> InlineBench:
+    """Each variant lowered, checked against the interpreter and timed under ``schedule`` (see the
+    module). A long sweep shows a progress bar (``progress`` None) or reports to ``progress``."""
+    from tqdm import tqdm
+
+    rows = []
+    bar = tqdm(total=len(variants), unit="variant", disable=progress is not None, leave=False)
+    try:
+        for name, spec in variants:
+            bar.set_description(name)
+            low = lower(run_passes(program, spec))
+            temp_mb = sum(_elements(a.extents) * (8 if a.ctype == "double" else 4) for a in low.scop.arrays
+                          if a.name in dict(low.temps).values()) / 2 ** 20
+            run = run_program(low, schedule, target, threads=threads, repeat=repeat, progress=progress)
+            verified, seconds = run.verified, run.seconds
+            rows.append(BenchRow(name, spec, len(low.program.applies), len(low.temps), temp_mb,
+                                 flops_per_point(low), verified, seconds))
+            bar.update(1)
+    finally:
+        bar.close()
+    return InlineBench(tuple(rows), target, threads, program.stores[0].box.extent)
+
+
+def _elements(extents: Sequence[str]) -> int:
+    n = 1
+    for e in extents:
+        n *= int(e)
+    return n

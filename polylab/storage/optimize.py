@@ -1,0 +1,118 @@
+"""The ``optimize`` recipe step with its storage steps: fold, drop dead writes, interleave, optimize the
+schedule, contract.
+
+The schedule layer's optimizer (:mod:`polylab.schedule.optimize`) rewrites loops; this layer adds, around
+it, the storage steps that apply, each kept only when it is exact and legal:
+
+1. ``fold_live_ins``: reads whose value comes from no write in the region but from a constant
+   initialisation become that constant (then ``remove_dead_writes`` drops the initialisation writes
+   nobody reads any more): fewer dependences, so more freedom for the loops;
+2. ``interleave``: producers (statements that read nothing written in the region) run next to the outer
+   iteration that first needs them, when the source order keeps them apart;
+3. the loop optimizer, on the SCoP these steps produced;
+4. ``contract(x)`` for each array whose elements are not all live after the region: the smallest
+   modulus that the storage layer proves safe under the *optimized* schedule (a buffer that fits in
+   cache instead of the whole array).
+
+A step that does not apply, or that is refused, is reported with its reason and skipped; nothing here
+approximates: every SCoP rewrite is the storage layer's exact one, every schedule passes the exact
+legality check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import MappingProxyType
+
+from polylab.errors import PolylabError
+from polylab.schedule import Schedule
+from polylab.schedule.optimize import STRIP_ROWS, WAVE_TILE, OptimizeReport, optimize_schedule, parallel_loops
+from polylab.storage.contract import contract
+from polylab.storage.dead import remove_dead_writes
+from polylab.storage.fold import constant_writers, fold_live_ins
+from polylab.storage.interleave import interleave
+from polylab.storage.islutil import writes_map
+
+
+def _same_times(schedule: Schedule, scop, step: str) -> Schedule:
+    """The time vectors of ``schedule`` for the statements of ``scop`` (a SCoP a storage step rewrote
+    without changing the order of its statements' instances)."""
+    maps = {s.name: schedule.maps[s.name] for s in scop.statements}
+    return Schedule.from_maps(scop, maps, steps=schedule.steps + (step,))
+
+
+def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
+    """Folding, dead writes and interleaving, where they apply (see the module text)."""
+    scop = schedule.scop
+    folded, frep = fold_live_ins(scop)
+    if not frep.folded:
+        lines.append("fold_live_ins: nothing to fold (no read of a constant initialisation)")
+        return schedule
+    lines.append(f"fold_live_ins: {len(frep.folded)} read(s) of a constant initialisation folded "
+                 f"({', '.join(f'{f.statement}: {f.text} = {f.constant.text}' for f in frep.folded)})")
+    cur = _same_times(schedule, folded, "fold_live_ins")
+    inits = list(constant_writers(folded))
+    if inits:
+        dead, drep = remove_dead_writes(folded, statements=inits)
+        lines.append(f"remove_dead_writes: initialisations {', '.join(inits)} restricted to the elements "
+                     f"still read")
+        cur = _same_times(cur, dead, "remove_dead_writes")
+    try:
+        inter, irep = interleave(cur.scop, cur)
+        lines.append(f"interleave: producers {', '.join(irep.producers)} run in the iteration of their "
+                     f"first consumer ({irep.rule})")
+        cur = inter
+    except PolylabError as exc:
+        lines.append(f"interleave: not applied ({exc.message})")
+    return cur
+
+
+def _contract_all(schedule: Schedule, lines: list[str]) -> Schedule:
+    """``contract(x)`` for every array of rank >= 1 written in the region and not entirely live after it,
+    each kept when the storage layer proves it safe under ``schedule``."""
+    cur = schedule
+    scop = schedule.scop
+    for arr in scop.arrays:
+        if arr.rank < 1 or not any(w.array == arr.name for s in cur.scop.statements for w in s.writes):
+            continue
+        written = writes_map(cur.scop, arr.name).range()
+        if cur.scop.live_out is None or written.is_subset(cur.scop.live_out):
+            continue
+        try:
+            _, new, crep = contract(cur.scop, cur, arr.name)
+        except PolylabError as exc:
+            lines.append(f"contract({arr.name}): refused ({exc.message})")
+            continue
+        lines.append(f"contract({arr.name}): {crep.mapping}")
+        cur = new
+    return cur
+
+
+def optimize_program(schedule: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
+                     wave: int = WAVE_TILE[0], tile: int = 0) -> tuple[Schedule, OptimizeReport]:
+    """Storage steps and the loop optimizer (see the module text): the final schedule (of the rewritten
+    SCoP) and the report of every choice. ``threads``, ``rows``, ``wave``, ``tile``: as for
+    :func:`polylab.schedule.optimize.optimize_schedule`."""
+    lines: list[str] = []
+    prepared = _prepare(schedule, lines)
+    report = optimize_schedule(prepared, threads, rows, wave, tile)
+    after: list[str] = []
+    out = _contract_all(report.schedule, after)
+    all_lines = tuple(lines) + report.lines + tuple(after)
+    if out is not report.schedule:
+        all_lines += (f"after contraction: {out.text()}",
+                      f"parallel loops per statement: {parallel_loops(out)}")
+    steps = schedule.steps + (report.schedule.steps[-1] if threads is not None else "optimize",)
+    out = replace(out, steps=steps, notes=all_lines)
+    details = dict(out.details)
+    details["optimize"] = replace(report, schedule=out, lines=all_lines)
+    out = replace(out, details=MappingProxyType(details))
+    return out, details["optimize"]
+
+
+def step_optimize(schedule: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
+                  wave: int = WAVE_TILE[0], tile: int = 0) -> Schedule:
+    """Recipe step ``optimize`` (``optimize(T)`` for ``T`` threads, ``optimize(T, rows, wave[, 1])``): storage
+    steps where they apply and the loop optimizer of :mod:`polylab.schedule.optimize`; the report is
+    ``details['optimize']``."""
+    return optimize_program(schedule, threads, rows, wave, tile)[0]

@@ -1,0 +1,17 @@
+"""Helpers of the lab-check tests (tests/test_grading_lab*.py)."""
+
+from __future__ import annotations
+
+from polylab.grading import check, get_lab
+
+
+def grade(name: str, *answer):
+    """``(result, feedback text)`` of ``check("labN.qK", *answer)``."""
+    r = check(name, *answer)
+    return r, "\n".join(r.feedback)
+
+
+def full_marks(lab: str, solution: dict) -> None:
+    report = get_lab(lab).grade(solution)
+    assert [r.status for r in report.results] == ["correct"] * len(report.results), report.text
+    assert report.score == report.max_score == get_lab(lab).max_score > 0

@@ -1,0 +1,109 @@
+"""Lab 1 (affine accesses and iteration domains): the solution earns full marks and every wrong-answer path
+of every question names the specific error (the entry of F or c, the row of the system, the point too much)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import sympy
+
+from grading_helpers import full_marks, grade
+from polylab.grading import get_lab, load_hidden
+
+HIDDEN = Path(__file__).resolve().parents[1] / "solutions" / "hidden"
+
+SOLUTION = {"Z_F": [[1, 0]], "Z_c": (-1,), "B_F": [[1, 2], [0, 1]], "B_c": (0, 1),
+            "rect_system": [[1, 0, 0, 0, 0], [-1, 0, 1, 0, -1], [0, 1, 0, 0, 0], [0, -1, 0, 1, -1]],
+            "tri_system": [[0, 1, 0, 0], [1, -1, 0, 0], [-1, 0, 1, -1]],
+            "strided_domain": "[N] -> { S0[i] : exists k : i = 2 + 3k and 2 <= i < N }", "strided_count": 6,
+            "triangle_count": lambda n: n * (n + 1) // 2}
+
+
+def test_solution_scores_full_marks():
+    full_marks("lab1", SOLUTION)
+
+
+def test_q1_names_each_wrong_entry():
+    r, fb = grade("lab1.q1", [[0, 1]], (1,))
+    assert r.score == 0
+    assert "Z_F: F[1][1] (row 1: subscript 1; column 1: i) is 0, which is wrong" in fb
+    assert "Z_F: F[1][2] (row 1: subscript 1; column 2: j) is 1" in fb
+    assert "Z_c: c[1] (column 1: subscript 1) is 1, which is wrong" in fb
+    r, fb = grade("lab1.q1", [[1, 0]], (1,))
+    assert r.status == "partial" and "Z_F" not in fb and "Z_c: c[1]" in fb
+    assert grade("lab1.q1", sympy.Matrix([[1, 0]]), [-1])[0].correct        # sympy and lists are fair
+    assert grade("lab1.q1", np.array([[1, 0]]), np.array([-1]))[0].correct  # and numpy
+
+
+def test_q1_malformed_answers():
+    r, fb = grade("lab1.q1", [1, 0], "-1")
+    assert "is one row, not a matrix" in fb and "Z_c is the text '-1'" in fb and "remove the quotes" in fb
+    r, fb = grade("lab1.q1", [[1, 0, 0]], (-1, 0))
+    assert "Z_F is 1 x 3, not 1 x 2" in fb and "has 2 entries, not 1" in fb
+
+
+def test_q2_names_rows_and_columns():
+    r, fb = grade("lab1.q2", [[1, 2], [1, 0]], (0, 2))
+    assert "F[2][1] (row 2: subscript 2; column 1: i) is 1, which is wrong" in fb
+    assert "F[2][2] (row 2: subscript 2; column 2: j) is 0" in fb
+    assert "c[2] (column 2: subscript 2) is 2" in fb and "c[1]" not in fb
+    r, fb = grade("lab1.q2", [[2, 1], [0, 1]], (0, 1))  # iterators swapped
+    assert "F[1][1]" in fb and "F[1][2]" in fb and r.status == "partial"
+
+
+def test_q3_equivalent_systems_are_right():
+    rows = SOLUTION["rect_system"]
+    assert grade("lab1.q3", list(reversed(rows)))[0].correct                      # order of rows
+    assert grade("lab1.q3", rows + [[1, 1, 0, 0, 0]])[0].correct                  # a redundant row
+    assert grade("lab1.q3", [[2 * x for x in rows[0]]] + rows[1:])[0].correct     # a scaled row
+
+
+def test_q3_wrong_paths():
+    r, fb = grade("lab1.q3", SOLUTION["rect_system"][:3])
+    assert r.status == "partial" and "your system contains" in fb and "a bound is missing or too loose" in fb
+    r, fb = grade("lab1.q3", [[1, 0, 0, 0, 0], [-1, 0, 1, 0, -1], [0, 1, 0, 0, -1], [0, -1, 0, 1, -1]])
+    assert "row 3 (j - 1 >= 0) excludes" in fb and "which the loops run" in fb
+    r, fb = grade("lab1.q3", [[1, 0, 0, 0]])
+    assert "have 4 entries, not 5" in fb and "i, j, N, M, 1" in fb
+    r, fb = grade("lab1.q3", [])
+    assert "has no rows" in fb
+    r, fb = grade("lab1.q3", "[[1, 0, 0, 0, 0]]")
+    assert "text" in fb
+
+
+def test_q4_wrong_paths():
+    r, fb = grade("lab1.q4", [[0, 1, 0, 0], [-1, 1, 0, 0], [-1, 0, 1, -1]])
+    assert "row 2 (-i + j >= 0) excludes" in fb and r.status == "partial"
+    r, fb = grade("lab1.q4", [[0, 1, 0, 0], [-1, 0, 1, -1]])
+    assert "a bound is missing or too loose" in fb
+
+
+def test_q5_wrong_paths():
+    assert grade("lab1.q5", "[N] -> { [i] : (i - 2) mod 3 = 0 and 2 <= i < N }", 6)[0].correct  # unnamed, mod
+    r, fb = grade("lab1.q5", "[N] -> { S0[i] : 2 <= i < N }", 18)
+    assert "strided_domain contains" in fb and "which it should not" in fb
+    assert "strided_count: 18 counts every i from 2 to 19; the loop steps by 3" in fb
+    r, fb = grade("lab1.q5", "[N] -> { S0[i] : exists k : i = 3k and 0 <= i < N }", 7)
+    assert "lacks" in fb and "7 instances is not right: list the values of i" in fb
+    r, fb = grade("lab1.q5", "[N] -> { S0[i, j] : 0 <= i < N }", 6)
+    assert "lives in" in fb and r.status == "partial"
+    r, fb = grade("lab1.q5", "{ S0[i] : i = }", "6")
+    assert "isl cannot read strided_domain" in fb and "strided_count is the text '6'" in fb
+
+
+def test_q6_wrong_paths_and_hidden_cases():
+    r, fb = grade("lab1.q6", lambda n: n * n // 2)
+    assert "triangle_count(4) returned 8, expected 10 (n = 4)" in fb and r.score == 0
+    r, fb = grade("lab1.q6", lambda n: True)
+    assert "returned True" in fb
+    r, fb = grade("lab1.q6", lambda n: n / 0)
+    assert "raised ZeroDivisionError" in fb
+    r, fb = grade("lab1.q6", 55)
+    assert "not a function" in fb
+    hidden = load_hidden(HIDDEN, get_lab("lab1"))
+    assert hidden["q6"]
+    r = get_lab("lab1").question("q6").grade({"triangle_count": lambda n: n * (n + 1) // 2 if n else 1},
+                                            "lab1", hidden["q6"])
+    assert r.hidden_cases == len(hidden["q6"]) and "hidden case 'n = 0: no instance': wrong result" in r.feedback[0]
+    assert "triangle_count(0)" not in "\n".join(r.feedback)
