@@ -150,17 +150,13 @@ class PolylabMagics(Magics):
 
         def body() -> list[Any]:
             params = parse_params(args.param)
-<<<<<<< HEAD
-            program = backend.parse(cell, language=args.language, defines=args.defines,
-                                    include_dirs=args.include_dirs)
-=======
             if not cell.strip():  # nothing to model: storing an empty SCoP would only hide the mistake
                 raise PolylabError("the cell is empty", hint="write a loop nest below the %%scop line")
-            program = backend.parse(cell, language=args.language)
+            program = backend.parse(cell, language=args.language, defines=args.defines,
+                                    include_dirs=args.include_dirs)
             if program.scops and not any(s.statements for s in program.scops):
                 raise PolylabError("the cell holds no statement to model",
                                    hint="write a loop nest with at least one assignment")
->>>>>>> robust
             if not program.scops:
                 if program.rejected:
                     r = program.rejected[0]
