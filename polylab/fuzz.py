@@ -449,15 +449,33 @@ def run_campaign(seed: int, count: int, *, start: int = 0, kinds: tuple[str, ...
 
     report = FuzzReport(seed, start, count)
     t0 = time.perf_counter()
-    for index in tqdm(range(start, start + count), disable=not progress, desc="fuzz", unit="case",
-                      file=sys.stderr):
-        c = case(seed, index)
-        if kinds and c.kind not in kinds:
-            continue
-        report.cases[c.kind] += 1
-        outcome, finding = run_case(c, seconds=seconds, cli=cli)
-        report.outcomes[outcome] += 1
-        if finding is not None:
-            report.findings.append(finding)
+    with _analysis_budget(seconds):
+        for index in tqdm(range(start, start + count), disable=not progress, desc="fuzz", unit="case",
+                          file=sys.stderr):
+            c = case(seed, index)
+            if kinds and c.kind not in kinds:
+                continue
+            report.cases[c.kind] += 1
+            outcome, finding = run_case(c, seconds=seconds, cli=cli)
+            report.outcomes[outcome] += 1
+            if finding is not None:
+                report.findings.append(finding)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+@contextlib.contextmanager
+def _analysis_budget(seconds: float) -> Iterator[None]:
+    """polylab's own bound on an isl computation (``POLYLAB_MAX_SECONDS``, when the user set none) at half
+    a case's limit: an expensive case must answer "too complex" (a located error) before it counts as a
+    hang; a computation that ignores the bound still does."""
+    import os
+
+    if os.environ.get("POLYLAB_MAX_SECONDS"):
+        yield
+        return
+    os.environ["POLYLAB_MAX_SECONDS"] = f"{seconds / 2:g}"
+    try:
+        yield
+    finally:
+        os.environ.pop("POLYLAB_MAX_SECONDS", None)
