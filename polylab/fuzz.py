@@ -14,9 +14,10 @@ finding can be replayed alone (``polylab fuzz --seed S --start I --count 1 --sho
 * ``cli``      -- a random argument vector for ``polylab analyze | deps | schedule | codegen``.
 
 A case *fails* when an exception other than :class:`~polylab.errors.PolylabError` escapes (for the magics:
-when the magic records one), or when it runs past its time limit (``hang``). Nothing is compiled or run:
-the cases exercise the reading, modelling, analysis, scheduling and code generation, which is where user
-text goes; the toolchain's own robustness has its tests. Every isl computation is bounded by
+when the magic records one), or when it uses more than its CPU time (``hang``). Only ``%polyrun`` cases
+compile and run programs (through the build cache); the others exercise the reading, modelling, analysis,
+scheduling and code generation, which is where user text goes; the toolchain's own robustness has its
+tests. Every isl computation is bounded by
 :mod:`polylab.model.budget`, so a case answers "too complex" rather than running forever.
 """
 
@@ -42,7 +43,7 @@ __all__ = ["Case", "Finding", "FuzzReport", "KINDS", "case", "run_case", "run_ca
 KINDS = {"source": 20, "spec": 2, "magic": 1, "cli": 2}
 #: the kernels spec cases schedule (those whose searches take well under a second)
 _SPEC_SEEDS = ("gemm.c", "jacobi2d.c", "mvt.c", "seidel2d.c", "shift.c", "sweep2d.c", "sl3.sy")
-#: seconds one case may take before it counts as a hang (the isl budget answers well before)
+#: CPU seconds one case may take before it counts as a hang
 CASE_SECONDS = 30.0
 
 _KEYWORD_NAMES = ["max", "min", "mod", "floor", "floord", "ceil", "and", "or", "not", "exists", "infty",
@@ -311,21 +312,23 @@ class _Hang(BaseException):
 
 @contextlib.contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise :class:`_Hang` in this thread after ``seconds`` (SIGALRM; only in the main thread of a
-    process, elsewhere no limit)."""
+    """Raise :class:`_Hang` in this thread after ``seconds`` of this process's CPU time (SIGPROF, so a
+    machine shared with other work does not turn a slow case into a hang; only in the main thread of a
+    process, elsewhere no limit). Compilers and programs run in child processes under the toolchain's
+    own time limits."""
     def on_alarm(signum, frame):
         raise _Hang()
     try:
-        old = signal.signal(signal.SIGALRM, on_alarm)
+        old = signal.signal(signal.SIGPROF, on_alarm)
     except ValueError:  # not the main thread: no alarm
         yield
         return
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
 
 
 def _source_case(c: Case) -> str:
@@ -429,7 +432,7 @@ def run_case(c: Case, *, seconds: float = CASE_SECONDS,
     except PolylabError:
         return "error", None
     except _Hang:
-        return "traceback", Finding(c, f"Hang: more than {seconds:g} s", "?", "")
+        return "traceback", Finding(c, f"Hang: more than {seconds:g} s of CPU time", "?", "")
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the point of fuzzing: anything else that escapes is a finding
@@ -446,15 +449,33 @@ def run_campaign(seed: int, count: int, *, start: int = 0, kinds: tuple[str, ...
 
     report = FuzzReport(seed, start, count)
     t0 = time.perf_counter()
-    for index in tqdm(range(start, start + count), disable=not progress, desc="fuzz", unit="case",
-                      file=sys.stderr):
-        c = case(seed, index)
-        if kinds and c.kind not in kinds:
-            continue
-        report.cases[c.kind] += 1
-        outcome, finding = run_case(c, seconds=seconds, cli=cli)
-        report.outcomes[outcome] += 1
-        if finding is not None:
-            report.findings.append(finding)
+    with _analysis_budget(seconds):
+        for index in tqdm(range(start, start + count), disable=not progress, desc="fuzz", unit="case",
+                          file=sys.stderr):
+            c = case(seed, index)
+            if kinds and c.kind not in kinds:
+                continue
+            report.cases[c.kind] += 1
+            outcome, finding = run_case(c, seconds=seconds, cli=cli)
+            report.outcomes[outcome] += 1
+            if finding is not None:
+                report.findings.append(finding)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+@contextlib.contextmanager
+def _analysis_budget(seconds: float) -> Iterator[None]:
+    """polylab's own bound on an isl computation (``POLYLAB_MAX_SECONDS``, when the user set none) at half
+    a case's limit: an expensive case must answer "too complex" (a located error) before it counts as a
+    hang; a computation that ignores the bound still does."""
+    import os
+
+    if os.environ.get("POLYLAB_MAX_SECONDS"):
+        yield
+        return
+    os.environ["POLYLAB_MAX_SECONDS"] = f"{seconds / 2:g}"
+    try:
+        yield
+    finally:
+        os.environ.pop("POLYLAB_MAX_SECONDS", None)

@@ -71,7 +71,13 @@ def test_a_user_error_is_not_a_finding():
 
 
 def test_a_hang_is_a_finding(monkeypatch):
-    monkeypatch.setattr(fuzz, "_source_case", lambda c: time.sleep(30) or "done")
+    def spin(c):
+        end = time.process_time() + 30
+        while time.process_time() < end:
+            pass
+        return "done"
+
+    monkeypatch.setattr(fuzz, "_source_case", spin)
     outcome, finding = fuzz.run_case(fuzz.Case("source", 0, text="x"), seconds=0.2)
     assert outcome == "traceback" and finding is not None and finding.error.startswith("Hang")
 

@@ -160,3 +160,21 @@ def test_a_closed_pipe_in_a_real_pipeline(tmp_path):
     assert out.stdout.strip() == "{"
     assert "Traceback" not in out.stderr and "BrokenPipeError" not in out.stderr
     assert out.stderr.strip().splitlines()[-1] in ("141", "0")  # 0 only if the output fit in the pipe
+
+
+def test_bench_force_builds_in_a_fresh_cache(monkeypatch, tmp_path):
+    import os
+
+    from polylab.cli import bench as bench_cli
+
+    monkeypatch.setenv("POLYLAB_CACHE", str(tmp_path / "usual"))
+    with bench_cli._fresh_cache(True):
+        fresh = os.environ["POLYLAB_CACHE"]
+        assert fresh != str(tmp_path / "usual") and os.path.isdir(fresh) and not os.listdir(fresh)
+    assert os.environ["POLYLAB_CACHE"] == str(tmp_path / "usual") and not os.path.exists(fresh)
+    with bench_cli._fresh_cache(False):
+        assert os.environ["POLYLAB_CACHE"] == str(tmp_path / "usual")
+    from polylab.cli import build_parser
+
+    args = build_parser().parse_args(["bench", "sweep2d.c", "--force"])
+    assert args.force

@@ -34,7 +34,11 @@ rows never change the exit status.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import shutil
 import sys
+import tempfile
 
 from polylab.cli.common import add_source_options, source_options
 from polylab.model.params import parse_params
@@ -83,6 +87,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="OMP_WAIT_POLICY of the OpenMP runs (default: the environment's, else passive: "
                         "waiting threads sleep instead of spinning, which keeps a busy machine usable)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--force", action="store_true",
+                   help="rebuild every binary (a fresh build cache for this run) instead of reusing cached builds")
     p.add_argument("--peers", action="store_true", help="also measure every peer found here (pluto, polly, graphite)")
     p.add_argument("--peer", action="append", default=[], choices=("pluto", "polly", "graphite"),
                    help="also measure this peer (repeatable)")
@@ -209,12 +215,13 @@ def run(args: argparse.Namespace) -> int:
     def progress(message: str) -> None:
         bar.set_postfix_str(message.rsplit(": ", 1)[-1][:40], refresh=True)
 
-    try:
-        report = bench.run_bench(kernels, cases, repeat=repeat, warmup=warmup, timeout=args.timeout,
-                                 settings=settings, on_start=on_start, on_result=on_result, progress=progress,
-                                 run_one=peers.run_case)
-    finally:
-        bar.close()
+    with _fresh_cache(args.force):
+        try:
+            report = bench.run_bench(kernels, cases, repeat=repeat, warmup=warmup, timeout=args.timeout,
+                                     settings=settings, on_start=on_start, on_result=on_result, progress=progress,
+                                     run_one=peers.run_case)
+        finally:
+            bar.close()
     print(report.table())
     for line in peers.summary(report.results, absent):
         print(line)
@@ -226,3 +233,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"chart: {path}")
     bad = [r for r in report.results if r.status in ("unverified", "error") and not peers.is_peer(r.case.spec)]
     return 1 if bad else 0
+
+
+@contextlib.contextmanager
+def _fresh_cache(force: bool):
+    """``--force``: every build of the run goes to a new, empty build cache (``POLYLAB_CACHE``), so nothing
+    cached before is reused; the directory is removed afterwards."""
+    if not force:
+        yield
+        return
+    old = os.environ.get("POLYLAB_CACHE")
+    fresh = tempfile.mkdtemp(prefix="polylab-force-")
+    os.environ["POLYLAB_CACHE"] = fresh
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("POLYLAB_CACHE", None)
+        else:
+            os.environ["POLYLAB_CACHE"] = old
+        shutil.rmtree(fresh, ignore_errors=True)

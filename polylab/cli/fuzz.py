@@ -1,7 +1,7 @@
 """``polylab fuzz --count N --seed S``: the fuzz suite (:mod:`polylab.fuzz`) from the command line.
 
 Runs cases ``--start .. --start + --count - 1`` of campaign ``--seed`` and prints how many produced a
-traceback (an exception other than polylab's own errors, or a case past its time limit), grouped by
+traceback (an exception other than polylab's own errors, or a case past its CPU time), grouped by
 where they were raised, each with the command that replays it. ``--show`` prints every finding's input
 and traceback; ``--json FILE`` writes the report. Exit status 0 when no case produced a traceback, 1
 otherwise.
@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
     p.add_argument("--start", type=int, default=0, help="index of the first case (default 0)")
     p.add_argument("--kind", action="append", choices=sorted(KINDS), help="only cases of this kind")
-    p.add_argument("--seconds", type=float, default=30.0, help="time limit of one case (default 30)")
+    p.add_argument("--seconds", type=float, default=30.0, help="CPU seconds one case may use (default 30)")
     p.add_argument("--show", action="store_true", help="print each finding's input and traceback")
     p.add_argument("--json", metavar="FILE", help="write the report as JSON")
     return p

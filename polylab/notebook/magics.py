@@ -264,6 +264,9 @@ class PolylabMagics(Magics):
             for name in names:
                 sched = self._lookup(name, "schedule", "%%schedule")
                 scop = backend.as_scop(self._lookup(args.scop, "SCoP", "%%scop") if args.scop else sched)
+                if not isinstance(sched, Schedule):  # a SCoP stored under that name, say: not runnable
+                    raise PolylabError(f"{name} is a {type(sched).__name__}, not a schedule",
+                                       hint="store one with %%schedule SCOP " + name)
                 key = self._key(scop, sched, args, params)
                 label = f"{name} ({args.target}" + (f", {args.threads}t" if args.threads else "") + ")"
                 if key in self._cache and not args.force:
