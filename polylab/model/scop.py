@@ -210,6 +210,8 @@ class Array:
     ctype: str
     extents: tuple[str, ...]
     declared: bool = True
+    #: storage a transformation introduced (a contraction's buffer): local to the region, so never live-out
+    temporary: bool = False
 
     @property
     def rank(self) -> int:

@@ -642,7 +642,7 @@ def _rewrite(st: _Setup, chosen: tuple[int, ...], base: Schedule) -> tuple[Scop,
         dom_all = dom_all.union(isl.UnionSet.from_set(s.domain))
     tree = schedule_tree(st.T_new.coalesce(), dom_all) if copies else base.tree
     new_scop = replace(scop, statements=all_stmts,
-                       arrays=scop.arrays + (Array(buf, st.arr.ctype, extents, declared=False),),
+                       arrays=scop.arrays + (Array(buf, st.arr.ctype, extents, declared=False, temporary=True),),
                        schedule=tree,
                        notes=scop.notes + (f"{array} contracted to {buf} under the storage mapping {smap}",))
     return new_scop, smap, extents
