@@ -69,3 +69,14 @@ def course_run(tmp_path_factory) -> CourseRun:
                             "--gradescope", str(out / "gradescope"), "--executed", str(out / "executed")],
                            cwd=_ROOT, env=env, capture_output=True, text=True, timeout=3600)
     return CourseRun(proc, out, out / "executed", time.monotonic() - start)
+
+
+@_pytest.fixture(scope="session")
+def global_ipython():
+    """IPython's global test shell, started once per process. (``from IPython.testing.globalipapp import
+    get_ipython`` binds a function that returns None after the first start, so every test module that
+    drives the magics through the shell asks this fixture instead.)"""
+    from IPython.testing import globalipapp
+
+    globalipapp.start_ipython()  # a no-op after the first call
+    return globalipapp.get_ipython()  # rebound to the shell's own get_ipython by the start

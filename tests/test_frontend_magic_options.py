@@ -8,7 +8,6 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest  # noqa: E402
-from IPython.testing.globalipapp import get_ipython  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 import polylab  # noqa: E402
@@ -17,8 +16,8 @@ CELL = "#ifndef N\n# define N 4\n#endif\ndouble a[N];\nfor (i = 1; i < N; i++)\n
 
 
 @pytest.fixture(scope="module")
-def ip():
-    shell = get_ipython()
+def ip(global_ipython):
+    shell = global_ipython
     shell.run_line_magic("load_ext", "polylab")
     return shell
 

@@ -10,7 +10,6 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from IPython.core.error import UsageError  # noqa: E402
-from IPython.testing.globalipapp import get_ipython  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 import polylab  # noqa: E402
@@ -23,8 +22,8 @@ SHARED_REJECTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "kernel
 
 
 @pytest.fixture(scope="module")
-def ip():
-    shell = get_ipython()  # the global test shell (started once per process)
+def ip(global_ipython):
+    shell = global_ipython
     shell.run_line_magic("load_ext", "polylab")
     return shell
 

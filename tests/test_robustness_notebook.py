@@ -15,7 +15,6 @@ import io  # noqa: E402
 import sys  # noqa: E402
 
 import pytest  # noqa: E402
-from IPython.testing.globalipapp import get_ipython  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 import polylab  # noqa: E402
@@ -26,8 +25,8 @@ SWEEP = polylab.example_path("sweep2d.c").read_text()
 
 
 @pytest.fixture(scope="module")
-def ip():
-    shell = get_ipython()
+def ip(global_ipython):
+    shell = global_ipython
     shell.run_line_magic("load_ext", "polylab")
     return shell
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 from pycparser import c_ast
 
-from polylab.errors import NotAffineError, SourceLocation
+from polylab.errors import FrontendError, NotAffineError, SourceLocation
 from polylab.frontend.affine import (LONG_LONG_MAX, LONG_LONG_MIN, MINMAX_FUNCS, AffineBuilder, int_literal, int_val,
                                      type_names)
 from polylab.frontend.source import Source
@@ -730,8 +730,15 @@ class RegionBuilder:
 
     def _array(self, name: str) -> Array:
         v = self.symbols.vars.get(name)
-        rels = [a.relation for s in self.statements for a in s.accesses if a.array == name]
+        accesses = [a for s in self.statements for a in s.accesses if a.array == name]
+        rels = [a.relation for a in accesses]
         rank = rels[0].dim(isl.dim_type.out) if rels else 0
+        for a in accesses:  # an undeclared array takes its rank from its first reference
+            if a.relation.dim(isl.dim_type.out) != rank:
+                raise FrontendError(
+                    f"{name} is used with {rank} subscript(s) at line {accesses[0].location.line} and with "
+                    f"{a.relation.dim(isl.dim_type.out)} here", location=a.location,
+                    hint=f"an array has one number of subscripts everywhere; declare {name} to say which")
         ctype = (v.ctype.replace("const ", "") if v is not None else "double")
         if rank == 0:
             return Array(name, ctype, (), v is not None)
