@@ -80,3 +80,10 @@ def global_ipython():
 
     globalipapp.start_ipython()  # a no-op after the first call
     return globalipapp.get_ipython()  # rebound to the shell's own get_ipython by the start
+
+
+@_pytest.fixture(scope="module")
+def ip(global_ipython):
+    """The global test shell with polylab's magics loaded (again in each module: one module unloads them)."""
+    global_ipython.run_line_magic("load_ext", "polylab")
+    return global_ipython

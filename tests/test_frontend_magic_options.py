@@ -15,13 +15,6 @@ import polylab  # noqa: E402
 CELL = "#ifndef N\n# define N 4\n#endif\ndouble a[N];\nfor (i = 1; i < N; i++)\n  a[i] = SCALE * a[i - 1];\n"
 
 
-@pytest.fixture(scope="module")
-def ip(global_ipython):
-    shell = global_ipython
-    shell.run_line_magic("load_ext", "polylab")
-    return shell
-
-
 def run_cell(ip, line: str, cell: str):
     with capture_output() as cap:
         res = ip.run_cell(f"%%{line}\n{cell}")

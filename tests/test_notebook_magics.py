@@ -21,13 +21,6 @@ REJECTS = sorted(p.name for p in (EXAMPLES / "reject").iterdir() if p.is_file())
 SHARED_REJECTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "kernels" / "reject"
 
 
-@pytest.fixture(scope="module")
-def ip(global_ipython):
-    shell = global_ipython
-    shell.run_line_magic("load_ext", "polylab")
-    return shell
-
-
 def run_cell(ip, line: str, cell: str):
     """Run a cell magic through ``run_cell`` (as a notebook does); return (result, outputs, captured)."""
     with capture_output() as cap:

@@ -24,13 +24,6 @@ from polylab.model import Scop  # noqa: E402
 SWEEP = polylab.example_path("sweep2d.c").read_text()
 
 
-@pytest.fixture(scope="module")
-def ip(global_ipython):
-    shell = global_ipython
-    shell.run_line_magic("load_ext", "polylab")
-    return shell
-
-
 def run(ip, text: str):
     with capture_output() as cap:
         res = ip.run_cell(text)
