@@ -7,7 +7,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pytest  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 import polylab  # noqa: E402
