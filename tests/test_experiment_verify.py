@@ -13,22 +13,10 @@ from polylab.errors import CompileError, IllegalTransformationError, ModelError,
 from polylab.experiment import MIN_TIMED_SECONDS, RunReport, Verification, measure, verify
 from polylab.experiment.schedules import schedule_from_spec
 
+from example_params import PARAMS
+
 pytestmark = pytest.mark.skipif(tc.c_compiler() is None or not tc.supports_openmp(),
                                 reason="needs a C compiler with OpenMP")
-
-#: small parameter values for every example
-PARAMS = {
-    "fdtd2d.c": {"T": 3, "NY": 10, "NX": 9},
-    "gemm.c": {"NI": 9, "NJ": 10, "NK": 11},
-    "heat3d.c": {"T": 2, "N": 8},
-    "jacobi2d.c": {"T": 3, "N": 12},
-    "lu.c": {"N": 10},
-    "mvt.c": {"N": 12},
-    "seidel2d.c": {"T": 3, "N": 12},
-    "shift.c": {"N": 12, "M": 7},
-    "sl3.sy": {"n": 12},
-    "sweep2d.c": {"N": 12},
-}
 
 #: hand-written legal schedules (union maps; parallel dimensions found exactly from the dependences)
 SCHEDULES = [

@@ -17,20 +17,10 @@ from polylab.errors import PolylabError
 from polylab.experiment import verify
 from polylab.experiment.schedules import schedule_from_spec, variant_scop
 
+from example_params import PARAMS
+
 pytestmark = pytest.mark.skipif(tc.c_compiler() is None, reason="no C compiler")
 
-PARAMS = {
-    "fdtd2d.c": {"T": 3, "NY": 10, "NX": 9},
-    "gemm.c": {"NI": 9, "NJ": 10, "NK": 11},
-    "heat3d.c": {"T": 2, "N": 8},
-    "jacobi2d.c": {"T": 3, "N": 12},
-    "lu.c": {"N": 10},
-    "mvt.c": {"N": 12},
-    "seidel2d.c": {"T": 3, "N": 12},
-    "shift.c": {"N": 12, "M": 7},
-    "sl3.sy": {"n": 12},
-    "sweep2d.c": {"N": 12},
-}
 SPECS = ("original", "wavefront; parallel", "auto; parallel", "auto; tile_wavefront(4, 4)")
 EXTRA = [
     ("sl3.sy", "{ S0[i,j,k] -> [0,i,j,k]; S1[i,j,k] -> [1,i+j+k,j,i] }"),     # re-based wave

@@ -24,6 +24,8 @@ from polylab.codegen.harness import initial_values
 from polylab.experiment import verify
 from polylab.experiment.verify import coverage_of, param_args, vacuity
 
+from example_params import PARAMS
+
 pytestmark = pytest.mark.skipif(tc.c_compiler() is None or not tc.supports_openmp(),
                                 reason="needs a C compiler with OpenMP")
 
@@ -35,13 +37,6 @@ for (i = 2; i < N; i++)
   for (j = 2; j < N; j++)
     B[j+2][j+2] = B[j][j-1] + A[N-j-1] + A[j+1];
 """
-
-#: small parameter values for every shipped example
-PARAMS = {
-    "fdtd2d.c": {"T": 3, "NY": 10, "NX": 9}, "gemm.c": {"NI": 9, "NJ": 10, "NK": 11},
-    "heat3d.c": {"T": 2, "N": 8}, "jacobi2d.c": {"T": 3, "N": 12}, "lu.c": {"N": 10}, "mvt.c": {"N": 12},
-    "seidel2d.c": {"T": 3, "N": 12}, "shift.c": {"N": 12, "M": 7}, "sl3.sy": {"n": 12}, "sweep2d.c": {"N": 12},
-}
 
 LEVELS = [("-O1", "-ffp-contract=off"), tuple(tc.VERIFY_FLAGS), ("-O3",)]
 
