@@ -498,17 +498,51 @@ def reuse_lost(source: Schedule, s: Schedule) -> int:
     return sum(1 for a, b in fused_pairs(source) if (a, b) not in kept and reads[a] & reads[b])
 
 
-def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int, lost: int = 0) -> tuple:
+def innermost_pairs(s: Schedule) -> set[tuple[str, str]]:
+    """The pairs of statements that run in one body of their innermost loop in ``s``: both have their
+    last loop at the same dimension ``d`` and share it (:func:`fused_pairs`' condition on every
+    dimension up to ``d``), so one iteration of that loop runs both."""
+    out = set()
+    last = {n: (loop_dims(s, n) or [None])[-1] for n in s.affs}
+    names = [st.name for st in s.scop.statements]
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            d = last[a]
+            if d is None or last[b] != d:
+                continue
+            if all(const_value(s.affs[a][e]) == const_value(s.affs[b][e])
+                   for e in range(d) if s.affs[a][e].is_cst() and s.affs[b][e].is_cst()):
+                out.add((a, b))
+    return out
+
+
+def chain_shadowed(source: Schedule, s: Schedule) -> set[str]:
+    """Statements whose work the source order hides behind a dependence chain and ``s`` no longer does.
+
+    A statement ``X`` that shares its innermost loop with ``Y`` in ``source``, where ``Y``'s innermost
+    loop in ``s`` is still sequential (a dependence chain: each iteration waits for the previous one's
+    result, e.g. bicg's ``q[i] += A[i][j] * p[j]`` along ``j``): the loop's time is the chain's latency
+    ``n * latency(+)``, and ``X``'s independent work runs in its shadow. Splitting ``X`` off gives it a
+    vector loop but adds its time, ``n / vector width`` cycles, to the chain's, which does not shrink: a
+    vector loop won that way is no gain (bicg distributed ran at 0.6x of its source order)."""
+    split = innermost_pairs(source) - innermost_pairs(s)
+    chain = {n for n in s.affs if loop_dims(s, n) and loop_dims(s, n)[-1] not in s.marked}
+    return {x for a, b in split for x, y in ((a, b), (b, a)) if y in chain}
+
+
+def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int, lost: int = 0,
+                shadowed: frozenset[str] = frozenset()) -> tuple:
     """How good a whole schedule is (larger is better): the number of the deepest statements (where the
-    work is) whose innermost loop is vectorizable; then the reuse a distribution loses (``lost``, :func:`reuse_lost`: fewer is better);
-    with more than one thread, the number of statements that have a parallel loop; then the number tiled
-    for the cache. On a tie
-    the earlier fusion structure of :func:`bases` wins (no distribution that buys nothing)."""
+    work is) whose innermost loop is vectorizable, not counting those a distribution took out of a
+    dependence chain's shadow (``shadowed``, :func:`chain_shadowed`); then the reuse a distribution loses
+    (``lost``, :func:`reuse_lost`: fewer is better); with more than one thread, the number of statements
+    that have a parallel loop; then the number tiled for the cache. On a tie the earlier fusion
+    structure of :func:`bases` wins (no distribution that buys nothing)."""
     par = parallel_loops(s)
     with_par = sum(1 for v in par.values() if v) if threads > 1 else 0
     deepest = max((st.depth for st in s.scop.statements), default=0)
     deep = {st.name for st in s.scop.statements if st.depth == deepest}
-    vector = sum(1 for c in choices if c.vector and c.statement in deep)
+    vector = sum(1 for c in choices if c.vector and c.statement in deep and c.statement not in shadowed)
     return (vector, sum(1 for c in choices if c.shape == "tile"), -lost, with_par)
 
 
@@ -551,7 +585,8 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         result, choices = _from_base(base, sizes, source_par, log)
         if not is_legal(result) or any(parallel_loops(result)[n] < v for n, v in source_par.items()):
             continue
-        key = program_key(result, choices, threads, reuse_lost(s, base))
+        key = program_key(result, choices, threads, reuse_lost(s, base),
+                          frozenset(chain_shadowed(source, result)))
         tried.append(f"{label}: score {key}")
         if best is None or key > best[0]:
             best = (key, label, result, choices, log)
@@ -563,7 +598,8 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         lines.append(f"fusion: {label} (loops shared by statements stay shared, so none of their parallel "
                      "loops is lost; distribution only when it scores better)")
         if len(tried) > 1:
-            lines.append("  fusion structures compared (deepest statements with a vectorizable innermost loop, "
+            lines.append("  fusion structures compared (deepest statements with a vectorizable innermost loop "
+                         "not taken out of a dependence chain's shadow, "
                          "tiled statements, minus shared reads split apart, statements with a parallel loop "
                          "when threads > 1): " + "; ".join(tried))
         lines += log
