@@ -325,6 +325,9 @@ class _Layout:
         self.private = {n: [base.affs[n][d] for d in loop_dims(base, n) if d >= self.start[n]]
                         for n in self.names}
         self.separate = len(self.names) <= SEPARATE_LIMIT
+        #: (statement, time vector) -> its map: a search rebuilds one statement at a time, the others'
+        #: vectors repeat (isl affine functions compare and hash by value)
+        self.maps: dict[tuple, isl.Map] = {}
 
     @property
     def width(self) -> int:
@@ -353,9 +356,16 @@ class _Layout:
                 block[offset[n] - width + k] = a
             affs[n] = vec + block
         # every vector has the same length and comes from map_from_affs: no normalisation needed
-        maps = {n: map_from_affs(self.scop.statement(n), self.pspace, a) for n, a in affs.items()}
+        maps = {n: self.map_of(n, a) for n, a in affs.items()}
         return Schedule(self.scop, MappingProxyType(maps), tuple(steps), frozenset(), (), self.base.deps,
                         MappingProxyType({}))
+
+    def map_of(self, n: str, affs: Sequence[Aff]) -> isl.Map:
+        """``{ n[x] -> [affs(x)] }``, built once per distinct vector."""
+        key = (n, tuple(affs))
+        if key not in self.maps:
+            self.maps[key] = map_from_affs(self.scop.statement(n), self.pspace, affs)
+        return self.maps[key]
 
 
 def _score(s: Schedule, stmt: Statement) -> tuple:
@@ -395,7 +405,7 @@ def _names(stmt: Statement, loops: Sequence[Aff]) -> list[str]:
 
 def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, floor_par: int,
           prefix_marked: frozenset[int], open_deps: Sequence, log: list[str]
-          ) -> tuple[dict[str, list[Aff]], StatementChoice] | None:
+          ) -> tuple[dict[str, list[Aff]], StatementChoice, frozenset[int]] | None:
     """The best legal shape of statement ``n``'s private loops, the others as in ``rows``.
 
     Only the dependences into or out of ``n`` are checked: the others keep their time vectors, so they
@@ -403,7 +413,8 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, flo
     too (the other statements are constant there), and that of the prefix dimensions does not change
     (``prefix_marked``, computed once); a dependence whose every pair the prefix dimensions already
     order strictly cannot be affected by any block and is skipped (``open_deps`` are the others). The
-    whole schedule is checked exactly at the end."""
+    whole schedule is checked exactly at the end. Returns the new rows, the choice, and the marked
+    (exactly parallel) dimensions of ``n``'s block (with separate blocks; else empty)."""
     stmt = layout.scop.statement(n)
     names = _names(stmt, layout.private[n])
     mine = tuple(d for d in open_deps if n in (d.source, d.sink))
@@ -437,26 +448,35 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, flo
     key, shape, cand = best
     rows = dict(rows)
     rows[n] = list(shape.loops)
+    own = frozenset(cand.marked - prefix_marked) if layout.separate else frozenset()
     choice = StatementChoice(n, shape.kind, shape.text, parallel_loops(cand)[n], key[1] == 3)
     log.append(f"{n} ({stmt.code()}): {shape.text}; {choice.parallel} parallel loop"
                f"{'s' if choice.parallel != 1 else ''}"
                + ("" if key[0] <= -100 else f", outermost parallel at loop depth {-key[0]}")
                + (", innermost loop parallel and stride-1 (vectorizable)" if choice.vector else "")
                + f"  [{tried} shapes tried, legality exact]")
-    return rows, choice
+    return rows, choice, own
 
 
 def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: list[str]
-               ) -> tuple[Schedule, list[StatementChoice]]:
+               ) -> tuple[Schedule, list[StatementChoice], bool]:
     """Rewrite each statement's private loops in ``base`` (keeping its fusion); ``floor_par``: the parallel
-    loops each statement must keep. The result is checked exactly (all dependences)."""
+    loops each statement must keep.
+
+    With separate blocks the marked dimensions of the result are the prefix's and each block's, as
+    :func:`_pick` found them: exact, since a block's coincidence depends only on the dimensions up to its
+    end (the prefix and the earlier blocks, final when it is chosen) and on the dependences of its
+    statement (the others are constant there). Otherwise they are marked on the whole (the third value
+    says so). The caller checks the legality of the schedule it keeps (:func:`optimize_schedule`)."""
     layout = _Layout(base)
     loops_of = {n: list(layout.private[n]) for n in layout.names}
     if not layout.separate:
         lines.append(f"over {SEPARATE_LIMIT} statements: private loops share schedule dimensions")
     choices = []
-    start = mark_parallel(layout.build(loops_of, base.steps))
-    prefix_marked = frozenset(d for d in start.marked if d < layout.width)
+    start = layout.build(loops_of, base.steps)
+    prefix_marked = frozenset(d for d in range(layout.width) if not start.is_scalar(d) and start.is_coincident(d))
+    start = replace(start, marked=prefix_marked)
+    marked, exact = set(prefix_marked), layout.separate
     prefix_only = layout.build({n: [] for n in layout.names}, base.steps)
     open_deps = [d for d in base.dependences if not violating_pairs(prefix_only, d).is_empty()]
     for n in layout.names:
@@ -465,10 +485,16 @@ def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: l
                                            False))
             continue
         picked = _pick(layout, loops_of, n, sizes, floor_par[n], prefix_marked, open_deps, lines)
-        if picked is not None:
-            loops_of, choice = picked
-            choices.append(choice)
-    return mark_parallel(layout.build(loops_of, base.steps)), choices
+        if picked is None:
+            exact = False
+            continue
+        loops_of, choice, own = picked
+        choices.append(choice)
+        marked |= own
+    result = layout.build(loops_of, base.steps)
+    if exact:
+        return replace(result, marked=frozenset(marked)), choices, False
+    return mark_parallel(result), choices, True
 
 
 def fused_pairs(s: Schedule) -> set[tuple[str, str]]:
@@ -579,17 +605,24 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
     lines = [f"optimize ({threads} thread{'s' if threads != 1 else ''}): starting from "
              + ("the source order" if not s.steps else "; ".join(s.steps))]
     best = None
-    tried = []
-    for label, base in bases(s):
+    tried, ranked = [], []
+    for order, (label, base) in enumerate(bases(s)):
         log: list[str] = []
-        result, choices = _from_base(base, sizes, source_par, log)
-        if not is_legal(result) or any(parallel_loops(result)[n] < v for n, v in source_par.items()):
+        result, choices, on_whole = _from_base(base, sizes, source_par, log)
+        if any(parallel_loops(result)[n] < v for n, v in source_par.items()):
             continue
         key = program_key(result, choices, threads, reuse_lost(s, base),
                           frozenset(chain_shadowed(source, result)))
         tried.append(f"{label}: score {key}")
-        if best is None or key > best[0]:
-            best = (key, label, result, choices, log)
+        ranked.append((key, -order, label, result, choices, log, on_whole))
+    # the best first (the earlier structure on a tie); the whole schedule is checked exactly and its
+    # parallel dimensions marked anew on all dependences before it is kept
+    for key, _, label, result, choices, log, on_whole in sorted(ranked, key=lambda r: r[:2], reverse=True):
+        whole = result if on_whole else mark_parallel(result)
+        if is_legal(whole) and whole.marked == result.marked:
+            best = (key, label, whole, choices, log)
+            break
+        tried.append(f"{label}: refused by the check of the whole schedule")
     if best is None:
         final, choices = source, []
         lines.append("no rewriting kept every parallel loop: the starting schedule, parallel loops marked")
