@@ -26,8 +26,10 @@ from polylab.errors import AnalysisError, ScheduleError
 from polylab.reference.interpret import same_live_out
 from polylab.schedule import check, original, parallel, parse_schedule
 from polylab.schedule.deps import dependences
-from polylab.schedule.optimize import (cache_tile_sizes, is_stride_one, optimize_schedule, parallel_loops,
-                                       private_start)
+from polylab.schedule.optimize import (cache_sizes, cache_tile_sizes, chain_shadowed, innermost_pairs,
+                                       is_stride_one, optimize_schedule, parallel_loops, private_start,
+                                       wave_tile_sizes)
+from polylab.schedule.transform import distribute, mark_parallel
 from polylab.storage import recipe_steps
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -70,6 +72,8 @@ def test_optimize_keeps_every_parallel_loop_of_the_source_order(name):
     # the report explains the result: one line per statement it rewrote, and the final schedule
     report = s.details["optimize"]
     assert report.lines[-2].startswith("result:") or any(x.startswith("result:") for x in report.lines)
+    # the parallel loops composed from the statements' blocks are those of the whole schedule
+    assert not any("refused by the check of the whole schedule" in x for x in report.lines), report.lines
     assert {c.statement for c in report.choices} <= {st.name for st in s.scop.statements}
 
 
@@ -101,6 +105,39 @@ def test_sweeps_get_strips_and_sl3_its_storage_steps():
     assert parallel_loops(seidel)["S0"] >= 2        # the wave's tiles and the chains
     one = optimized(scop_of("seidel2d.c"), "optimize(1)")
     assert one.details["optimize"].choices[0].shape == "strips"
+
+
+def test_a_distribution_out_of_a_chains_shadow_is_no_gain():
+    """bicg: ``s[j] += r[i] * A[i][j]`` shares its ``j`` loop with the chain ``q[i] += A[i][j] * p[j]``;
+    distributing gives ``s`` a vector loop but the chain stays, so the fusion is kept."""
+    scop = scop_of("polybench/bicg.c")
+    src = mark_parallel(original(scop))
+    split = mark_parallel(distribute(original(scop), 2))
+    assert ("S2", "S3") in innermost_pairs(src) and ("S2", "S3") not in innermost_pairs(split)
+    assert "S2" in chain_shadowed(src, split)          # S3's j loop is a chain, S2 was in its shadow
+    assert chain_shadowed(src, src) == set()
+    for threads in (1, 2):
+        s = optimized(scop, f"optimize({threads})")
+        assert ("S2", "S3") in innermost_pairs(s), s.text()
+        assert any(x.startswith("fusion: fusion kept") for x in s.details["optimize"].lines)
+    # 2mm's distribution still pays: its reduction gets a vector loop and no chain is left behind
+    mm = optimized(scop_of("polybench/2mm.c"))
+    assert any(x.startswith("fusion: statements distributed") for x in mm.details["optimize"].lines)
+
+
+def test_wavefront_tiles_come_from_the_cache_model():
+    _, l2 = cache_sizes()
+    for point_bytes in (4, 8, 16, 24):
+        t, u = wave_tile_sizes(point_bytes)
+        assert t == u and t & (t - 1) == 0 and t >= 16
+        assert point_bytes * t * t <= l2 // 2 or t == 16
+        assert point_bytes * (2 * t) ** 2 > l2 // 2
+    assert wave_tile_sizes(4)[0] >= wave_tile_sizes(8)[0] >= wave_tile_sizes(16)[0]
+    seidel = optimized(scop_of("seidel2d.c"), "optimize(2)")      # one array of double
+    t = wave_tile_sizes(8)[0]
+    assert f"floor((i)/{t})" in seidel.text() and "cache model" in seidel.details["optimize"].choices[0].why
+    fixed = optimized(scop_of("seidel2d.c"), "optimize(2, 8, 64)")
+    assert "floor((i)/64)" in fixed.text() and "cache model" not in fixed.details["optimize"].choices[0].why
 
 
 def test_mvt_transposed_product_gets_a_parallel_tile_loop_and_a_vector_loop():

@@ -70,8 +70,11 @@ SEPARATE_LIMIT = 16
 STRIP_ROWS = 8
 #: skew factors tried for the strips
 MAX_SKEW = 4
-#: the tile-level wavefront of the strips: tile sizes (rows, skewed columns)
-WAVE_TILE = (256, 256)
+#: the tile-level wavefront of the strips: tile sizes (rows, skewed columns); 0 = from the cache model
+#: (:func:`wave_tile_sizes`)
+WAVE_TILE = (0, 0)
+#: bytes of an element of a C type (others: 8)
+ELEMENT_BYTES = MappingProxyType({"char": 1, "short": 2, "int": 4, "float": 4, "long": 8, "double": 8})
 #: strip-mining size of a parallel stride-1 loop
 PAR_STRIP = 32
 
@@ -204,8 +207,11 @@ class Sizes:
     tile: bool = False
 
 
-def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: Sizes) -> list[Shape]:
-    """The candidate rewritings of a statement's private loops (see the module text), identity first."""
+def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: Sizes,
+           point_bytes: int = 8) -> list[Shape]:
+    """The candidate rewritings of a statement's private loops (see the module text), identity first.
+    ``point_bytes``: the bytes of one element of each array the statement accesses, summed (the cache
+    model of :func:`wave_tile_sizes`)."""
     m = len(loops)
     out = [Shape("keep", tuple(loops), "source order")]
     if m == 0:
@@ -239,11 +245,13 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: S
             out.append(Shape("strips", head + (_floor(a, rows), skew, a),
                              f"strips of {rows} rows of {an} along {sk} ({rows} independent chains in flight)"))
             if sizes.threads != 1:
-                A, B = sizes.wave
+                A, B = sizes.wave if all(sizes.wave) else wave_tile_sizes(point_bytes, rows)
                 wave = _floor(a, A).add(_floor(skew, B))
                 out.append(Shape("strips+wave", head + (wave, _floor(a, A), _floor(a, rows), skew, a),
                                  f"tile-level wavefront of {A}x{B} tiles over ({an}, {sk}), strips of "
-                                 f"{rows} rows inside"))
+                                 f"{rows} rows inside" + ("" if all(sizes.wave) else
+                                                          f" (tile size from the cache model: L2 "
+                                                          f"{cache_sizes()[1] // 1024} KiB)")))
     return out
 
 
@@ -421,7 +429,9 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, flo
     best = None
     tried = 0
     first_private = len(loop_dims(layout.base, n)) - len(layout.private[n])
-    for shape in shapes(stmt, layout.private[n], names, sizes):
+    sizes_of = {a.name: ELEMENT_BYTES.get(a.ctype.split()[-1], 8) for a in layout.scop.arrays}
+    point_bytes = sum(sizes_of.get(x, 8) for x in {acc.array for acc in stmt.accesses})
+    for shape in shapes(stmt, layout.private[n], names, sizes, point_bytes):
         if best is not None and _good_enough(best[0], best[1].kind, first_private, shape.kind):
             continue
         trial = dict(rows)
@@ -558,14 +568,15 @@ def chain_shadowed(source: Schedule, s: Schedule) -> set[str]:
 
 def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int, lost: int = 0,
                 shadowed: frozenset[str] = frozenset()) -> tuple:
-    """How good a whole schedule is (larger is better): the number of the deepest statements (where the
-    work is) whose innermost loop is vectorizable, not counting those a distribution took out of a
-    dependence chain's shadow (``shadowed``, :func:`chain_shadowed`); then the reuse a distribution loses
-    (``lost``, :func:`reuse_lost`: fewer is better); with more than one thread, the number of statements
-    that have a parallel loop; then the number tiled for the cache. On a tie the earlier fusion
-    structure of :func:`bases` wins (no distribution that buys nothing)."""
+    """How good a whole schedule is (larger is better), compared in this order: the number of the
+    deepest statements (where the work is) whose innermost loop is vectorizable, not counting those a
+    distribution took out of a dependence chain's shadow (``shadowed``, :func:`chain_shadowed`); the
+    number of statements tiled for the cache; the reuse a distribution loses (``lost``,
+    :func:`reuse_lost`: fewer is better); with more than one thread, the number of statements that have a
+    parallel loop, again not counting the shadowed ones (the chain still runs alone after them). On a tie
+    the earlier fusion structure of :func:`bases` wins (no distribution that buys nothing)."""
     par = parallel_loops(s)
-    with_par = sum(1 for v in par.values() if v) if threads > 1 else 0
+    with_par = sum(1 for n, v in par.items() if v and n not in shadowed) if threads > 1 else 0
     deepest = max((st.depth for st in s.scop.statements), default=0)
     deep = {st.name for st in s.scop.statements if st.depth == deepest}
     vector = sum(1 for c in choices if c.vector and c.statement in deep and c.statement not in shadowed)
@@ -594,7 +605,8 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
     """Run the optimizer on schedule ``s`` (see the module text) and return its report; the optimized
     schedule is ``report.schedule`` (legal, parallel dimensions marked, explanation in its notes).
     ``threads``: the threads the code will run on (default :func:`available_threads`); ``rows``: rows of
-    the strips; ``wave``: the tile sizes of the strips' wavefront (one number for both); ``tile``: offer
+    the strips; ``wave``: the tile sizes of the strips' wavefront (one number for both; 0: from the cache
+    model, :func:`wave_tile_sizes`); ``tile``: offer
     cache tiling."""
     t0 = time.perf_counter()
     threads = available_threads() if threads is None else max(1, int(threads))
@@ -700,6 +712,27 @@ def cache_sizes() -> tuple[int, int]:
         elif level == 2:
             l2 = size
     return l1, l2
+
+
+def wave_tile_sizes(point_bytes: int, rows: int = STRIP_ROWS) -> tuple[int, int]:
+    """The tiles ``T x T`` of the strips' tile-level wavefront: the largest power of two ``T`` with
+    ``point_bytes * T^2 <= L2 / 2``, and ``T >= 2 * rows``; ``point_bytes`` is the sum over the arrays the
+    statement accesses of their element sizes.
+
+    The model: a tile is ``T`` rows of ``a`` by ``T`` skewed columns ``b + f a``; its points touch about
+    ``T^2`` elements of each of the ``arrays`` arrays it accesses (a stencil's neighbourhoods overlap and
+    the skew moves a row by a bounded number of columns), and each strip of ``rows`` rows re-reads what
+    the strip before it wrote. The tile runs on one core, so its elements should stay in that core's L2
+    cache from one strip to the next: ``point_bytes * T^2`` bytes in half of L2, the other half for
+    the tile's boundary with its neighbours of the previous wave and for the streams. Smaller tiles also
+    give a wave more tiles to share among the threads. ``T >= 2 * rows``: a tile holds at least two strips.
+    On the development machine (L2 512 KiB): seidel2d (one array of double) gets ``T = 128``, sl3 (one
+    array of float) ``T = 256``."""
+    _, l2 = cache_sizes()
+    t = 2 * max(1, rows)
+    while max(1, point_bytes) * (2 * t) ** 2 <= l2 // 2:
+        t *= 2
+    return t, t
 
 
 def cache_tile_sizes(depth: int, arrays: int, element: int = 8) -> tuple[int, ...]:
