@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import islpy as isl
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 
@@ -29,6 +30,8 @@ from polylab.schedule.deps import dependences
 from polylab.schedule.optimize import (cache_sizes, cache_tile_sizes, chain_shadowed, innermost_pairs,
                                        is_stride_one, optimize_schedule, parallel_loops, private_start,
                                        wave_tile_sizes)
+from polylab.schedule.optimize import loop_dims
+from polylab.schedule.shiftfuse import same_inner_ranges
 from polylab.schedule.transform import distribute, mark_parallel
 from polylab.storage import recipe_steps
 
@@ -123,6 +126,32 @@ def test_a_distribution_out_of_a_chains_shadow_is_no_gain():
     # 2mm's distribution still pays: its reduction gets a vector loop and no chain is left behind
     mm = optimized(scop_of("polybench/2mm.c"))
     assert any(x.startswith("fusion: statements distributed") for x in mm.details["optimize"].lines)
+
+
+def test_sibling_stencil_nests_fuse_with_shifts_at_one_thread():
+    """jacobi2d's update and copy sweep the same rows: fused, the copy one row later, the row loop now
+    carries their dependences and the column loop stays parallel (a vector loop without guards)."""
+    scop = scop_of("jacobi2d.c")
+    one = optimized(scop, "optimize(1)")
+    assert any(x.startswith("fusion: sibling nests fused with shifts") for x in one.details["optimize"].lines)
+    assert "S1 + (1, 0)" in " ".join(one.details["optimize"].lines)
+    assert one.expressions("S1")[2:4] == ["1 + i", "j"] and one.expressions("S0")[2:4] == ["i", "j"]
+    assert check(one).legal and innermost_pairs(one) == {("S0", "S1")}
+    assert {d for d in loop_dims(one, "S0")[-1:]} <= one.marked          # the vector loop
+    # with threads the row loops stay parallel: no fusion
+    two = optimized(scop, "optimize(2)")
+    assert innermost_pairs(two) == set() and parallel_loops(two)["S0"] == 2
+    # fdtd2d's updates run different column ranges (guards in a fused loop): kept apart
+    fd = optimized(scop_of("fdtd2d.c"), "optimize(1)")
+    assert not any("fused with shifts" in x for x in fd.details["optimize"].lines)
+
+
+def test_same_inner_ranges_is_exact():
+    a = isl.Set("[N] -> { [i, j] : 0 <= i < N and 0 <= j < N }")
+    shifted = isl.Set("[N] -> { [i, j] : 1 <= i <= N and 0 <= j < N }")     # other rows, same columns
+    narrower = isl.Set("[N] -> { [i, j] : 0 <= i < N and 1 <= j < N }")
+    assert same_inner_ranges(a, shifted) and same_inner_ranges(shifted, a)
+    assert not same_inner_ranges(a, narrower)
 
 
 def test_wavefront_tiles_come_from_the_cache_model():

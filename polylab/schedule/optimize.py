@@ -62,6 +62,7 @@ from polylab.model import Statement
 from polylab.render import Displayable, esc
 from polylab.schedule.core import Schedule, const_aff, const_value, map_from_affs
 from polylab.schedule.legality import is_legal, violating_pairs
+from polylab.schedule.shiftfuse import fuse_with_shifts
 from polylab.schedule.transform import distribute, mark_parallel
 
 #: statements beyond this number share private schedule dimensions (keeps the time vectors short)
@@ -75,6 +76,8 @@ MAX_SKEW = 4
 WAVE_TILE = (0, 0)
 #: bytes of an element of a C type (others: 8)
 ELEMENT_BYTES = MappingProxyType({"char": 1, "short": 2, "int": 4, "float": 4, "long": 8, "double": 8})
+#: the label of the fusion structure of :mod:`polylab.schedule.shiftfuse`
+SHIFT_FUSED = "sibling nests fused with shifts"
 #: strip-mining size of a parallel stride-1 loop
 PAR_STRIP = 32
 
@@ -491,8 +494,12 @@ def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: l
     open_deps = [d for d in base.dependences if not violating_pairs(prefix_only, d).is_empty()]
     for n in layout.names:
         if not layout.private[n]:
+            dims = loop_dims(start, n)
+            stmt = layout.scop.statement(n)
+            vector = bool(dims) and dims[-1] in start.marked and is_stride_one(
+                stmt, iterator_of(start.affs[n][dims[-1]], stmt))
             choices.append(StatementChoice(n, "shared", "all its loops are shared", parallel_loops(start)[n],
-                                           False))
+                                           vector))
             continue
         picked = _pick(layout, loops_of, n, sizes, floor_par[n], prefix_marked, open_deps, lines)
         if picked is None:
@@ -505,6 +512,24 @@ def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: l
     if exact:
         return replace(result, marked=frozenset(marked)), choices, False
     return mark_parallel(result), choices, True
+
+
+def innermost_parallel(s: Schedule) -> set[str]:
+    """The statements whose innermost loop is marked parallel in ``s``."""
+    return {n for n in s.affs if loop_dims(s, n) and loop_dims(s, n)[-1] in s.marked}
+
+
+def vector_floor(source: Schedule) -> dict[str, int]:
+    """The parallel loops a statement must keep when only its innermost one counts (one thread): one for
+    a statement whose innermost loop is parallel in ``source``, else none."""
+    inner = innermost_parallel(source)
+    return {n: 1 if n in inner else 0 for n in source.affs}
+
+
+def keeps_vectors(source: Schedule, s: Schedule) -> bool:
+    """Every statement whose innermost loop is parallel in ``source`` has a parallel innermost loop in
+    ``s`` (a rewriting never takes a vector loop away)."""
+    return innermost_parallel(source) <= innermost_parallel(s)
 
 
 def fused_pairs(s: Schedule) -> set[tuple[str, str]]:
@@ -524,6 +549,31 @@ def fused_pairs(s: Schedule) -> set[tuple[str, str]]:
                     out.add((a, b))
                 break
     return out
+
+
+def shared_loops(s: Schedule, a: str, b: str) -> int:
+    """How many loops statements ``a`` and ``b`` share in ``s`` (the loop dimensions of both before the
+    first dimension where they part: a constant that differs, or a loop of only one)."""
+    n = 0
+    for x, y in zip(s.affs[a], s.affs[b]):
+        if x.is_cst() and y.is_cst():
+            if const_value(x) != const_value(y):
+                break
+        elif x.is_cst() or y.is_cst():
+            break
+        else:
+            n += 1
+    return n
+
+
+def reuse_gained(source: Schedule, s: Schedule) -> int:
+    """Over the pairs of statements that access a common array, the loops they share in ``s`` beyond
+    those they share in ``source`` (a fusion: each such loop keeps the common elements of one iteration
+    in cache for both instead of streaming them once per statement)."""
+    arrays = {st.name: {a.array for a in st.accesses} for st in s.scop.statements}
+    names = [st.name for st in s.scop.statements]
+    return sum(max(0, shared_loops(s, a, b) - shared_loops(source, a, b))
+               for i, a in enumerate(names) for b in names[i + 1:] if arrays[a] & arrays[b])
 
 
 def reuse_lost(source: Schedule, s: Schedule) -> int:
@@ -567,12 +617,13 @@ def chain_shadowed(source: Schedule, s: Schedule) -> set[str]:
 
 
 def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int, lost: int = 0,
-                shadowed: frozenset[str] = frozenset()) -> tuple:
+                shadowed: frozenset[str] = frozenset(), gained: int = 0) -> tuple:
     """How good a whole schedule is (larger is better), compared in this order: the number of the
     deepest statements (where the work is) whose innermost loop is vectorizable, not counting those a
     distribution took out of a dependence chain's shadow (``shadowed``, :func:`chain_shadowed`); the
     number of statements tiled for the cache; the reuse a distribution loses (``lost``,
-    :func:`reuse_lost`: fewer is better); with more than one thread, the number of statements that have a
+    :func:`reuse_lost`: fewer is better); the loops a fusion adds to statements that share an array
+    (``gained``, :func:`reuse_gained`); with more than one thread, the number of statements that have a
     parallel loop, again not counting the shadowed ones (the chain still runs alone after them). On a tie
     the earlier fusion structure of :func:`bases` wins (no distribution that buys nothing)."""
     par = parallel_loops(s)
@@ -580,17 +631,23 @@ def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int, l
     deepest = max((st.depth for st in s.scop.statements), default=0)
     deep = {st.name for st in s.scop.statements if st.depth == deepest}
     vector = sum(1 for c in choices if c.vector and c.statement in deep and c.statement not in shadowed)
-    return (vector, sum(1 for c in choices if c.shape == "tile"), -lost, with_par)
+    return (vector, sum(1 for c in choices if c.shape == "tile"), -lost, gained, with_par)
 
 
-def bases(s: Schedule) -> list[tuple[str, Schedule]]:
+def bases(s: Schedule, threads: int = 2) -> list[tuple[str, Schedule]]:
     """The fusion structures tried: the starting schedule, its statements distributed just inside its
     outermost loop, and fully distributed (each a scalar dimension with the textual order,
-    :func:`polylab.schedule.transform.distribute`), those that are legal (exact check). Programs of more
-    than :data:`SEPARATE_LIMIT` statements keep their fusion (the search stays fast)."""
+    :func:`polylab.schedule.transform.distribute`), those that are legal (exact check); with one thread
+    also its sibling perfect nests fused with shifts (:mod:`polylab.schedule.shiftfuse`: the nests' outer
+    loops become sequential, their vector loops stay). Programs of more than :data:`SEPARATE_LIMIT`
+    statements keep their fusion (the search stays fast)."""
     out = [("fusion kept as in the starting schedule", s)]
     if not 2 <= len(s.scop.statements) <= SEPARATE_LIMIT or not s.loop_dims:
         return out
+    if threads == 1:
+        fused = fuse_with_shifts(s, {n: private_start(s, n) for n in s.affs})
+        if fused is not None:
+            out.append((f"{SHIFT_FUSED} ({'; '.join(fused[1])})", fused[0]))
     first = s.loop_dims[0]
     for level, label in ((first + 1, f"statements distributed inside the outermost loop (level {first + 1})"),
                          (0, "statements fully distributed (level 0)")):
@@ -618,13 +675,16 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
              + ("the source order" if not s.steps else "; ".join(s.steps))]
     best = None
     tried, ranked = [], []
-    for order, (label, base) in enumerate(bases(s)):
+    for order, (label, base) in enumerate(bases(s, threads)):
         log: list[str] = []
-        result, choices, on_whole = _from_base(base, sizes, source_par, log)
-        if any(parallel_loops(result)[n] < v for n, v in source_par.items()):
+        fused = label.startswith(SHIFT_FUSED)
+        floor = vector_floor(source) if fused else source_par
+        result, choices, on_whole = _from_base(base, sizes, floor, log)
+        if any(parallel_loops(result)[n] < v for n, v in floor.items()) or (
+                fused and not keeps_vectors(source, result)):
             continue
         key = program_key(result, choices, threads, reuse_lost(s, base),
-                          frozenset(chain_shadowed(source, result)))
+                          frozenset(chain_shadowed(source, result)), reuse_gained(s, base))
         tried.append(f"{label}: score {key}")
         ranked.append((key, -order, label, result, choices, log, on_whole))
     # the best first (the earlier structure on a tie); the whole schedule is checked exactly and its
@@ -640,13 +700,17 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         lines.append("no rewriting kept every parallel loop: the starting schedule, parallel loops marked")
     else:
         _, label, final, choices, log = best
-        lines.append(f"fusion: {label} (loops shared by statements stay shared, so none of their parallel "
-                     "loops is lost; distribution only when it scores better)")
+        why = ("one thread: the nests' vector loops stay, their outer loops now carry the dependences "
+               "between them, and each array is streamed once per outer iteration instead of once per nest"
+               if label.startswith(SHIFT_FUSED) else
+               "loops shared by statements stay shared, so none of their parallel loops is lost; "
+               "distribution only when it scores better")
+        lines.append(f"fusion: {label} ({why})")
         if len(tried) > 1:
             lines.append("  fusion structures compared (deepest statements with a vectorizable innermost loop "
-                         "not taken out of a dependence chain's shadow, "
-                         "tiled statements, minus shared reads split apart, statements with a parallel loop "
-                         "when threads > 1): " + "; ".join(tried))
+                         "not taken out of a dependence chain's shadow, tiled statements, minus shared reads "
+                         "split apart, loops fused onto shared arrays, statements with a parallel loop when "
+                         "threads > 1): " + "; ".join(tried))
         lines += log
     final = replace(final, steps=s.steps + (step_text(threads, sizes),))
     lines.append(f"result: {final.text()}")
