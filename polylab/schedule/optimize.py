@@ -352,7 +352,8 @@ class _Layout:
             pos += len(rows[n]) if self.separate else 0
         return out
 
-    def build(self, rows: dict[str, Sequence[Aff]], steps: Sequence[str]) -> Schedule:
+    def vectors(self, rows: dict[str, Sequence[Aff]]) -> dict[str, list[Aff]]:
+        """Each statement's whole time vector."""
         width = self.width
         offset = self.offsets(rows)
         total = (sum(len(r) for r in rows.values()) if self.separate
@@ -366,8 +367,11 @@ class _Layout:
             for k, a in enumerate(rows[n]):
                 block[offset[n] - width + k] = a
             affs[n] = vec + block
+        return affs
+
+    def build(self, rows: dict[str, Sequence[Aff]], steps: Sequence[str]) -> Schedule:
         # every vector has the same length and comes from map_from_affs: no normalisation needed
-        maps = {n: self.map_of(n, a) for n, a in affs.items()}
+        maps = {n: self.map_of(n, a) for n, a in self.vectors(rows).items()}
         return Schedule(self.scop, MappingProxyType(maps), tuple(steps), frozenset(), (), self.base.deps,
                         MappingProxyType({}))
 
@@ -379,17 +383,18 @@ class _Layout:
         return self.maps[key]
 
 
-def _score(s: Schedule, stmt: Statement) -> tuple:
-    """The statement's score in schedule ``s`` (larger is better; see the module text)."""
-    dims = loop_dims(s, stmt.name)
-    par = [k for k, d in enumerate(dims) if d in s.marked]
+def _score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement) -> tuple:
+    """The score of statement ``stmt`` with time vector ``vec`` and parallel dimensions ``marked``
+    (larger is better; see the module text)."""
+    dims = [d for d, a in enumerate(vec) if not a.is_cst()]
+    par = [k for k, d in enumerate(dims) if d in marked]
     if not dims:
         return (0, 0, 0, 0, 0)
-    inner = s.affs[stmt.name][dims[-1]]
+    inner = vec[dims[-1]]
     k = iterator_of(inner, stmt)
     stride1 = is_stride_one(stmt, k)
-    vector = dims[-1] in s.marked and stride1
-    inner = 3 if vector else (2 if stride1 else (1 if dims[-1] in s.marked else 0))
+    vector = dims[-1] in marked and stride1
+    inner = 3 if vector else (2 if stride1 else (1 if dims[-1] in marked else 0))
     return (-(par[0]) if par else -100, inner, stride_score(stmt, k),
             -len(dims), len(par))
 
@@ -439,20 +444,22 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, flo
             continue
         trial = dict(rows)
         trial[n] = list(shape.loops)
-        cand = replace(layout.build(trial, layout.base.steps), deps=mine if layout.separate else None)
+        cand = replace(layout.build(trial, layout.base.steps), deps=mine)
         tried += 1
         if not is_legal(cand):
             continue
+        vec = layout.vectors(trial)[n]
         if layout.separate:
             start = layout.offsets(trial)[n]
             block = range(start, start + len(shape.loops))
-            marked = prefix_marked | {d for d in block if not cand.is_scalar(d) and cand.is_coincident(d)}
+            marked = prefix_marked | {d for d in block if not vec[d].is_cst() and cand.is_coincident(d)}
             cand = replace(cand, marked=frozenset(marked))
         else:
             cand = mark_parallel(replace(cand, deps=layout.base.dependences))
-        if parallel_loops(cand)[n] < floor_par:
+        n_par = sum(1 for d, a in enumerate(vec) if not a.is_cst() and d in cand.marked)
+        if n_par < floor_par:
             continue
-        key = _score(cand, stmt)
+        key = _score(vec, cand.marked, stmt)
         key = key[:3] + (1 if shape.kind == "tile" else 0,) + key[3:]
         if best is None or key > best[0]:
             best = (key, shape, cand)
@@ -462,7 +469,7 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, flo
     rows = dict(rows)
     rows[n] = list(shape.loops)
     own = frozenset(cand.marked - prefix_marked) if layout.separate else frozenset()
-    choice = StatementChoice(n, shape.kind, shape.text, parallel_loops(cand)[n], key[1] == 3)
+    choice = StatementChoice(n, shape.kind, shape.text, key[-1], key[1] == 3)
     log.append(f"{n} ({stmt.code()}): {shape.text}; {choice.parallel} parallel loop"
                f"{'s' if choice.parallel != 1 else ''}"
                + ("" if key[0] <= -100 else f", outermost parallel at loop depth {-key[0]}")
