@@ -16,7 +16,8 @@ affine maps of its private loops ``(l_1, .., l_m)``:
   parallel: ``S`` independent dependence chains advance together, so a latency-bound loop (each point
   waits for its neighbour) overlaps ``S`` chains; with more than one thread, a tile-level wavefront
   ``(.., floor(a / A) + floor((b + f a) / B), floor(a / A), floor(a / S), b + f a, a)`` runs the tiles of
-  one wave in parallel;
+  one wave in parallel, with ``A = B`` from a cache model (:func:`wave_tile_sizes`: a tile's elements in
+  half the L2 cache of the core that runs it);
 * *tiling* of a permutable band of private loops with sizes from a cache model
   (:func:`cache_tile_sizes`): ``(floor(l_1 / T_1), .., floor(l_k / T_k), l_1, .., l_k)``, offered when
   asked for (``optimize(T, rows, wave, 1)``; ``--tune`` times it) and where an array is reused across the
@@ -34,12 +35,24 @@ keeps the legal candidate with the best score, compared lexicographically:
 5. fewer loops (no strip-mining or tiling that buys nothing of the above);
 6. the number of its parallel loops.
 
+The fusion structures compared (:func:`bases`, scored by :func:`program_key`): the starting schedule's;
+its statements distributed inside the outermost loop or fully; and, for one thread, its sibling perfect
+nests fused with the smallest shifts that keep the dependences, the innermost loop parallel and the
+members' inner ranges equal (:mod:`polylab.schedule.shiftfuse`: jacobi2d's update and copy stream each
+array once per time step instead of twice). A distribution only counts the vector loops it wins for
+statements it does not take out of a dependence chain's *shadow* (:func:`chain_shadowed`: bicg's
+``s[j] +=`` costs nothing while it shares its loop with the chain ``q[i] +=``; split off, its vector loop
+adds its time to the chain's).
+
 Private loops of different statements get separate schedule dimensions (up to
 :data:`SEPARATE_LIMIT` statements), so a loop that is parallel for one statement is not reported
 sequential because another statement's loop at the same depth carries a dependence (isl's coincidence is
-per band member, i.e. per dimension). The result never has fewer parallel loops per statement than the
-source order with :func:`polylab.schedule.parallel` (a candidate with fewer is refused), see
-:func:`parallel_loops`.
+per band member, i.e. per dimension); the parallel dimensions of the result are then the prefix's and
+each block's as found for its statement (exact, see :func:`_from_base`), and those of the structure kept
+are marked once more on the whole schedule, which must agree. The result never has fewer parallel loops
+per statement than the source order with :func:`polylab.schedule.parallel` (a candidate with fewer is
+refused), see :func:`parallel_loops`; for one thread, a fusion with shifts may trade a statement's outer
+parallel loops for locality but never its parallel innermost (vector) loop (:func:`vector_floor`).
 
 Storage steps (folding, dead writes, contraction) change the SCoP and live in the storage layer, which
 adds them around this search in its own ``optimize`` recipe step (:mod:`polylab.storage.steps`).
