@@ -29,7 +29,7 @@ from polylab.schedule import check, original, parallel, parse_schedule
 from polylab.schedule.deps import dependences
 from polylab.schedule.optimize import (cache_sizes, cache_tile_sizes, chain_shadowed, innermost_pairs,
                                        is_stride_one, optimize_schedule, parallel_loops, private_start,
-                                       wave_tile_sizes)
+                                       stream_tile_sizes, wave_tile_sizes)
 from polylab.schedule.optimize import loop_dims
 from polylab.schedule.shiftfuse import same_inner_ranges
 from polylab.schedule.transform import distribute, mark_parallel
@@ -152,6 +152,20 @@ def test_same_inner_ranges_is_exact():
     narrower = isl.Set("[N] -> { [i, j] : 0 <= i < N and 1 <= j < N }")
     assert same_inner_ranges(a, shifted) and same_inner_ranges(shifted, a)
     assert not same_inner_ranges(a, narrower)
+
+
+def test_gemm_at_one_thread_keeps_the_reused_slice_in_l2():
+    """gemm's ``B[k][j]`` is read again for every ``i``: at one thread the k and j loops are tiled outside
+    ``i`` with the cache model's sizes, ``j`` stays the innermost vector loop; with threads, not."""
+    tj, tk = stream_tile_sizes(8)
+    assert tj == 1024 and tk >= 8 and tk * tj * 8 <= cache_sizes()[1] // 2 < 2 * tk * tj * 8
+    s = optimized(scop_of("gemm.c"), "optimize(1)")
+    c = {x.statement: x for x in s.details["optimize"].choices}
+    assert c["S1"].shape == "stream-tile" and c["S1"].vector and "cache model" in c["S1"].why
+    assert s.expressions("S1")[-3:] == ["i", "k", "j"]
+    assert f"floor((j)/{tj})" in s.text() and f"floor((k)/{tk})" in s.text() and check(s).legal
+    two = optimized(scop_of("gemm.c"), "optimize(2)")
+    assert all(x.shape != "stream-tile" for x in two.details["optimize"].choices)
 
 
 def test_wavefront_tiles_come_from_the_cache_model():
