@@ -106,8 +106,12 @@ def test_sweeps_get_strips_and_sl3_its_storage_steps():
     (c,) = seidel.details["optimize"].choices
     assert c.shape == "strips+wave" and "2i" in seidel.text()
     assert parallel_loops(seidel)["S0"] >= 2        # the wave's tiles and the chains
+    # one thread: the wave too, so that the parallel loop is not the strips' innermost one (one OpenMP
+    # start per column)
     one = optimized(scop_of("seidel2d.c"), "optimize(1)")
-    assert one.details["optimize"].choices[0].shape == "strips"
+    assert one.details["optimize"].choices[0].shape == "strips+wave"
+    dims = loop_dims(one, "S0")              # t, the wave, its tiles, the strips, the columns, the chains
+    assert dims[2] in one.marked and dims[0] not in one.marked and dims[1] not in one.marked
 
 
 def test_a_distribution_out_of_a_chains_shadow_is_no_gain():

@@ -14,9 +14,10 @@ affine maps of its private loops ``(l_1, .., l_m)``:
 * *strips* (independent-chain interleaving) of the last two loops ``(a, b)``:
   ``(.., floor(a / S), b + f a, a)`` with the smallest skew ``f >= 0`` that makes the innermost loop ``a``
   parallel: ``S`` independent dependence chains advance together, so a latency-bound loop (each point
-  waits for its neighbour) overlaps ``S`` chains; with more than one thread, a tile-level wavefront
+  waits for its neighbour) overlaps ``S`` chains; and a tile-level wavefront
   ``(.., floor(a / A) + floor((b + f a) / B), floor(a / A), floor(a / S), b + f a, a)`` runs the tiles of
-  one wave in parallel, with ``A = B`` from a cache model (:func:`wave_tile_sizes`: a tile's elements in
+  one wave in parallel (with one thread too: the strips' own parallel loop is innermost, and OpenMP
+  would start it once per column), with ``A = B`` from a cache model (:func:`wave_tile_sizes`: a tile's elements in
   half the L2 cache of the core that runs it);
 * *tiling* of a permutable band of private loops with sizes from a cache model
   (:func:`cache_tile_sizes`): ``(floor(l_1 / T_1), .., floor(l_k / T_k), l_1, .., l_k)``, offered when
@@ -268,14 +269,16 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: S
             rows = sizes.rows
             out.append(Shape("strips", head + (_floor(a, rows), skew, a),
                              f"strips of {rows} rows of {an} along {sk} ({rows} independent chains in flight)"))
-            if sizes.threads != 1:
-                A, B = sizes.wave if all(sizes.wave) else wave_tile_sizes(point_bytes, rows)
-                wave = _floor(a, A).add(_floor(skew, B))
-                out.append(Shape("strips+wave", head + (wave, _floor(a, A), _floor(a, rows), skew, a),
-                                 f"tile-level wavefront of {A}x{B} tiles over ({an}, {sk}), strips of "
-                                 f"{rows} rows inside" + ("" if all(sizes.wave) else
-                                                          f" (tile size from the cache model: L2 "
-                                                          f"{cache_sizes()[1] // 1024} KiB)")))
+            # also for one thread: the strips' only parallel loop is their innermost one, under
+            # sequential loops, and OpenMP would start it once per column (seidel2d: 0.15x of the
+            # source order); the wave's parallel tile loop gives it one start per wave instead
+            A, B = sizes.wave if all(sizes.wave) else wave_tile_sizes(point_bytes, rows)
+            wave = _floor(a, A).add(_floor(skew, B))
+            out.append(Shape("strips+wave", head + (wave, _floor(a, A), _floor(a, rows), skew, a),
+                             f"tile-level wavefront of {A}x{B} tiles over ({an}, {sk}), strips of "
+                             f"{rows} rows inside" + ("" if all(sizes.wave) else
+                                                      f" (tile size from the cache model: L2 "
+                                                      f"{cache_sizes()[1] // 1024} KiB)")))
     return out
 
 
