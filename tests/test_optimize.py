@@ -158,18 +158,20 @@ def test_same_inner_ranges_is_exact():
     assert not same_inner_ranges(a, narrower)
 
 
-def test_gemm_at_one_thread_keeps_the_reused_slice_in_l2():
-    """gemm's ``B[k][j]`` is read again for every ``i``: at one thread the k and j loops are tiled outside
-    ``i`` with the cache model's sizes, ``j`` stays the innermost vector loop; with threads, not."""
+def test_gemm_at_one_thread_keeps_the_reused_slice_in_l2_when_asked():
+    """gemm's ``B[k][j]`` is read again for every ``i``: with cache tiling asked for at one thread, the k
+    and j loops are tiled outside ``i`` with the cache model's sizes, ``j`` stays the innermost vector
+    loop; not by default, not with threads."""
     tj, tk = stream_tile_sizes(8)
     assert tj == 1024 and tk >= 8 and tk * tj * 8 <= cache_sizes()[1] // 2 < 2 * tk * tj * 8
-    s = optimized(scop_of("gemm.c"), "optimize(1)")
+    s = optimized(scop_of("gemm.c"), "optimize(1, 8, 0, 1)")
     c = {x.statement: x for x in s.details["optimize"].choices}
     assert c["S1"].shape == "stream-tile" and c["S1"].vector and "cache model" in c["S1"].why
     assert s.expressions("S1")[-3:] == ["i", "k", "j"]
     assert f"floor((j)/{tj})" in s.text() and f"floor((k)/{tk})" in s.text() and check(s).legal
-    two = optimized(scop_of("gemm.c"), "optimize(2)")
-    assert all(x.shape != "stream-tile" for x in two.details["optimize"].choices)
+    for spec in ("optimize(1)", "optimize(2)", "optimize(2, 8, 0, 1)"):     # only asked for, one thread
+        other = optimized(scop_of("gemm.c"), spec)
+        assert all(x.shape != "stream-tile" for x in other.details["optimize"].choices), spec
 
 
 def test_wavefront_tiles_come_from_the_cache_model():
