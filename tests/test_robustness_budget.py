@@ -193,3 +193,62 @@ def test_an_error_in_the_isolated_computation_comes_back_as_an_isl_error():
 def test_too_complex_is_a_polylab_error_with_its_own_kind():
     err = TooComplexError("too complex for x: more than 1 s", hint="h")
     assert isinstance(err, PolylabError) and err.render().startswith("stopped: too complex for x")
+
+
+def test_a_time_order_under_a_tiled_schedule_is_computed_exactly_in_a_child(monkeypatch):
+    from polylab.storage import islutil as sutil
+
+    calls = []
+    real = sutil.isolated
+    monkeypatch.setattr(sutil, "isolated", lambda f: calls.append(1) or real(f))
+    # a parameter named like an isl keyword travels through the child's text too
+    f = isl.MultiUnionPwAff.from_union_map(isl.UnionMap(
+        "[N] -> { S[i, j] -> [floor(i / 4), floor((i + j) / 3), j]; T[i] -> [floor(i / 2), i, 0] }"))
+    f = f.set_dim_name(isl.dim_type.param, 0, "max")
+    rel = isl.UnionMap("[N] -> { S[i, j] -> S[a, b] : 0 <= i, j, a, b < N; S[i, j] -> T[a] : 0 <= a < i < N }")
+    direct = {"<": rel.lex_lt_at_multi_union_pw_aff(f), "<=": rel.lex_le_at_multi_union_pw_aff(f),
+              "=": rel.eq_at_multi_union_pw_aff(f)}
+    for order, expected in direct.items():
+        got = sutil.restrict_order(rel, f, order)
+        assert got.is_equal(expected), order
+    assert len(calls) == 3
+
+
+def test_contract_under_a_tiled_schedule_stops_at_the_seconds_budget(monkeypatch):
+    # sl3 with its producer fused and tiled: each time order of the contraction's conflict set is one
+    # isl call of many seconds; it runs in a child, so the budget stops it (a fuzz finding: seed 2026)
+    monkeypatch.setenv("POLYLAB_MAX_SECONDS", "2")
+    forked = _record_forks(monkeypatch)
+    scop = polylab.parse_file(polylab.example_path("sl3.sy")).scop
+    with pytest.raises(TooComplexError, match="too complex for the step contract: more than 2 s") as exc:
+        parse_schedule(scop, "fuse_producers; tile_wavefront(8, 8); contract(x)", steps=recipe_steps())
+    assert exc.value.location is not None and exc.value.location.text == "contract(x)"
+    assert forked
+    for pid in forked:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # every child reaped
+
+
+def test_an_isolated_computation_that_passes_the_operation_limit_is_too_complex(monkeypatch):
+    monkeypatch.setenv("POLYLAB_MAX_OPERATIONS", "1000")
+
+    def heavy() -> str:
+        return str(isl.UnionSet("[N] -> { [i, j, k, l] : 0 <= i, j, k, l < N and 3i + 5j - 7k + 11l = N }")
+                   .coalesce().lexmin())
+
+    with pytest.raises(TooComplexError, match="too complex for a heavy step: more than 1,000 isl operations"):
+        with budget.bounded("a heavy step"):
+            budget.isolated(heavy)
+
+
+def test_isls_scheduler_runs_in_a_child_and_stops_at_the_seconds_budget(monkeypatch):
+    # isl's search on adi ran for minutes in one call; in a child the budget stops it
+    from polylab.schedule import isl_scheduler
+
+    monkeypatch.setenv("POLYLAB_MAX_SECONDS", "0.5")
+    forked = _record_forks(monkeypatch)
+    scop = polylab.parse_file(polylab.example_path("polybench/adi.c"), defines={"MINI_DATASET": ""}).scop
+    with pytest.raises(TooComplexError, match="more than 0.5 s"):
+        with budget.bounded("isl's scheduler"):
+            isl_scheduler.isl_schedule(scop)
+    assert forked

@@ -102,8 +102,8 @@ class RunReport:
         return out
 
     def __str__(self) -> str:
-        where = ", ".join(f"{k}={v}" for k, v in self.params.items())
-        lines = [f"{self.target}  ({where}; threads: {self.threads or 'default'})"]
+        where = "".join(f"{k}={v}, " for k, v in self.params.items())
+        lines = [f"{self.target}  ({where}threads: {self.threads or 'default'})"]
         if self.verification is not None:
             lines.append(f"  {self.verification}")
         if self.reason and (self.verification is None or self.verification.reason != self.reason):

@@ -168,13 +168,13 @@ class Verification:
                                 hint="verify at other parameter values" if self.vacuous else None)
 
     def __str__(self) -> str:
-        where = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        where = "".join(f", {k}={v}" for k, v in self.params.items())
         if self.verified is None:
-            head = f"not verified ({self.target}, {where}): {self.reason}"
+            head = f"not verified ({self.target}{where}): {self.reason}"
             return head + (f"\n  compared: {self.coverage}" if self.coverage else "")
         if self.verified:
-            return f"verified ({self.target}, {where}): compared bit for bit {self.coverage}"
-        return (f"VERIFICATION FAILED ({self.target}, {where}): first difference at {self.first_difference}"
+            return f"verified ({self.target}{where}): compared bit for bit {self.coverage}"
+        return (f"VERIFICATION FAILED ({self.target}{where}): first difference at {self.first_difference}"
                 f"\n{self.comparison}" + (f"\n  compared: {self.coverage}" if self.coverage else ""))
 
     def to_json(self) -> dict:

@@ -139,7 +139,9 @@ def _remaining() -> float | None:
 def isolated(compute: Callable[[], str]) -> str:
     """``compute()`` (isl text) run in a forked child process, waited for in Python: the wall-clock budget
     stops it (TooComplexError) and an interrupt stops it at once (KeyboardInterrupt, the child killed and
-    reaped). Where ``fork`` does not exist, ``compute()`` runs here."""
+    reaped). The child inherits isl's operation limit and count: when it passes the limit, the parent
+    raises the same TooComplexError as a computation here would. Where ``fork`` does not exist,
+    ``compute()`` runs here."""
     if not hasattr(os, "fork"):
         return compute()
     read_fd, write_fd = os.pipe()
@@ -148,8 +150,10 @@ def isolated(compute: Callable[[], str]) -> str:
         os.close(read_fd)
         try:
             data = b"T" + compute().encode()
-        except BaseException as exc:  # the parent re-raises it as an isl error
-            data = b"E" + f"{type(exc).__name__}: {exc}".encode()
+        except BaseException as exc:  # the parent re-raises it (as the limit's error, or an isl error)
+            limit = isl.DEFAULT_CONTEXT.get_max_operations()
+            data = (b"L" + str(limit).encode() if _exhausted(isl.DEFAULT_CONTEXT)
+                    else b"E" + f"{type(exc).__name__}: {exc}".encode())
         view = memoryview(data)
         while view:
             view = view[os.write(write_fd, view):]
@@ -178,6 +182,9 @@ def isolated(compute: Callable[[], str]) -> str:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
     data = b"".join(chunks)
+    if data.startswith(b"L"):  # the child inherited the operation limit (and the count) and hit it
+        active = _STACK[-1] if _STACK else _Active("an isolated computation", _HINT, limits(), 0.0)
+        raise _too_complex(active, f"more than {int(data[1:]):,} isl operations")
     if not data.startswith(b"T"):
         raise isl.Error(data[1:].decode(errors="replace") or "the isolated computation died")
     return data[1:].decode()

@@ -11,7 +11,8 @@ from typing import Mapping, TypeVar
 
 import islpy as isl
 
-__all__ = ["fix_parameters", "integer_val", "isl_identifier", "maps_of", "parameter_values", "point_coordinates", "readable",
+__all__ = ["fix_parameters", "integer_val", "isl_identifier", "maps_of", "parameter_values", "point_coordinates",
+           "portable_text", "read_portable", "readable",
            "restore_identifiers", "sets_of"]
 
 _IslObject = TypeVar("_IslObject", isl.Set, isl.Map, isl.UnionSet, isl.UnionMap, isl.BasicSet, isl.BasicMap)
@@ -106,9 +107,34 @@ def restore_identifiers(obj):
     for kind in kinds:
         for k in range(obj.dim(kind)):
             name = obj.get_dim_name(kind, k)
-            if name and name.startswith(STAND_IN):
-                obj = obj.set_dim_id(kind, k, isl.Id(name[len(STAND_IN):]))
+            if name and name.startswith(STAND_IN):  # the identifier isl's parser would give the name
+                # (``isl.Id(name)`` would carry a user object and be a *different* parameter)
+                obj = obj.set_dim_id(kind, k, isl.Id.read_from_str(obj.get_ctx(), name[len(STAND_IN):]))
     return obj
+
+
+def portable_text(umap: isl.UnionMap) -> str:
+    """``umap`` as isl text that reads back as the same relation whatever the program called its names:
+    parameters written through :func:`isl_identifier`, input and output dimensions renamed to stand-ins
+    (dimension names are labels; isl identifies dimensions by position and parameters by name). Read it
+    with :func:`read_portable`. For relations between flat tuples (no wrapped pairs)."""
+    pieces = []
+    for m in maps_of(umap):
+        for k in range(m.dim(isl.dim_type.param)):
+            m = m.set_dim_name(isl.dim_type.param, k, isl_identifier(m.get_dim_name(isl.dim_type.param, k)))
+        for kind, tag in ((isl.dim_type.in_, "a"), (isl.dim_type.out, "b")):
+            for k in range(m.dim(kind)):
+                m = m.set_dim_name(kind, k, f"{STAND_IN}{tag}{k}")
+        pieces.append(str(m))
+    return "\n".join(pieces)
+
+
+def read_portable(text: str, space: isl.Space) -> isl.UnionMap:
+    """The relation written by :func:`portable_text` (``space``: the parameter space of an empty result)."""
+    out = isl.UnionMap.empty(space)
+    for line in text.splitlines():
+        out = out.union(isl.UnionMap.from_map(restore_identifiers(isl.Map(line))))
+    return out
 
 
 def integer_val(ctx: isl.Context, value: int | str) -> isl.Val:

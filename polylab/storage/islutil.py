@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import islpy as isl
 
-from polylab.model.islutil import maps_of, parameter_values, point_coordinates, sets_of
+from polylab.model.budget import isolated
+from polylab.model.islutil import (maps_of, parameter_values, point_coordinates, portable_text, read_portable,
+                                     sets_of)
 from polylab.model.scop import Scop
 from polylab.schedule import Schedule, from_union_map, original, smallest_example
 
@@ -116,16 +118,23 @@ def time_function(T: isl.UnionMap) -> isl.MultiUnionPwAff:
 def restrict_order(rel: isl.UnionMap, T: isl.UnionMap | isl.MultiUnionPwAff, order: str) -> isl.UnionMap:
     """The pairs ``a -> b`` of ``rel`` with ``T(a) order T(b)`` (``order`` one of ``<``, ``<=``, ``=``).
 
-    Restricting a given relation is much cheaper than building the whole order ``{ a -> b : T(a) < T(b) }``.
+    Restricting a given relation is much cheaper than building the whole order ``{ a -> b : T(a) < T(b) }``,
+    but under a fused or tiled schedule (many pieces, integer divisions in ``T``) it is still one isl call
+    that can run for many seconds. So it runs in a child process (:func:`~polylab.model.budget.isolated`,
+    a few milliseconds per call): the time budget and an interrupt stop it, and the relation comes back as
+    exact isl text.
     """
     f = T if isinstance(T, isl.MultiUnionPwAff) else time_function(T)
-    if order == "<":
-        return rel.lex_lt_at_multi_union_pw_aff(f)
-    if order == "<=":
-        return rel.lex_le_at_multi_union_pw_aff(f)
-    if order == "=":
-        return rel.eq_at_multi_union_pw_aff(f)
-    raise ValueError(order)
+    if order not in _ORDERS:
+        raise ValueError(order)
+    return read_portable(isolated(lambda: portable_text(_ORDERS[order](rel, f))), rel.get_space())
+
+
+_ORDERS = {
+    "<": lambda rel, f: rel.lex_lt_at_multi_union_pw_aff(f),
+    "<=": lambda rel, f: rel.lex_le_at_multi_union_pw_aff(f),
+    "=": lambda rel, f: rel.eq_at_multi_union_pw_aff(f),
+}
 
 
 # -- dependences ------------------------------------------------------------------------------------
