@@ -363,6 +363,8 @@ class _Layout:
         #: (statement, time vector) -> its map: a search rebuilds one statement at a time, the others'
         #: vectors repeat (isl affine functions compare and hash by value)
         self.maps: dict[tuple, isl.Map] = {}
+        #: rows -> their parallel dimensions on the whole (shared blocks only, :meth:`whole_marks`)
+        self.marks: dict[tuple, frozenset[int]] = {}
 
     @property
     def width(self) -> int:
@@ -398,6 +400,14 @@ class _Layout:
         maps = {n: self.map_of(n, a) for n, a in self.vectors(rows).items()}
         return Schedule(self.scop, MappingProxyType(maps), tuple(steps), frozenset(), (), self.base.deps,
                         MappingProxyType({}))
+
+    def whole_marks(self, rows: dict[str, Sequence[Aff]]) -> frozenset[int]:
+        """The exactly parallel dimensions of the schedule of ``rows`` on all dependences (shared blocks:
+        a block dimension's coincidence depends on every statement), once per distinct ``rows``."""
+        key = tuple((n, tuple(rows[n])) for n in self.names)
+        if key not in self.marks:
+            self.marks[key] = mark_parallel(self.build(rows, self.base.steps)).marked
+        return self.marks[key]
 
     def map_of(self, n: str, affs: Sequence[Aff]) -> isl.Map:
         """``{ n[x] -> [affs(x)] }``, built once per distinct vector."""
@@ -481,7 +491,7 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, flo
             marked = prefix_marked | {d for d in block if not vec[d].is_cst() and cand.is_coincident(d)}
             cand = replace(cand, marked=frozenset(marked))
         else:
-            cand = mark_parallel(replace(cand, deps=layout.base.dependences))
+            cand = replace(cand, marked=layout.whole_marks(trial))
         n_par = sum(1 for d, a in enumerate(vec) if not a.is_cst() and d in cand.marked)
         if n_par < floor_par:
             continue
@@ -544,6 +554,8 @@ def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: l
     result = layout.build(loops_of, base.steps)
     if exact:
         return replace(result, marked=frozenset(marked)), choices, False
+    if not layout.separate:
+        return replace(result, marked=layout.whole_marks(loops_of)), choices, True
     return mark_parallel(result), choices, True
 
 
