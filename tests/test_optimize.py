@@ -27,7 +27,8 @@ from polylab.errors import AnalysisError, ScheduleError
 from polylab.reference.interpret import same_live_out
 from polylab.schedule import check, original, parallel, parse_schedule
 from polylab.schedule.deps import dependences
-from polylab.schedule.optimize import (cache_sizes, cache_tile_sizes, chain_shadowed, innermost_pairs,
+from polylab.schedule.optimize import (cache_sizes, cache_tile_sizes, chain_shadowed, exact_parallel_loops,
+                                       innermost_pairs,
                                        is_stride_one, optimize_schedule, parallel_loops, private_start,
                                        stream_tile_sizes, wave_tile_sizes)
 from polylab.schedule.optimize import loop_dims
@@ -69,9 +70,11 @@ def test_optimize_keeps_every_parallel_loop_of_the_source_order(name):
     base = parallel(original(scop))
     s = optimized(scop)
     assert check(s).legal, s.text()
-    before, after = parallel_loops(base), parallel_loops(s)
+    # the exactly parallel loops (OpenMP leaves out an innermost one inside sequential row loops)
+    before, after = parallel_loops(base), exact_parallel_loops(s)
     for stmt, n in before.items():
         assert after.get(stmt, 0) >= n, (name, stmt, before, after, s.text())
+    assert s.marked <= set(s.parallel_dims)
     # the report explains the result: one line per statement it rewrote, and the final schedule
     report = s.details["optimize"]
     assert report.lines[-2].startswith("result:") or any(x.startswith("result:") for x in report.lines)
@@ -141,7 +144,8 @@ def test_sibling_stencil_nests_fuse_with_shifts_at_one_thread():
     assert "S1 + (1, 0)" in " ".join(one.details["optimize"].lines)
     assert one.expressions("S1")[2:4] == ["1 + i", "j"] and one.expressions("S0")[2:4] == ["i", "j"]
     assert check(one).legal and innermost_pairs(one) == {("S0", "S1")}
-    assert {d for d in loop_dims(one, "S0")[-1:]} <= one.marked          # the vector loop
+    inner = loop_dims(one, "S0")[-1]         # the vector loop: parallel, without OpenMP (one start per row)
+    assert inner in one.parallel_dims and inner not in one.marked
     # with threads the row loops stay parallel: no fusion
     two = optimized(scop, "optimize(2)")
     assert innermost_pairs(two) == set() and parallel_loops(two)["S0"] == 2
@@ -172,6 +176,18 @@ def test_gemm_at_one_thread_keeps_the_reused_slice_in_l2_when_asked():
     for spec in ("optimize(1)", "optimize(2)", "optimize(2, 8, 0, 1)"):     # only asked for, one thread
         other = optimized(scop_of("gemm.c"), spec)
         assert all(x.shape != "stream-tile" for x in other.details["optimize"].choices), spec
+
+
+def test_openmp_is_not_started_once_per_row():
+    """atax's ``y[j] += A[i][j] * tmp[i]`` is parallel in ``j`` only, inside the sequential row loop ``i``:
+    no OpenMP loop there (it would start once per row); jacobi-1d's ``i`` inside the time loop ``t``
+    (no subscript) keeps its OpenMP loop."""
+    atax = optimized(scop_of("polybench/atax.c"))
+    d = loop_dims(atax, "S3")[-1]
+    assert d in atax.parallel_dims and d not in atax.marked
+    assert any("left to the vectorizer" in x for x in atax.details["optimize"].lines)
+    jac = optimized(scop_of("polybench/jacobi-1d.c"))
+    assert all(loop_dims(jac, n)[-1] in jac.marked for n in ("S0", "S1"))
 
 
 def test_wavefront_tiles_come_from_the_cache_model():
