@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import islpy as isl
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 
@@ -26,8 +27,13 @@ from polylab.errors import AnalysisError, ScheduleError
 from polylab.reference.interpret import same_live_out
 from polylab.schedule import check, original, parallel, parse_schedule
 from polylab.schedule.deps import dependences
-from polylab.schedule.optimize import (cache_tile_sizes, is_stride_one, optimize_schedule, parallel_loops,
-                                       private_start)
+from polylab.schedule.optimize import (cache_sizes, cache_tile_sizes, chain_shadowed, exact_parallel_loops,
+                                       innermost_pairs,
+                                       is_stride_one, optimize_schedule, parallel_loops, private_start,
+                                       stream_tile_sizes, wave_tile_sizes)
+from polylab.schedule.optimize import loop_dims
+from polylab.schedule.shiftfuse import same_inner_ranges
+from polylab.schedule.transform import distribute, mark_parallel
 from polylab.storage import recipe_steps
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -64,12 +70,16 @@ def test_optimize_keeps_every_parallel_loop_of_the_source_order(name):
     base = parallel(original(scop))
     s = optimized(scop)
     assert check(s).legal, s.text()
-    before, after = parallel_loops(base), parallel_loops(s)
+    # the exactly parallel loops (OpenMP leaves out an innermost one inside sequential row loops)
+    before, after = parallel_loops(base), exact_parallel_loops(s)
     for stmt, n in before.items():
         assert after.get(stmt, 0) >= n, (name, stmt, before, after, s.text())
+    assert s.marked <= set(s.parallel_dims)
     # the report explains the result: one line per statement it rewrote, and the final schedule
     report = s.details["optimize"]
     assert report.lines[-2].startswith("result:") or any(x.startswith("result:") for x in report.lines)
+    # the parallel loops composed from the statements' blocks are those of the whole schedule
+    assert not any("refused by the check of the whole schedule" in x for x in report.lines), report.lines
     assert {c.statement for c in report.choices} <= {st.name for st in s.scop.statements}
 
 
@@ -99,8 +109,100 @@ def test_sweeps_get_strips_and_sl3_its_storage_steps():
     (c,) = seidel.details["optimize"].choices
     assert c.shape == "strips+wave" and "2i" in seidel.text()
     assert parallel_loops(seidel)["S0"] >= 2        # the wave's tiles and the chains
+    # one thread: the wave too, so that the parallel loop is not the strips' innermost one (one OpenMP
+    # start per column)
     one = optimized(scop_of("seidel2d.c"), "optimize(1)")
-    assert one.details["optimize"].choices[0].shape == "strips"
+    assert one.details["optimize"].choices[0].shape == "strips+wave"
+    dims = loop_dims(one, "S0")              # t, the wave, its tiles, the strips, the columns, the chains
+    assert dims[2] in one.marked and dims[0] not in one.marked and dims[1] not in one.marked
+
+
+def test_a_distribution_out_of_a_chains_shadow_is_no_gain():
+    """bicg: ``s[j] += r[i] * A[i][j]`` shares its ``j`` loop with the chain ``q[i] += A[i][j] * p[j]``;
+    distributing gives ``s`` a vector loop but the chain stays, so the fusion is kept."""
+    scop = scop_of("polybench/bicg.c")
+    src = mark_parallel(original(scop))
+    split = mark_parallel(distribute(original(scop), 2))
+    assert ("S2", "S3") in innermost_pairs(src) and ("S2", "S3") not in innermost_pairs(split)
+    assert "S2" in chain_shadowed(src, split)          # S3's j loop is a chain, S2 was in its shadow
+    assert chain_shadowed(src, src) == set()
+    for threads in (1, 2):
+        s = optimized(scop, f"optimize({threads})")
+        assert ("S2", "S3") in innermost_pairs(s), s.text()
+        assert any(x.startswith("fusion: fusion kept") for x in s.details["optimize"].lines)
+    # 2mm's distribution still pays: its reduction gets a vector loop and no chain is left behind
+    mm = optimized(scop_of("polybench/2mm.c"))
+    assert any(x.startswith("fusion: statements distributed") for x in mm.details["optimize"].lines)
+
+
+def test_sibling_stencil_nests_fuse_with_shifts_at_one_thread():
+    """jacobi2d's update and copy sweep the same rows: fused, the copy one row later, the row loop now
+    carries their dependences and the column loop stays parallel (a vector loop without guards)."""
+    scop = scop_of("jacobi2d.c")
+    one = optimized(scop, "optimize(1)")
+    assert any(x.startswith("fusion: sibling nests fused with shifts") for x in one.details["optimize"].lines)
+    assert "S1 + (1, 0)" in " ".join(one.details["optimize"].lines)
+    assert one.expressions("S1")[2:4] == ["1 + i", "j"] and one.expressions("S0")[2:4] == ["i", "j"]
+    assert check(one).legal and innermost_pairs(one) == {("S0", "S1")}
+    inner = loop_dims(one, "S0")[-1]         # the vector loop: parallel, without OpenMP (one start per row)
+    assert inner in one.parallel_dims and inner not in one.marked
+    # with threads the row loops stay parallel: no fusion
+    two = optimized(scop, "optimize(2)")
+    assert innermost_pairs(two) == set() and parallel_loops(two)["S0"] == 2
+    # fdtd2d's updates run different column ranges (guards in a fused loop): kept apart
+    fd = optimized(scop_of("fdtd2d.c"), "optimize(1)")
+    assert not any("fused with shifts" in x for x in fd.details["optimize"].lines)
+
+
+def test_same_inner_ranges_is_exact():
+    a = isl.Set("[N] -> { [i, j] : 0 <= i < N and 0 <= j < N }")
+    shifted = isl.Set("[N] -> { [i, j] : 1 <= i <= N and 0 <= j < N }")     # other rows, same columns
+    narrower = isl.Set("[N] -> { [i, j] : 0 <= i < N and 1 <= j < N }")
+    assert same_inner_ranges(a, shifted) and same_inner_ranges(shifted, a)
+    assert not same_inner_ranges(a, narrower)
+
+
+def test_gemm_at_one_thread_keeps_the_reused_slice_in_l2_when_asked():
+    """gemm's ``B[k][j]`` is read again for every ``i``: with cache tiling asked for at one thread, the k
+    and j loops are tiled outside ``i`` with the cache model's sizes, ``j`` stays the innermost vector
+    loop; not by default, not with threads."""
+    tj, tk = stream_tile_sizes(8)
+    assert tj == 1024 and tk >= 8 and tk * tj * 8 <= cache_sizes()[1] // 2 < 2 * tk * tj * 8
+    s = optimized(scop_of("gemm.c"), "optimize(1, 8, 0, 1)")
+    c = {x.statement: x for x in s.details["optimize"].choices}
+    assert c["S1"].shape == "stream-tile" and c["S1"].vector and "cache model" in c["S1"].why
+    assert s.expressions("S1")[-3:] == ["i", "k", "j"]
+    assert f"floor((j)/{tj})" in s.text() and f"floor((k)/{tk})" in s.text() and check(s).legal
+    for spec in ("optimize(1)", "optimize(2)", "optimize(2, 8, 0, 1)"):     # only asked for, one thread
+        other = optimized(scop_of("gemm.c"), spec)
+        assert all(x.shape != "stream-tile" for x in other.details["optimize"].choices), spec
+
+
+def test_openmp_is_not_started_once_per_row():
+    """atax's ``y[j] += A[i][j] * tmp[i]`` is parallel in ``j`` only, inside the sequential row loop ``i``:
+    no OpenMP loop there (it would start once per row); jacobi-1d's ``i`` inside the time loop ``t``
+    (no subscript) keeps its OpenMP loop."""
+    atax = optimized(scop_of("polybench/atax.c"))
+    d = loop_dims(atax, "S3")[-1]
+    assert d in atax.parallel_dims and d not in atax.marked
+    assert any("left to the vectorizer" in x for x in atax.details["optimize"].lines)
+    jac = optimized(scop_of("polybench/jacobi-1d.c"))
+    assert all(loop_dims(jac, n)[-1] in jac.marked for n in ("S0", "S1"))
+
+
+def test_wavefront_tiles_come_from_the_cache_model():
+    _, l2 = cache_sizes()
+    for point_bytes in (4, 8, 16, 24):
+        t, u = wave_tile_sizes(point_bytes)
+        assert t == u and t & (t - 1) == 0 and t >= 16
+        assert point_bytes * t * t <= l2 // 2 or t == 16
+        assert point_bytes * (2 * t) ** 2 > l2 // 2
+    assert wave_tile_sizes(4)[0] >= wave_tile_sizes(8)[0] >= wave_tile_sizes(16)[0]
+    seidel = optimized(scop_of("seidel2d.c"), "optimize(2)")      # one array of double
+    t = wave_tile_sizes(8)[0]
+    assert f"floor((i)/{t})" in seidel.text() and "cache model" in seidel.details["optimize"].choices[0].why
+    fixed = optimized(scop_of("seidel2d.c"), "optimize(2, 8, 64)")
+    assert "floor((i)/64)" in fixed.text() and "cache model" not in fixed.details["optimize"].choices[0].why
 
 
 def test_mvt_transposed_product_gets_a_parallel_tile_loop_and_a_vector_loop():

@@ -418,7 +418,15 @@ def _raw_pairs(scop: Scop, st: LoopStructure, kind: str) -> dict[tuple[str, int,
     """Per pair of references of ``kind``: ``{ S[x] -> T[y] : same element, (theta_S(x), o_S) <lex
     (theta_T(y), o_T) }`` within the context, *including* a read and the write of one instance."""
     want_src, want_snk = _PAIR[kind]
-    times = {(s.name, a.index): _extended_time(st, s.name, a) for s, a in scop.accesses()}
+    memo: dict[tuple[str, str], isl.Map] = {}
+
+    def times(stmt: str, acc: Access) -> isl.Map:
+        # one extended time map per statement and access kind, built when a pair first needs it
+        key = (stmt, acc.kind)
+        if key not in memo:
+            memo[key] = _extended_time(st, stmt, acc)
+        return memo[key]
+
     out = {}
     for s, a in scop.accesses():
         if a.kind != want_src:
@@ -430,7 +438,7 @@ def _raw_pairs(scop: Scop, st: LoopStructure, kind: str) -> dict[tuple[str, int,
             same = a.relation.apply_range(b.relation.reverse()).intersect_params(scop.context)
             if same.is_empty():
                 continue
-            rel = same.intersect(times[(s.name, a.index)].lex_lt_map(times[(t.name, b.index)]))
+            rel = same.intersect(times(s.name, a).lex_lt_map(times(t.name, b)))
             if not rel.is_empty():
                 out[(s.name, a.index, t.name, b.index)] = rel.coalesce()
     return out

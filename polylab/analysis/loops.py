@@ -152,8 +152,21 @@ class LoopStructure:
         n = self.common_prefix(s, t)
         return tuple(k for k in range(n) if self.dims[s][k].is_loop)
 
+    @cached_property
+    def time_maps(self) -> dict[str, isl.Map]:
+        """The whole time maps built so far (:meth:`time_map` without ``positions``), one per statement:
+        the dependence analysis asks for them once per pair of accesses and kind."""
+        return {}
+
     def time_map(self, stmt: str, positions: tuple[int, ...] | None = None) -> isl.Map:
         """``{ S[x] -> [theta_S(x)] }`` restricted to ``S``'s domain (only ``positions`` when given)."""
+        if positions is None:
+            if stmt not in self.time_maps:
+                self.time_maps[stmt] = self._time_map(stmt, None)
+            return self.time_maps[stmt]
+        return self._time_map(stmt, positions)
+
+    def _time_map(self, stmt: str, positions: tuple[int, ...] | None) -> isl.Map:
         st = self.scop.statement(stmt)
         dims = self.dims[stmt]
         ctx = st.domain.get_ctx()

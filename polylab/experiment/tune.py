@@ -5,7 +5,7 @@ The candidates are recipe specs, so the winner can be replayed anywhere a spec i
 * ``optimize(T)`` -- the optimizer's own choice for ``T`` threads (:mod:`polylab.storage.optimize`);
 * ``optimize(1)`` when ``T > 1`` -- the same without the strips' tile-level wavefront;
 * ``optimize(T, rows, wave)`` for other strip rows and wavefront tile sizes (only where the optimizer
-  made strips), and ``optimize(T, 8, 256, 1)``: with cache tiling offered (a candidate that gives the
+  made strips), and ``optimize(T, 8, 0, 1)``: with cache tiling offered (a candidate that gives the
   same schedule as an earlier one is not timed twice);
 * ``parallel`` -- the source order with its parallel loops marked: the fallback.
 
@@ -31,7 +31,8 @@ from polylab.schedule import Schedule
 from polylab.schedule.optimize import STRIP_ROWS, WAVE_TILE
 
 #: strip rows and wavefront tile sizes tried besides the optimizer's defaults
-ALTERNATIVES = ((16, 256), (8, 128), (4, 512))
+#: (0: the cache model's tile size, see :func:`polylab.schedule.optimize.wave_tile_sizes`)
+ALTERNATIVES = ((16, 0), (8, 256), (8, 64))
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
                      f"still read")
         cur = _same_times(cur, dead, "remove_dead_writes")
     try:
-        inter, irep = interleave(cur.scop, cur)
+        inter, irep = interleave(cur.scop, cur, explain=False)
         lines.append(f"interleave: producers {', '.join(irep.producers)} run in the iteration of their "
                      f"first consumer ({irep.rule})")
         cur = inter
