@@ -263,7 +263,8 @@ def test_optimize_is_exact_on_random_nests(src):
         return
     assert check(s).legal
     before = parallel_loops(parallel(original(scop)))
-    assert all(parallel_loops(s).get(k, 0) >= v for k, v in before.items())
+    assert all(exact_parallel_loops(s).get(k, 0) >= v for k, v in before.items())
+    assert s.marked <= set(s.parallel_dims)
     assert same_live_out(scop, s.scop, {"N": 3, "M": 2}, schedule=s.union_map) == [], (src, s.text())
     event(",".join(sorted({c.shape for c in s.details["optimize"].choices})) or "nothing private")
 
