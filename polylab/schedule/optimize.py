@@ -73,6 +73,7 @@ from typing import Sequence
 import islpy as isl
 
 from polylab.model import Statement
+from polylab.model.islutil import point_coordinates
 from polylab.render import Displayable, esc
 from polylab.schedule.core import Schedule, const_aff, const_value, map_from_affs
 from polylab.schedule.legality import is_legal, violating_pairs
@@ -92,6 +93,8 @@ WAVE_TILE = (0, 0)
 ELEMENT_BYTES = MappingProxyType({"char": 1, "short": 2, "int": 4, "float": 4, "long": 8, "double": 8})
 #: the label of the fusion structure of :mod:`polylab.schedule.shiftfuse`
 SHIFT_FUSED = "sibling nests fused with shifts"
+#: a parallel loop with fewer iterations than this for every parameter value does not count as parallel
+MIN_PARALLEL_SPAN = 32
 #: strip-mining size of a parallel stride-1 loop
 PAR_STRIP = 32
 
@@ -417,18 +420,43 @@ class _Layout:
         return self.maps[key]
 
 
+@lru_cache(maxsize=65536)
+def value_span(aff: Aff, domain: isl.Set) -> int | None:
+    """How many values the time dimension ``aff`` can take over ``domain`` when that number is bounded by
+    a constant, for all parameter values together (``max - min + 1`` of the image with the parameters
+    projected out, exact); None when it grows with the parameters. A dimension of span 1 is no loop at
+    all (``floor(t / 128)`` for ``0 <= t < 10``); a parallel loop of constant span gives a fixed amount
+    of parallel work, however large the problem."""
+    img = isl.Map.from_pw_aff(aff).intersect_domain(domain).range()
+    img = img.project_out(isl.dim_type.param, 0, img.dim(isl.dim_type.param))
+    if img.is_empty():
+        return 0
+    if not img.is_bounded():
+        return None
+    (lo,) = point_coordinates(img.lexmin().sample_point())
+    (hi,) = point_coordinates(img.lexmax().sample_point())
+    return hi - lo + 1
+
+
 def _score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement) -> tuple:
     """The score of statement ``stmt`` with time vector ``vec`` and parallel dimensions ``marked``
-    (larger is better; see the module text)."""
-    dims = [d for d, a in enumerate(vec) if not a.is_cst()]
-    par = [k for k, d in enumerate(dims) if d in marked]
+    (larger is better; see the module text). A dimension of constant span 1 (:func:`value_span`) is not
+    a loop, and a parallel loop counts as parallel only when its span grows with the parameters or is
+    at least :data:`MIN_PARALLEL_SPAN`: a loop of a few iterations gives no parallelism worth a thread
+    team (inside a sequential loop, OpenMP would start it once per iteration of that loop for a handful
+    of iterations' work: 250 times slower than the original on ``for (t = 0; t < 10; t++) for (i ..;
+    i += 2) c[i] += 0.25 * c[i - 2]`` under a tile-level wavefront)."""
+    dims = [d for d, a in enumerate(vec) if not a.is_cst() and value_span(a, stmt.domain) != 1]
+    scalable = {d for d in dims if d in marked
+                and (value_span(vec[d], stmt.domain) or MIN_PARALLEL_SPAN) >= MIN_PARALLEL_SPAN}
+    par = [k for k, d in enumerate(dims) if d in scalable]
     if not dims:
         return (0, 0, 0, 0, 0)
     inner = vec[dims[-1]]
     k = iterator_of(inner, stmt)
     stride1 = is_stride_one(stmt, k)
-    vector = dims[-1] in marked and stride1
-    inner = 3 if vector else (2 if stride1 else (1 if dims[-1] in marked else 0))
+    vector = dims[-1] in scalable and stride1
+    inner = 3 if vector else (2 if stride1 else (1 if dims[-1] in scalable else 0))
     return (-(par[0]) if par else -100, inner, stride_score(stmt, k),
             -len(dims), len(par))
 

@@ -1,0 +1,54 @@
+"""A parallel loop of a few iterations is no parallelism worth a thread team: the optimizer counts a
+loop as parallel only when its number of values grows with the parameters (or is large), and a time
+dimension that takes one value is no loop (:func:`polylab.schedule.optimize.value_span`, exact)."""
+
+from __future__ import annotations
+
+import islpy as isl
+import pytest
+
+import polylab
+from polylab.reference.interpret import same_live_out
+from polylab.schedule import parse_schedule
+from polylab.schedule.optimize import MIN_PARALLEL_SPAN, value_span
+from polylab.storage import recipe_steps
+
+# a time loop of 10 steps around a strided recurrence: the only parallel loop a tile-level wavefront
+# can offer is t (10 values) inside the sequential wave over n; OpenMP started it once per wave step
+SHORT_TIME = """
+void k(int n, double b[n + 1], double c[n + 1]) {
+#pragma scop
+  for (int i = 1; i < n; i++)
+    c[i] = b[i] - b[i - 1];
+  for (int t = 0; t < 10; t++)
+    for (int i = 2; i < n; i += 2)
+      c[i] = c[i] + 0.25 * c[i - 2];
+#pragma endscop
+}
+"""
+
+
+@pytest.mark.parametrize("aff, domain, span", [
+    ("[n] -> { S[t, i] -> [(floor(t / 128))] }", "[n] -> { S[t, i] : 0 <= t < 10 and 0 <= i < n }", 1),
+    ("[n] -> { S[t, i] -> [(t)] }", "[n] -> { S[t, i] : 0 <= t < 10 and 0 <= i < n }", 10),
+    ("[n] -> { S[t, i] -> [(floor(t / 4))] }", "[n] -> { S[t, i] : 0 <= t < 10 and 0 <= i < n }", 3),
+    ("[n] -> { S[t, i] -> [(i + 3t)] }", "[n] -> { S[t, i] : 0 <= t < 10 and 0 <= i < n }", None),
+    ("[n] -> { S[t, i] -> [(i)] }", "[n] -> { S[t, i] : 0 <= t < 10 and 0 <= i < n and i < 7 }", 7),
+    ("[n] -> { S[t, i] -> [(i)] }", "[n] -> { S[t, i] : 0 <= t < 10 and 0 <= i < n and n < 0 }", 0),
+])
+def test_value_span_is_exact(aff, domain, span):
+    assert value_span(isl.PwAff(aff), isl.Set(domain)) == span
+
+
+def test_a_short_parallel_loop_is_not_chosen_over_the_source_order():
+    scop = polylab.parse(SHORT_TIME).scop
+    for threads in (1, 2):
+        s = parse_schedule(scop, f"optimize({threads})", steps=recipe_steps())
+        rec = next(c for c in s.details["optimize"].choices if c.statement == "S1")
+        assert rec.shape == "keep", rec.why          # no strips or wavefront around the 10-step t loop
+        for d in s.marked:                           # and no OpenMP loop of a handful of iterations
+            a = s.affs["S1"][d]
+            if not a.is_cst():
+                span = value_span(a, s.scop.statement("S1").domain)
+                assert span is None or span >= MIN_PARALLEL_SPAN
+        assert same_live_out(scop, s.scop, {"n": 23}, schedule=s.union_map) == []
