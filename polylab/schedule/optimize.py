@@ -36,6 +36,11 @@ keeps the legal candidate with the best score, compared lexicographically:
 5. fewer loops (no strip-mining or tiling that buys nothing of the above);
 6. the number of its parallel loops.
 
+Loops are counted by what they do for every parameter value (:func:`value_span`, exact): a time
+dimension that takes one value is no loop; a parallel loop of fewer than :data:`MIN_PARALLEL_SPAN`
+iterations is not counted as parallel; loops of fewer than :data:`UNROLLED_SPAN` iterations inside are
+unrolled by the compiler, so "innermost" means the last loop with more.
+
 The fusion structures compared (:func:`bases`, scored by :func:`program_key`): the starting schedule's;
 its statements distributed inside the outermost loop or fully; and, for one thread, its sibling perfect
 nests fused with the smallest shifts that keep the dependences, the innermost loop parallel and the
@@ -95,6 +100,8 @@ ELEMENT_BYTES = MappingProxyType({"char": 1, "short": 2, "int": 4, "float": 4, "
 SHIFT_FUSED = "sibling nests fused with shifts"
 #: a parallel loop with fewer iterations than this for every parameter value does not count as parallel
 MIN_PARALLEL_SPAN = 32
+#: a loop with fewer iterations than this for every parameter value is unrolled by the compiler
+UNROLLED_SPAN = 8
 #: strip-mining size of a parallel stride-1 loop
 PAR_STRIP = 32
 
@@ -452,11 +459,16 @@ def _score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement) -> tuple
     par = [k for k, d in enumerate(dims) if d in scalable]
     if not dims:
         return (0, 0, 0, 0, 0)
-    inner = vec[dims[-1]]
+    # loops of a few constant iterations inside are unrolled by the compiler (gcc -O3 peels them
+    # completely): the loop that runs innermost in the machine code is the last one with more
+    # (a 3x3 convolution keeps its 9-term sum in a register and vectorizes the column loop around it)
+    long_dims = [d for d in dims if (value_span(vec[d], stmt.domain) or UNROLLED_SPAN) >= UNROLLED_SPAN]
+    last = long_dims[-1] if long_dims else dims[-1]
+    inner = vec[last]
     k = iterator_of(inner, stmt)
     stride1 = is_stride_one(stmt, k)
-    vector = dims[-1] in scalable and stride1
-    inner = 3 if vector else (2 if stride1 else (1 if dims[-1] in scalable else 0))
+    vector = last in scalable and stride1
+    inner = 3 if vector else (2 if stride1 else (1 if last in scalable else 0))
     return (-(par[0]) if par else -100, inner, stride_score(stmt, k),
             -len(dims), len(par))
 
