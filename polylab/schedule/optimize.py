@@ -453,16 +453,20 @@ def _score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement) -> tuple
     team (inside a sequential loop, OpenMP would start it once per iteration of that loop for a handful
     of iterations' work: 250 times slower than the original on ``for (t = 0; t < 10; t++) for (i ..;
     i += 2) c[i] += 0.25 * c[i - 2]`` under a tile-level wavefront)."""
-    dims = [d for d, a in enumerate(vec) if not a.is_cst() and value_span(a, stmt.domain) != 1]
-    scalable = {d for d in dims if d in marked
-                and (value_span(vec[d], stmt.domain) or MIN_PARALLEL_SPAN) >= MIN_PARALLEL_SPAN}
+    span = {d: value_span(a, stmt.domain) for d, a in enumerate(vec) if not a.is_cst()}
+
+    def at_least(d: int, bound: int) -> bool:  # unbounded (None) and empty (0) spans count as long
+        return (span[d] or bound) >= bound
+
+    dims = [d for d in span if span[d] != 1]
+    scalable = {d for d in dims if d in marked and at_least(d, MIN_PARALLEL_SPAN)}
     par = [k for k, d in enumerate(dims) if d in scalable]
     if not dims:
         return (0, 0, 0, 0, 0)
     # loops of a few constant iterations inside are unrolled by the compiler (gcc -O3 peels them
     # completely): the loop that runs innermost in the machine code is the last one with more
     # (a 3x3 convolution keeps its 9-term sum in a register and vectorizes the column loop around it)
-    long_dims = [d for d in dims if (value_span(vec[d], stmt.domain) or UNROLLED_SPAN) >= UNROLLED_SPAN]
+    long_dims = [d for d in dims if at_least(d, UNROLLED_SPAN)]
     last = long_dims[-1] if long_dims else dims[-1]
     inner = vec[last]
     k = iterator_of(inner, stmt)
