@@ -8,6 +8,7 @@ depending on the program's parameter.)"""
 
 from __future__ import annotations
 
+import islpy as isl
 import pytest
 
 from polylab.experiment import verify
@@ -45,7 +46,7 @@ def test_a_keyword_named_parameter_contracts_like_an_ordinary_one(name):
     assert [a.name for a in buf] == [a.name for a in ref] == ["xbuf"]
     # same number of parameters everywhere (no second, unconstrained copy of the keyword-named one)
     for st in kw.scop.statements:
-        assert st.domain.dim(__import__("islpy").dim_type.param) == 1, str(st.domain)
+        assert st.domain.dim(isl.dim_type.param) == 1, str(st.domain)
     assert kw.text().replace(name, "n") == plain.text()
 
 
