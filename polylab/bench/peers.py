@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from polylab import toolchain as tc
-from polylab.bench.runner import ERROR, NOT_RUN, UNVERIFIED, VERIFIED, CaseResult, run_case as run_variant_case
+from polylab.bench.runner import ERROR, NOT_RUN, UNVERIFIED, VERIFIED, CaseResult, Retime, run_case as run_variant_case
 from polylab.bench.sweep import Case, Kernel
 from polylab.codegen import generate, original_program
 from polylab.codegen.harness import live_out_points, original_kernel
@@ -426,7 +426,8 @@ def measure_peer(peer: Peer, kernel: Kernel, case: Case, baseline: tc.Timing | N
                                threads=case.threads, timeout=timeout)
     except PolylabError as err:   # the peer's program did not compile, crashed or ran too long
         return replace(row, status=ERROR, reason=f"{type(err).__name__}: {' '.join(err.message.splitlines()[:3])}")
-    return replace(row, status=VERIFIED, seconds=seconds, baseline=baseline, reason=note or None)
+    return replace(row, status=VERIFIED, seconds=seconds, baseline=baseline, reason=note or None,
+                   retime=Retime(timed, tuple(param_args(kernel.scop, values)), case.threads, timeout))
 
 
 @dataclass(frozen=True)

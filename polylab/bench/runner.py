@@ -2,7 +2,13 @@
 
 For every kernel the original program (the region's own text, compiled with ``gcc -O3``) is the
 baseline: it is timed before the kernel's variants and again after them, and the runs of both are pooled,
-so a busy moment of the machine does not bias every speedup of a kernel. For every case the variant is built (schedule and storage steps), its code is
+so a busy moment of the machine does not bias every speedup of a kernel. With ``rounds > 1`` the timed
+runs are *interleaved*: the ``repeat`` runs of every case are split into ``rounds`` shares; the first
+pass builds, verifies and times each case with the first share, then each further round times the
+baseline and every verified variant of the kernel once more, in order, with the next share, and the runs
+of all rounds are pooled. A slow minute of a shared machine (measured here: one variant's five runs at
+110 ms next to the same code at 70 ms a minute later) then falls on every variant and on the baseline
+alike instead of on whichever variant ran in it. For every case the variant is built (schedule and storage steps), its code is
 generated, compiled and run at the verification parameters next to the original program, and every
 live-out array is compared bit for bit (:func:`polylab.experiment.verify`). Only a verified variant is
 timed; ``speedup = median(baseline) / median(variant)``. A variant whose output differs is reported as
@@ -30,6 +36,30 @@ VERIFIED, UNVERIFIED, ILLEGAL, ERROR, NOT_RUN = "verified", "unverified", "illeg
 
 
 @dataclass(frozen=True)
+class Retime:
+    """How to time a verified binary once more: its arguments, threads and time limit."""
+
+    binary: tc.Binary
+    args: tuple[int, ...]
+    threads: int | None
+    timeout: float
+
+    def __call__(self, repeat: int, warmup: int) -> tc.Timing:
+        from polylab.experiment import time_program
+
+        return time_program(self.binary, list(self.args), repeat=repeat, warmup=warmup, threads=self.threads,
+                            timeout=self.timeout)
+
+
+def shares(repeat: int, rounds: int) -> tuple[int, ...]:
+    """``repeat`` timed runs split into at most ``rounds`` nearly equal shares, the larger first
+    (5 runs in 3 rounds: 2, 2, 1); never an empty share."""
+    rounds = max(1, min(int(rounds), int(repeat)))
+    base, extra = divmod(int(repeat), rounds)
+    return tuple(base + (1 if k < extra else 0) for k in range(rounds))
+
+
+@dataclass(frozen=True)
 class CaseResult:
     """The outcome of one case (see the module text for ``status``)."""
 
@@ -42,6 +72,8 @@ class CaseResult:
     schedule: str | None = None
     parallel: bool | None = None
     build_seconds: float = 0.0
+    #: times the verified binary again (the later rounds); not part of the result's value
+    retime: Retime | None = field(default=None, compare=False, repr=False)
 
     @property
     def verified(self) -> bool | None:
@@ -183,17 +215,23 @@ def run_case(kernel: Kernel, case: Case, baseline: tc.Timing | None, *, repeat: 
         return CaseResult(case, UNVERIFIED, reason="the variant's output differs from the original's",
                           first_difference=diff, schedule=built.text, parallel=parallel,
                           build_seconds=build_seconds)
+    from polylab.experiment import TIMING_FLAGS
+    from polylab.experiment.verify import compile_variant, param_args
+
+    retime = Retime(compile_variant(report.code, TIMING_FLAGS), tuple(param_args(kernel.scop, report.params)),
+                    case.threads, timeout)   # the binary just timed (the toolchain's build cache)
     return CaseResult(case, VERIFIED, report.seconds, baseline, schedule=built.text, parallel=parallel,
-                      build_seconds=build_seconds)
+                      build_seconds=build_seconds, retime=retime)
 
 
 def run_bench(kernels: Sequence[Kernel], cases: Sequence[Case], *, repeat: int = 3, warmup: int = 1,
-              timeout: float = 300.0, settings: Mapping[str, Any] | None = None,
+              timeout: float = 300.0, rounds: int = 1, settings: Mapping[str, Any] | None = None,
               on_start: Callable[[Case], None] | None = None,
               on_result: Callable[[CaseResult], None] | None = None,
               progress: Callable[[str], None] | None = None,
               run_one: Callable[..., CaseResult] = run_case) -> BenchReport:
-    """Run every case (module text). ``on_start``/``on_result`` are called around each case and
+    """Run every case (module text), the timed runs split into ``rounds`` interleaved rounds per kernel
+    (:func:`shares`). ``on_start``/``on_result`` are called around each case (the first round) and
     ``progress`` with each sub-step (a progress bar hooks in there); nothing is printed. ``run_one``
     measures one case (:func:`run_case`'s signature; :func:`polylab.bench.peers.run_case` adds peers).
 
@@ -206,25 +244,34 @@ def run_bench(kernels: Sequence[Kernel], cases: Sequence[Case], *, repeat: int =
     results: list[CaseResult] = []
     sequential: dict[tuple[str, str, str], CaseResult] = {}
 
-    def baseline_of(case: Case) -> tc.Timing | None:
+    split = shares(repeat, rounds)
+
+    def baseline_of(case: Case, runs: int = split[0]) -> tc.Timing | None:
         try:
             if progress:
                 progress(f"{case.kernel}: timing the original program (gcc -O3)")
-            return time_baseline(by_name[case.kernel], case.params, repeat=repeat, warmup=warmup, timeout=timeout)
+            return time_baseline(by_name[case.kernel], case.params, repeat=runs, warmup=warmup, timeout=timeout)
         except PolylabError as err:
             baseline_errors[case.kernel] = err.message
             return None
 
     def finish(kernel: str, last: Case) -> None:
-        """Time the baseline again after the kernel's variants and use all its runs (before and after),
+        """The kernel's further rounds (the baseline, then every verified variant, once each per round),
+        then the baseline once more after them; every result gets all its runs and all the baseline's,
         so that a slow or busy moment of the machine does not bias every speedup of the kernel."""
         before = baselines.get(kernel)
         if before is None or not any(r.case.kernel == kernel and r.seconds is not None for r in results):
             return
+        runs = list(before.runs)
+        for k, share in enumerate(split[1:], start=2):
+            again = baseline_of(last, share)
+            runs += list(again.runs) if again is not None else []
+            for i, r in enumerate(results):
+                if r.case.kernel == kernel and r.seconds is not None and r.retime is not None:
+                    results[i] = _another_round(r, k, len(split), share, warmup, progress)
         after = baseline_of(last)
-        if after is None:
-            return
-        merged = tc.Timing.from_runs(before.runs + after.runs, threads=None, warmup=before.warmup)
+        runs += list(after.runs) if after is not None else []
+        merged = tc.Timing.from_runs(runs, threads=None, warmup=before.warmup)
         baselines[kernel] = merged
         for i, r in enumerate(results):
             if r.case.kernel == kernel and r.seconds is not None:
@@ -245,7 +292,7 @@ def run_bench(kernels: Sequence[Kernel], cases: Sequence[Case], *, repeat: int =
             if on_result:
                 on_result(seq)
             continue
-        result = run_one(kernel, case, baselines[case.kernel], repeat=repeat, warmup=warmup, timeout=timeout,
+        result = run_one(kernel, case, baselines[case.kernel], repeat=split[0], warmup=warmup, timeout=timeout,
                           progress=(lambda m, c=case: progress(f"{c.kernel} [{c.label}]: {m}"))
                           if progress else None)
         results.append(result)
@@ -259,3 +306,17 @@ def run_bench(kernels: Sequence[Kernel], cases: Sequence[Case], *, repeat: int =
     if baseline_errors:
         info["baseline_errors"] = baseline_errors
     return BenchReport(tuple(results), baselines, info, machine_info(), time.perf_counter() - t0)
+
+
+def _another_round(r: CaseResult, k: int, total: int, share: int, warmup: int,
+                   progress: Callable[[str], None] | None) -> CaseResult:
+    """``r`` with ``share`` more runs of its verified binary (round ``k`` of ``total``) pooled into its
+    times; a crash or timeout now (it ran in the first round) makes it an error with the reason."""
+    if progress:
+        progress(f"{r.case.kernel} [{r.case.label}]: round {k} of {total}")
+    try:
+        more = r.retime(share, warmup)
+    except PolylabError as err:
+        return replace(r, status=ERROR, seconds=None, reason=f"round {k} of {total}: {err.message}")
+    return replace(r, seconds=tc.Timing.from_runs(r.seconds.runs + more.runs, threads=r.seconds.threads,
+                                                  warmup=r.seconds.warmup))

@@ -7,14 +7,17 @@ sweep2d.c jacobi2d.c). A SPEC is 'original', a schedule recipe (``wavefront; par
 contract(x)``), isl text replacing the current schedule (``{ S0[i, j] -> [i + j, j] }``), or a mix
 separated by ';'. ``NAME: SPEC`` names a variant in the table and chart. ``$T`` in a SPEC is replaced by each --tile-sizes value. A variant whose schedule is
 illegal, that fails to build, or whose output differs from the original's is reported as such and never
-timed. The baseline is the original program compiled with gcc -O3, timed once per kernel.
+timed. The baseline is the original program compiled with gcc -O3, timed before, between and after.
 
 Every verified variant is timed with --repeat runs after --warmup runs; speedup = median(baseline) /
-median(variant). OpenMP variants run with each --threads value (the original order once); a variant
+median(variant). The runs are interleaved in --rounds rounds (default 3; --quick: 1): after a kernel's
+variants are built, verified and timed with the first share of the runs, each further round times
+the original and every verified variant once more, in order, and all runs are pooled, so a slow
+moment of a shared machine falls on all of them instead of on one variant. OpenMP variants run with each --threads value (the original order once); a variant
 whose code has no parallel loop shows "1 (seq)" threads in the table.
 
 JSON report (--json FILE): {"polylab", "machine" {cpus, platform, compiler, ...}, "settings" {kernels,
-schedules, threads, tile_sizes, params, repeat, warmup, target, quick}, "baselines" {kernel: {median,
+schedules, threads, tile_sizes, params, repeat, warmup, rounds, target, quick}, "baselines" {kernel: {median,
 min, runs, ...}}, "results": [{kernel, variant, spec, threads, tile_size, params, verify_params, target,
 status ('verified'|'unverified'|'illegal'|'error'|'not run'), verified (true|false|null), median_s, min_s,
 runs, baseline_median_s, baseline_min_s, speedup (null unless verified), parallel, schedule, reason,
@@ -79,6 +82,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "CUDA target; KERNELS, --schedules and --param are then ignored")
     p.add_argument("--repeat", type=int, default=None, help="timed runs per variant (default 3; --quick: 1)")
     p.add_argument("--warmup", type=int, default=None, help="untimed warm-up runs (default 1; --quick: 0)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="interleaved rounds the timed runs are split into, each timing the original and every "
+                        "variant of a kernel in turn (default 3; --quick: 1)")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds allowed per run (default 300)")
     p.add_argument("--json", dest="json_file", metavar="FILE", help="write the JSON report to FILE")
     p.add_argument("--chart", metavar="FILE.png", help="write a bar chart of the speedups to FILE")
@@ -184,6 +190,9 @@ def run(args: argparse.Namespace) -> int:
         raise PolylabError("--repeat must be at least 1")
     if warmup < 0:
         raise PolylabError("--warmup must not be negative")
+    rounds = args.rounds if args.rounds is not None else (1 if quick else 3)
+    if rounds < 1:
+        raise PolylabError("--rounds must be at least 1")
     from polylab.bench import peers
 
     chosen, absent = peers.select(args.peer or None) if args.peers or args.peer else ([], {})
@@ -198,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
                        verify_params=verify_params, quick=quick, target=args.target)
     settings = {"kernels": [k.name for k in kernels], "schedules": specs, "threads": threads, "tile_sizes": tiles,
                 "params": params, "verify_params": verify_params, "repeat": repeat, "warmup": warmup,
-                "target": args.target, "quick": quick, "omp_wait_policy": policy,
+                "rounds": min(rounds, repeat), "target": args.target, "quick": quick, "omp_wait_policy": policy,
                 "peers": [p.to_json() for p in chosen], "peers_absent": absent}
 
     from tqdm import tqdm
@@ -218,8 +227,8 @@ def run(args: argparse.Namespace) -> int:
     with _fresh_cache(args.force):
         try:
             report = bench.run_bench(kernels, cases, repeat=repeat, warmup=warmup, timeout=args.timeout,
-                                     settings=settings, on_start=on_start, on_result=on_result, progress=progress,
-                                     run_one=peers.run_case)
+                                     rounds=rounds, settings=settings, on_start=on_start, on_result=on_result,
+                                     progress=progress, run_one=peers.run_case)
         finally:
             bar.close()
     print(report.table())
