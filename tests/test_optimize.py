@@ -31,7 +31,7 @@ from polylab.schedule.optimize import (cache_sizes, cache_tile_sizes, chain_shad
                                        innermost_pairs,
                                        is_stride_one, optimize_schedule, parallel_loops, private_start,
                                        stream_tile_sizes, wave_tile_sizes)
-from polylab.schedule.optimize import loop_dims
+from polylab.schedule.optimize import TIME_TILE, loop_dims
 from polylab.schedule.shiftfuse import same_inner_ranges
 from polylab.schedule.transform import distribute, mark_parallel
 from polylab.storage import recipe_steps
@@ -99,22 +99,33 @@ def test_sweeps_get_strips_and_sl3_its_storage_steps():
     s = optimized(scop_of("sl3.sy"), "optimize(1)")
     assert s.scop is not scop_of("sl3.sy")
     steps = " ".join(s.details["optimize"].lines)
-    assert "fold_live_ins: 3 read(s)" in steps and "contract(x): " in steps and "xbuf" in steps
+    assert "fold_live_ins: 3 read(s)" in steps and "remove_dead_writes" in steps
+    # after folding, the sweep's planes depend only on the plane before: its (i, j) band is tiled in time,
+    # each tile running its planes with the strips inside; contraction of x is then tried and refused with
+    # the reason (planes of different tiles are live together), never applied unproven
+    assert "contract(x): refused" in steps and "live at the same time" in steps
     sweep = next(c for c in s.details["optimize"].choices if c.shape.startswith("strips"))
-    assert "8 rows" in sweep.why
+    assert sweep.shape == "strips+time-wave" and "8 rows" in sweep.why
     # the innermost loop of the strips runs independent chains: it is exactly parallel
     dims = [d for d, a in enumerate(s.affs[sweep.statement]) if not a.is_cst()]
     assert dims[-1] in s.marked
+    # the time tiles' wavefront is the outermost loop, the tiles of a wave the parallel one inside it
+    assert dims[0] not in s.marked and dims[1] in s.marked
     seidel = optimized(scop_of("seidel2d.c"), "optimize(2)")
     (c,) = seidel.details["optimize"].choices
-    assert c.shape == "strips+wave" and "2i" in seidel.text()
+    # seidel2d's dependences go back in i from one step to the next: its time tiles need the skew i + t
+    assert c.shape == "strips+skewed-time-wave" and "t + i" in seidel.text()
     assert parallel_loops(seidel)["S0"] >= 2        # the wave's tiles and the chains
     # one thread: the wave too, so that the parallel loop is not the strips' innermost one (one OpenMP
     # start per column)
     one = optimized(scop_of("seidel2d.c"), "optimize(1)")
-    assert one.details["optimize"].choices[0].shape == "strips+wave"
-    dims = loop_dims(one, "S0")              # t, the wave, its tiles, the strips, the columns, the chains
-    assert dims[2] in one.marked and dims[0] not in one.marked and dims[1] not in one.marked
+    assert one.details["optimize"].choices[0].shape == "strips+skewed-time-wave"
+    dims = loop_dims(one, "S0")              # the wave, its tiles, t, the strips, the columns, the chains
+    assert dims[1] in one.marked and dims[0] not in one.marked and dims[2] not in one.marked
+    # a sweep of two loops has no time loop to tile: the wavefront of its strips' tiles, sizes from the
+    # cache model
+    sweep = optimized(scop_of("sweep2d.c"), "optimize(1)")
+    assert sweep.details["optimize"].choices[0].shape == "strips+wave"
 
 
 def test_a_distribution_out_of_a_chains_shadow_is_no_gain():
@@ -198,11 +209,14 @@ def test_wavefront_tiles_come_from_the_cache_model():
         assert point_bytes * t * t <= l2 // 2 or t == 16
         assert point_bytes * (2 * t) ** 2 > l2 // 2
     assert wave_tile_sizes(4)[0] >= wave_tile_sizes(8)[0] >= wave_tile_sizes(16)[0]
-    seidel = optimized(scop_of("seidel2d.c"), "optimize(2)")      # one array of double
+    sweep = optimized(scop_of("sweep2d.c"), "optimize(2)")      # one array of double
     t = wave_tile_sizes(8)[0]
-    assert f"floor((i)/{t})" in seidel.text() and "cache model" in seidel.details["optimize"].choices[0].why
-    fixed = optimized(scop_of("seidel2d.c"), "optimize(2, 8, 64)")
+    assert f"floor((i)/{t})" in sweep.text() and "cache model" in sweep.details["optimize"].choices[0].why
+    fixed = optimized(scop_of("sweep2d.c"), "optimize(2, 8, 64)")
     assert "floor((i)/64)" in fixed.text() and "cache model" not in fixed.details["optimize"].choices[0].why
+    # the time tiles of seidel2d: TIME_TILE, or the size given
+    assert f"floor((t)/{TIME_TILE})" in optimized(scop_of("seidel2d.c"), "optimize(2)").text()
+    assert "floor((t)/64)" in optimized(scop_of("seidel2d.c"), "optimize(2, 8, 64)").text()
 
 
 def test_mvt_transposed_product_gets_a_parallel_tile_loop_and_a_vector_loop():
