@@ -19,6 +19,10 @@ affine maps of its private loops ``(l_1, .., l_m)``:
   one wave in parallel (with one thread too: the strips' own parallel loop is innermost, and OpenMP
   would start it once per column), with ``A = B`` from a cache model (:func:`wave_tile_sizes`: a tile's elements in
   half the L2 cache of the core that runs it);
+* *time-tiled strips* of the last three loops ``(t, a, b)`` (:func:`_time_tiled_strips`): the strips of
+  ``(a, b)`` inside a tile-level wavefront over ``(t, a + g t)``, ``g`` in 0, 1: each tile runs ``T``
+  steps of ``t`` over ``T`` rows while they stay in cache, and a wave of tiles is one OpenMP start
+  (sl3 after folding, seidel2d with the skew ``g = 1``);
 * *tiling* of a permutable band of private loops with sizes from a cache model
   (:func:`cache_tile_sizes`): ``(floor(l_1 / T_1), .., floor(l_k / T_k), l_1, .., l_k)``, offered when
   asked for (``optimize(T, rows, wave, 1)``; ``--tune`` times it) and where an array is reused across the
