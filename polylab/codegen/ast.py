@@ -194,6 +194,33 @@ def _mark_coincident(node: isl.ScheduleNode) -> isl.ScheduleNode:
     return node.parent() if marked else node
 
 
+def shared_innermost(schedule) -> frozenset[int]:
+    """The schedule dimensions that are the innermost loop of two or more statements (read from a polylab
+    ``Schedule``'s affine functions, ``affs``; empty for other schedules)."""
+    affs = getattr(schedule, "affs", None)
+    if not affs:
+        return frozenset()
+    last = [max((d for d, a in enumerate(v) if not a.is_cst()), default=None) for v in affs.values()]
+    return frozenset(d for d in set(last) if d is not None and last.count(d) >= 2)
+
+
+def _separate(node: isl.ScheduleNode, dims: frozenset[int]) -> isl.ScheduleNode:
+    """Ask isl to *separate* the loops of the band members at schedule depths ``dims``: a loop shared by
+    statements whose ranges differ (fused with shifts: fdtd2d's updates run columns ``0..NY-1``,
+    ``1..NY-1`` and ``0..NY-2``) is split into pieces each running a fixed set of statements, so the long
+    middle piece has no guard in its body and the compiler vectorizes it; the few boundary iterations
+    become their own pieces. The order of the instances is the schedule's: only the code's shape
+    changes. Returns the node at the same tree position."""
+    if node.get_type() == isl.schedule_node_type.band:
+        depth = node.get_schedule_depth()
+        for k in range(node.band_n_member()):
+            if depth + k in dims:
+                node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
+    for k in range(node.n_children()):
+        node = _separate(node.child(k), dims).parent()
+    return node
+
+
 def _iterator_names(scop: Scop, n: int) -> list[str]:
     taken = set(scop.parameters) | {a.name for a in scop.arrays} | {s.name for s in scop.scalars} | {
         c for c, _ in scop.constants}
@@ -225,6 +252,9 @@ def build(scop: Scop, schedule) -> LoopProgram:
         text = str(umap)
     else:
         sched = tree.intersect_domain(scop.domain)
+        shared = shared_innermost(schedule)
+        if shared:
+            sched = _separate(sched.get_root(), shared).get_schedule()
         root = _mark_coincident(sched.get_root())
         sched = root.get_schedule()
         depth = _tree_depth(sched.get_root())

@@ -87,6 +87,7 @@ from polylab.render import Displayable, esc
 from polylab.schedule.core import Schedule, const_aff, const_value, map_from_affs
 from polylab.schedule.legality import is_legal, violating_pairs
 from polylab.schedule.shiftfuse import fuse_with_shifts
+from polylab.schedule.timetile import time_tiled
 from polylab.schedule.transform import distribute, mark_parallel
 
 #: statements beyond this number share private schedule dimensions (keeps the time vectors short)
@@ -658,6 +659,10 @@ def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: l
 def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[str]]:
     """The parallel dimensions of ``s`` that keep their OpenMP loop, and a line for each one left out.
 
+    A marked dimension inside a marked dimension of every statement that runs it gets no OpenMP loop: the
+    outer one is the parallel loop (a wave of time tiles may hold a single tile, and isl then drops the
+    tile loop, which would leave the inner loop as an OpenMP loop started once per row).
+
     A marked dimension ``d`` is left to the vectorizer (unmarked; it stays exactly parallel) when, for
     every statement with a loop at ``d``, ``d`` is its innermost loop, no loop around it is marked, and a
     loop around it walks the arrays (a plain iterator that some access of the statement is subscripted
@@ -673,6 +678,12 @@ def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[str
     for d in sorted(s.marked):
         users = [n for n in names if not s.affs[n][d].is_cst()]
         if not users:
+            continue
+        if all(any(e in s.marked for e in loop_dims(s, n) if e < d) for n in users):
+            keep.discard(d)
+            why.append(f"dimension {d} is parallel inside a parallel loop: no OpenMP loop of its own (where "
+                       f"the outer parallel loop runs once, OpenMP would start it once per iteration "
+                       f"of the loops between them)")
             continue
         rows, per_row = [], True
         for n in users:
@@ -811,11 +822,12 @@ def chain_shadowed(source: Schedule, s: Schedule) -> set[str]:
 
 
 def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int, lost: int = 0,
-                shadowed: frozenset[str] = frozenset(), gained: int = 0) -> tuple:
+                shadowed: frozenset[str] = frozenset(), gained: int = 0, time_tiles: bool = False) -> tuple:
     """How good a whole schedule is (larger is better), compared in this order: the number of the
     deepest statements (where the work is) whose innermost loop is vectorizable, not counting those a
     distribution took out of a dependence chain's shadow (``shadowed``, :func:`chain_shadowed`); the
-    number of statements tiled for the cache; the reuse a distribution loses (``lost``,
+    number of statements tiled for the cache (all the deepest ones under time tiles of the outer band,
+    ``time_tiles``, :mod:`polylab.schedule.timetile`); the reuse a distribution loses (``lost``,
     :func:`reuse_lost`: fewer is better); the loops a fusion adds to statements that share an array
     (``gained``, :func:`reuse_gained`); with more than one thread, the number of statements that have a
     parallel loop, again not counting the shadowed ones (the chain still runs alone after them); the loops
@@ -828,7 +840,8 @@ def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int, l
     deep = {st.name for st in s.scop.statements if st.depth == deepest}
     vector = sum(1 for c in choices if c.vector and c.statement in deep and c.statement not in shadowed)
     starts = sum(NO_PARALLEL if n in shadowed else first_parallel_depth(s, n) for n in deep)
-    return (vector, sum(1 for c in choices if c.shape.endswith("tile")), -lost, gained, with_par, -starts)
+    tiled = len(deep) if time_tiles else sum(1 for c in choices if c.shape.endswith("tile"))
+    return (vector, tiled, -lost, gained, with_par, -starts)
 
 
 def first_parallel_depth(s: Schedule, name: str) -> int:
@@ -843,17 +856,17 @@ def first_parallel_depth(s: Schedule, name: str) -> int:
 def bases(s: Schedule, threads: int = 2) -> list[tuple[str, Schedule]]:
     """The fusion structures tried: the starting schedule, its statements distributed just inside its
     outermost loop, and fully distributed (each a scalar dimension with the textual order,
-    :func:`polylab.schedule.transform.distribute`), those that are legal (exact check); with one thread
-    also its sibling perfect nests fused with shifts (:mod:`polylab.schedule.shiftfuse`: the nests' outer
-    loops become sequential, their vector loops stay). Programs of more than :data:`SEPARATE_LIMIT`
+    :func:`polylab.schedule.transform.distribute`), those that are legal (exact check); and its sibling
+    perfect nests fused with shifts (:mod:`polylab.schedule.shiftfuse`: the nests' outer loops become
+    sequential, their vector loops stay; with more than one thread :func:`optimize_schedule` keeps it
+    only with time tiles, whose wave gives back a parallel loop). Programs of more than :data:`SEPARATE_LIMIT`
     statements keep their fusion (the search stays fast)."""
     out = [("fusion kept as in the starting schedule", s)]
     if not 2 <= len(s.scop.statements) <= SEPARATE_LIMIT or not s.loop_dims:
         return out
-    if threads == 1:
-        fused = fuse_with_shifts(s, {n: private_start(s, n) for n in s.affs})
-        if fused is not None:
-            out.append((f"{SHIFT_FUSED} ({'; '.join(fused[1])})", fused[0]))
+    fused = fuse_with_shifts(s, {n: private_start(s, n) for n in s.affs})
+    if fused is not None:
+        out.append((f"{SHIFT_FUSED} ({'; '.join(fused[1])})", fused[0]))
     first = s.loop_dims[0]
     for level, label in ((first + 1, f"statements distributed inside the outermost loop (level {first + 1})"),
                          (0, "statements fully distributed (level 0)")):
@@ -881,18 +894,23 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
              + ("the source order" if not s.steps else "; ".join(s.steps))]
     best = None
     tried, ranked = [], []
+    deepest = max((st.depth for st in s.scop.statements), default=0)
+    size = sizes.wave[0] if all(sizes.wave) else time_tile_size(deepest)
     for order, (label, base) in enumerate(bases(s, threads)):
         log: list[str] = []
         fused = label.startswith(SHIFT_FUSED)
-        floor = vector_floor(source) if fused else source_par
+        # with threads, a fusion with shifts is only kept with time tiles (their wave is parallel)
+        floor = vector_floor(source) if fused and threads == 1 else source_par
         result, choices, on_whole = _from_base(base, sizes, floor, log)
-        if any(parallel_loops(result)[n] < v for n, v in floor.items()) or (
-                fused and not keeps_vectors(source, result)):
-            continue
-        key = program_key(result, choices, threads, reuse_lost(s, base),
-                          frozenset(chain_shadowed(source, result)), reuse_gained(s, base))
-        tried.append(f"{label}: score {key}")
-        ranked.append((key, -order, label, result, choices, log, on_whole))
+        plain = [] if fused and threads > 1 else [(result, label, log, on_whole, False)]
+        for cand, cand_label, cand_log, whole, timed in plain + _time_tiles(result, size, label, log):
+            if any(parallel_loops(cand)[n] < v for n, v in floor.items()) or (
+                    fused and not keeps_vectors(source, cand)) or (timed and not keeps_vectors(result, cand)):
+                continue
+            key = program_key(cand, choices, threads, reuse_lost(s, base),
+                              frozenset(chain_shadowed(source, cand)), reuse_gained(s, base), timed)
+            tried.append(f"{cand_label}: score {key}")
+            ranked.append((key, -order, cand_label, cand, choices, cand_log, whole))
     # the best first (the earlier structure on a tie); the whole schedule is checked exactly and its
     # parallel dimensions marked anew on all dependences before it is kept
     for key, _, label, result, choices, log, on_whole in sorted(ranked, key=lambda r: r[:2], reverse=True):
@@ -906,7 +924,9 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         lines.append("no rewriting kept every parallel loop: the starting schedule, parallel loops marked")
     else:
         _, label, final, choices, log = best
-        why = ("one thread: the nests' vector loops stay, their outer loops now carry the dependences "
+        why = ("the time loop and the rows are tiled: a tile keeps its rows in cache for its steps, the "
+               "tiles of a wave run in parallel, the vector loops stay" if label.endswith("time tiles") else
+               "one thread: the nests' vector loops stay, their outer loops now carry the dependences "
                "between them, and each array is streamed once per outer iteration instead of once per nest"
                if label.startswith(SHIFT_FUSED) else
                "loops shared by statements stay shared, so none of their parallel loops is lost; "
@@ -929,6 +949,46 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
     final = replace(final, notes=tuple(lines))
     return OptimizeReport(final, tuple(lines), tuple(choices), MappingProxyType(source_par),
                           time.perf_counter() - t0, best[0] if best is not None else None)
+
+
+def time_tile_size(depth: int) -> int:
+    """The size ``T`` of the time tiles of a nest of ``depth`` loops (:mod:`polylab.schedule.timetile`):
+    :data:`TIME_TILE` for a two-dimensional stencil (time, rows, columns), divided by 4 for each further
+    dimension, at least 4. A tile holds ``T`` rows for ``T`` steps; the row of a three-dimensional stencil
+    is a plane, so the same ``T`` holds a plane's worth more data per row and leaves fewer tiles per wave:
+    heat3d (N = 120, T = 50) on two threads ran at 1.48x of the original with 32, 1.82x with 16 and 2.02x
+    with 8 (the step-by-step parallel order 1.79x)."""
+    return max(4, TIME_TILE >> (2 * max(0, depth - 3)))
+
+
+def _time_tiles(result: Schedule, size: int, label: str, log: list[str]) -> list[tuple]:
+    """The time tiles of ``result``'s outer band (:mod:`polylab.schedule.timetile`), parallel loops
+    marked exactly, as one more candidate ``(schedule, label, log, marked on the whole, True)``; none when
+    the outer loop is not a time loop (a plain loop of every statement that no subscript of an array
+    written in the region uses), is
+    already parallel, runs fewer than ``size`` steps for every parameter value, or cannot be tiled."""
+    dims0 = [result.affs[n][0] for n in result.affs]
+    if 0 in result.marked or not dims0 or any(a.is_cst() for a in dims0):
+        return []
+    # a time loop: a plain loop of every statement that no subscript of an array written in the region
+    # uses (fdtd2d's input fict[t] may)
+    written = {w.array for st in result.scop.statements for w in st.writes}
+    for n, a in zip(result.affs, dims0):
+        stmt = result.scop.statement(n)
+        k = iterator_of(a, stmt)
+        if k is None or any(acc.array in written and acc.matrix is not None
+                            and any(int(acc.matrix[r, k]) for r in range(acc.matrix.rows))
+                            for acc in stmt.accesses):
+            return []
+    context = result.scop.context
+    spans = [value_span(a, result.scop.statement(n).domain.intersect_params(context))
+             for n, a in zip(result.affs, dims0)]
+    if all(x is not None and x < size for x in spans):
+        return []
+    tiled = time_tiled(result, size)
+    if tiled is None:
+        return []
+    return [(mark_parallel(tiled[0]), f"{label}, time tiles", log + [tiled[1]], True, True)]
 
 
 def step_text(threads: int | None, sizes: Sizes | None = None) -> str:

@@ -17,14 +17,14 @@ The map, for each member ``S`` of a group of sibling nests (statements that shar
 with ``g`` the group's position among its siblings (its first member's) and ``k_S`` the member's textual
 rank (the order inside one fused iteration). The shifts are chosen member by member in textual order:
 the lexicographically smallest ``c_S`` in ``{0, 1, 2} x {0, 1}^(m-1)`` such that the schedule of the
-members placed so far is legal (exact check on the dependences among them), its innermost fused loop
-is still parallel (exactly coincident on those dependences), and in every fused outer iteration that
-two members share their innermost loops run the same range (:func:`same_inner_ranges`): the fused loop
-is a vector loop of straight-line code. (Fusing fdtd2d's updates, whose ``j`` ranges differ by one,
-puts guards in the fused loop; gcc then leaves it scalar, and with its arrays in the last-level cache
-the fused code was 10 % slower than the source order, while jacobi2d's fused update and copy, whose
-rows agree, ran at 1.34x: each array is streamed from memory once per step instead of twice.)
-A member for which no shift qualifies ends the group. The whole schedule is then checked exactly
+members placed so far is legal (exact check on the dependences among them) and its innermost fused loop
+is still parallel (exactly coincident on those dependences), preferring one with which, in every fused
+outer iteration that two members share, their innermost loops run the same range
+(:func:`same_inner_ranges`): the fused loop is then one vector loop of straight-line code. Where the
+ranges differ (fdtd2d's updates run columns ``0..NY-1``, ``1..NY-1`` and ``0..NY-2``), the code generator
+separates the fused loop into guard-free pieces (:func:`polylab.codegen.ast.shared_innermost`): fdtd2d
+fused ran at 1.29x of the source order at one thread, where with guards in the loop it had been 10 %
+slower. A member for which no shift qualifies ends the group. The whole schedule is then checked exactly
 (:func:`polylab.schedule.legality.is_legal`).
 
 The fused nest's outer loops carry the dependences between the members: they are sequential where
@@ -140,6 +140,32 @@ def _assemble(s: Schedule, vectors: dict[str, list]) -> Schedule:
     return Schedule(s.scop, MappingProxyType(maps), s.steps, frozenset(), (), s.deps, MappingProxyType({}))
 
 
+def _shift(s: Schedule, vectors: dict[str, list], placed: dict[str, tuple[int, ...]], name: str, p: int,
+           pos: int, m: int, deps) -> tuple[int, ...] | None:
+    """The smallest shift of ``name`` that keeps the members placed so far legal and the innermost fused
+    loop parallel, one that gives equal inner ranges (:func:`same_inner_ranges`) first; None when no
+    shift qualifies."""
+    shifts = list(itertools.product(FIRST_SHIFTS, *([OTHER_SHIFTS] * (m - 1))))
+    members = set(placed) | {name}
+    mine = tuple(d for d in deps if d.source in members and d.sink in members)
+    inner = p + m - 1          # the innermost fused loop
+    ok: dict[tuple[int, ...], bool] = {}
+    for equal in (True, False):
+        for shift in shifts:
+            if equal and not all(same_inner_ranges(_image(s, name, p, shift), _image(s, n, p, c))
+                                 for n, c in placed.items()):
+                continue
+            if shift not in ok:
+                trial = dict(vectors)
+                for k, (n, c) in enumerate(list(placed.items()) + [(name, shift)]):
+                    trial[n] = _vector(s, n, p, pos, k, c)
+                cand = replace(_assemble(s, trial), deps=mine)
+                ok[shift] = is_legal(cand) and cand.is_coincident(inner)
+            if ok[shift]:
+                return shift
+    return None
+
+
 def fuse_with_shifts(s: Schedule, private: dict[str, int]) -> tuple[Schedule, list[str]] | None:
     """``s`` with each group of :func:`sibling_groups` fused with shifts (see the module text), and one
     line per fused group saying its shifts; None when no group fuses or the result is not legal."""
@@ -151,21 +177,8 @@ def fuse_with_shifts(s: Schedule, private: dict[str, int]) -> tuple[Schedule, li
         pos = const_value(s.affs[group[0]][p - 1])
         m = len(_own_loops(s, group[0], p) or [])
         placed: dict[str, tuple[int, ...]] = {}
-        for rank, name in enumerate(group):
-            found = None
-            for shift in itertools.product(FIRST_SHIFTS, *([OTHER_SHIFTS] * (m - 1))):
-                trial = dict(vectors)
-                for k, (n, c) in enumerate(list(placed.items()) + [(name, shift)]):
-                    trial[n] = _vector(s, n, p, pos, k, c)
-                members = set(placed) | {name}
-                mine = tuple(d for d in deps if d.source in members and d.sink in members)
-                cand = replace(_assemble(s, trial), deps=mine)
-                inner = p + m - 1          # the innermost fused loop
-                if (all(same_inner_ranges(_image(s, name, p, shift), _image(s, n, p, c))
-                        for n, c in placed.items())
-                        and is_legal(cand) and cand.is_coincident(inner)):
-                    found = shift
-                    break
+        for name in group:
+            found = _shift(s, vectors, placed, name, p, pos, m, deps)
             if found is None:
                 break
             placed[name] = found

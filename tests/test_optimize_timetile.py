@@ -1,0 +1,127 @@
+"""Time tiles of the outer band (:mod:`polylab.schedule.timetile`) and the separated loops the code
+generator gives fused statements with different ranges (:func:`polylab.codegen.ast.shared_innermost`).
+
+Every schedule here is checked against brute force: the reference interpreter runs the original program
+in its own order and the optimized one under the optimized schedule, and every live-out element must
+agree bit for bit; the tiles are made small (``optimize(T, 8, 4)``: 4 x 4 time tiles) so that small
+parameter values span several tiles and waves."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import polylab
+from polylab.codegen.ast import For, User, build, nodes
+from polylab.reference.interpret import same_live_out
+from polylab.schedule import check, parse_schedule
+from polylab.schedule.optimize import TIME_TILE, time_tile_size
+from polylab.schedule.timetile import rows_dimension, time_tiled
+from polylab.storage import recipe_steps
+
+STENCILS = {"jacobi2d.c": {"N": 9, "T": 7}, "heat3d.c": {"N": 6, "T": 6}, "fdtd2d.c": {"T": 7, "NX": 8, "NY": 6}}
+
+
+def scop_of(name: str):
+    return polylab.parse_file(polylab.example_path(name)).scop
+
+
+def optimized(scop, spec: str):
+    return parse_schedule(scop, spec, steps=recipe_steps())
+
+
+def lines(s) -> str:
+    return " ".join(s.details["optimize"].lines)
+
+
+@pytest.mark.parametrize("name", sorted(STENCILS))
+@pytest.mark.parametrize("threads", [1, 2])
+def test_time_tiled_stencils_compute_what_the_original_does(name, threads):
+    scop = scop_of(name)
+    s = optimized(scop, f"optimize({threads}, 8, 4)")
+    assert "time tiles 4x4" in lines(s), lines(s)
+    assert check(s).legal
+    # the wave is the outermost loop, the tiles of a wave the parallel loop inside it
+    assert 0 not in s.parallel_dims and 1 in s.marked
+    params = STENCILS[name]
+    assert same_live_out(scop, s.scop, params, schedule=s.union_map) == []
+
+
+def test_the_time_skew_is_the_smallest_legal_one():
+    # jacobi2d fused with shifts: the copy runs one row later, so a step reads rows up to two ahead of
+    # the rows the step before wrote at the same fused row: no legal tile with skew 0 or 1
+    s = optimized(scop_of("jacobi2d.c"), "optimize(1)")
+    assert "(rows + 2t)" in lines(s) and s.expressions("S0")[4] == "2t + i"
+    # fdtd2d: skew 1
+    f = optimized(scop_of("fdtd2d.c"), "optimize(1)")
+    assert "(rows + t)" in lines(f)
+    # the other skews are illegal: checked exactly
+    fused = optimized(scop_of("jacobi2d.c").with_parameters({"T": 4}), "optimize(1)")   # fused, no tiles
+    assert "time tiles" not in lines(fused) and rows_dimension(fused) is not None
+    assert time_tiled(fused, 4) is not None and "rows + 2t" in time_tiled(fused, 4)[1]
+
+
+def test_time_tiles_need_a_time_loop():
+    # gemm's, lu's and mvt's outer loops index arrays they write: no time tiles
+    for name in ("gemm.c", "lu.c", "mvt.c"):
+        assert "time tiles" not in lines(optimized(scop_of(name), "optimize(1)")), name
+    # a time loop of a few steps: nothing to tile
+    few = optimized(scop_of("fdtd2d.c").with_parameters({"T": 5}), "optimize(1)")
+    assert "time tiles" not in lines(few)
+
+
+def test_time_tile_sizes_shrink_with_the_rows_dimensions():
+    assert time_tile_size(3) == TIME_TILE == 32
+    assert time_tile_size(4) == 8 and time_tile_size(5) == 4 and time_tile_size(9) == 4
+    heat = optimized(scop_of("heat3d.c"), "optimize(2)")
+    assert "time tiles 8x8" in lines(heat) and "floor((t)/8)" in heat.text()
+    jac = optimized(scop_of("jacobi2d.c"), "optimize(2)")
+    assert "time tiles 32x32" in lines(jac)
+
+
+def test_fused_statements_with_different_ranges_get_a_guard_free_loop():
+    """fdtd2d's three updates fused with shifts: their column loops run 0..NY-1, 1..NY-1 and 0..NY-2.
+    The generated code separates the fused loop: one loop runs all three statements with no guard in
+    its body (the compiler vectorizes it), the boundary columns run on their own."""
+    s = optimized(scop_of("fdtd2d.c"), "optimize(1)")
+    program = build(s.scop, s)
+    bodies = []
+    for n in nodes(program.root):
+        if isinstance(n, For) and not any(isinstance(m, For) for m in list(nodes(n.body))):
+            bodies.append(sorted(u.statement for u in nodes(n.body) if isinstance(u, User)))
+    assert ["S1", "S2", "S3"] in bodies, bodies
+    # and the program computes what the original does, compiled
+    from polylab.experiment import verify
+
+    v = verify(scop_of("fdtd2d.c"), s, "openmp", params=STENCILS["fdtd2d.c"], threads=2)
+    assert v.verified, v.reason
+
+
+_OFFSETS = st.tuples(st.integers(-1, 1), st.integers(-1, 1))
+
+
+@st.composite
+def two_stencils(draw):
+    """A time loop around two 2-D stencil nests: ``B`` from ``A`` and then ``A`` from ``B`` (or in place),
+    with random neighbour offsets; the shapes jacobi2d, seidel-like sweeps and copies take."""
+    first = draw(st.lists(_OFFSETS, min_size=1, max_size=4, unique=True))
+    second = draw(st.lists(_OFFSETS, min_size=1, max_size=3, unique=True))
+    src2 = draw(st.sampled_from(["B", "A"]))
+
+    def terms(arr, offs):
+        return " + ".join(f"0.{k + 1} * {arr}[i + {di}][j + {dj}]" for k, (di, dj) in enumerate(offs))
+
+    return ("double A[N][N];\ndouble B[N][N];\nfor (t = 0; t < T; t++) {\n"
+            "  for (i = 1; i < N - 1; i++)\n    for (j = 1; j < N - 1; j++)\n"
+            f"      B[i][j] = {terms('A', first)};\n"
+            "  for (i = 1; i < N - 1; i++)\n    for (j = 1; j < N - 1; j++)\n"
+            f"      A[i][j] = {terms(src2, second)};\n}}\n")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(two_stencils(), st.sampled_from([1, 2]))
+def test_random_stencil_pairs_optimized_with_time_tiles_agree_with_the_original(src, threads):
+    scop = polylab.parse(src).scop
+    s = optimized(scop, f"optimize({threads}, 8, 4)")
+    assert check(s).legal
+    assert same_live_out(scop, s.scop, {"N": 7, "T": 6}, schedule=s.union_map) == [], (src, s.text())
