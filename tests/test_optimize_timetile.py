@@ -125,3 +125,12 @@ def test_random_stencil_pairs_optimized_with_time_tiles_agree_with_the_original(
     s = optimized(scop, f"optimize({threads}, 8, 4)")
     assert check(s).legal
     assert same_live_out(scop, s.scop, {"N": 7, "T": 6}, schedule=s.union_map) == [], (src, s.text())
+
+
+def test_tune_tries_other_time_tile_sizes_where_there_are_time_tiles():
+    from polylab.experiment.tune import TIME_TILE_ALTERNATIVES, candidates
+
+    specs = candidates(scop_of("fdtd2d.c"), 1)
+    assert specs[0] == "optimize(1)"
+    assert all(f"optimize(1, 8, {w})" in specs for w in TIME_TILE_ALTERNATIVES), specs
+    assert not any(s.startswith("optimize(2, 8, ") for s in candidates(scop_of("mvt.c"), 2))
