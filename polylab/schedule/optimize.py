@@ -81,11 +81,14 @@ from typing import Sequence
 
 import islpy as isl
 
+from polylab.errors import PolylabError
 from polylab.model import Statement
 from polylab.model.islutil import point_coordinates
 from polylab.render import Displayable, esc
 from polylab.schedule.core import Schedule, const_aff, const_value, map_from_affs
 from polylab.schedule.legality import is_legal, violating_pairs
+from polylab.schedule.bandtile import BAND_TILE, tiled_band
+from polylab.schedule.pluto import pluto_schedule
 from polylab.schedule.shiftfuse import fuse_with_shifts
 from polylab.schedule.timetile import time_tiled
 from polylab.schedule.transform import distribute, mark_parallel
@@ -832,8 +835,8 @@ def program_key(s: Schedule, choices: Sequence[StatementChoice], threads: int, l
     (``gained``, :func:`reuse_gained`); with more than one thread, the number of statements that have a
     parallel loop, again not counting the shadowed ones (the chain still runs alone after them); the loops
     outside the deepest statements' outermost parallel loops (:func:`first_parallel_depth`: fewer is
-    better; a shadowed statement counts as having none). On a tie the earlier fusion structure of :func:`bases` wins (no distribution that buys
-    nothing)."""
+    better; a shadowed statement counts as having none). On a tie the earlier fusion structure of
+    :func:`bases` wins (no distribution that buys nothing)."""
     par = parallel_loops(s)
     with_par = sum(1 for n, v in par.items() if v and n not in shadowed) if threads > 1 else 0
     deepest = max((st.depth for st in s.scop.statements), default=0)
@@ -911,6 +914,10 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
                               frozenset(chain_shadowed(source, cand)), reuse_gained(s, base), timed)
             tried.append(f"{cand_label}: score {key}")
             ranked.append((key, -order, cand_label, cand, choices, cand_log, whole))
+    band = _band_tiles(s, ranked, threads, source_par, len(ranked))
+    if band is not None:
+        tried.append(f"{band[2]}: score {band[0]}")
+        ranked.append(band)
     # the best first (the earlier structure on a tie); the whole schedule is checked exactly and its
     # parallel dimensions marked anew on all dependences before it is kept
     for key, _, label, result, choices, log, on_whole in sorted(ranked, key=lambda r: r[:2], reverse=True):
@@ -926,6 +933,9 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         _, label, final, choices, log = best
         why = ("the time loop and the rows are tiled: a tile keeps its rows in cache for its steps, the "
                "tiles of a wave run in parallel, the vector loops stay" if label.endswith("time tiles") else
+               "a statement had no parallel loop in the other structures: the Pluto-style search's permutable "
+               "band gives every statement the tiles of a wave as its parallel loop"
+               if label.startswith("the Pluto-style band") else
                "one thread: the nests' vector loops stay, their outer loops now carry the dependences "
                "between them, and each array is streamed once per outer iteration instead of once per nest"
                if label.startswith(SHIFT_FUSED) else
@@ -949,6 +959,51 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
     final = replace(final, notes=tuple(lines))
     return OptimizeReport(final, tuple(lines), tuple(choices), MappingProxyType(source_par),
                           time.perf_counter() - t0, best[0] if best is not None else None)
+
+
+def _band_tiles(s: Schedule, ranked: list[tuple], threads: int, floor: dict[str, int], order: int
+                ) -> tuple | None:
+    """The Pluto-style band tiled as a wavefront (:mod:`polylab.schedule.bandtile`), as one more ranked
+    candidate, when the best candidate so far leaves a deepest statement without any exactly parallel
+    loop (lu's lower part) and inside the tiles every deepest statement gets a vector loop (a parallel,
+    stride-1 innermost loop); None otherwise, or when the search's band cannot be tiled."""
+    if not ranked or len(s.scop.statements) > SEPARATE_LIMIT:
+        return None
+    best = max(ranked, key=lambda r: r[:2])[3]
+    deepest = max(st.depth for st in s.scop.statements)
+    deep = [st for st in s.scop.statements if st.depth == deepest]
+    if all(exact_parallel_loops(best)[st.name] for st in deep):
+        return None
+    try:
+        searched = pluto_schedule(s.scop, s.deps, fallback=False).schedule
+    except PolylabError:   # no Pluto-style schedule (or over the search's budget): nothing to tile
+        return None
+
+    def vectors(c: Schedule) -> int:
+        return sum(1 for st in deep if loop_dims(c, st.name)
+                   and loop_dims(c, st.name)[-1] in c.parallel_dims
+                   and is_stride_one(st, iterator_of(c.affs[st.name][loop_dims(c, st.name)[-1]], st)))
+
+    tiled = tiled_band(searched, BAND_TILE, vectors)
+    if tiled is None:
+        return None
+    cand, perm = tiled
+    # every deepest statement must get a vector loop inside the tiles (bicg's tiles keep the chain
+    # q[i] += A[i][j] * p[j] innermost: 0.4x of the original, measured)
+    if vectors(cand) < len(deep) or any(parallel_loops(cand)[n] < v for n, v in floor.items()):
+        return None
+    choices = []
+    for st in s.scop.statements:
+        dims = loop_dims(cand, st.name)
+        vec = bool(dims) and dims[-1] in cand.parallel_dims and is_stride_one(
+            st, iterator_of(cand.affs[st.name][dims[-1]], st))
+        choices.append(StatementChoice(st.name, "band-tile", "the Pluto-style band tiled",
+                                       parallel_loops(cand)[st.name], vec))
+    label = (f"the Pluto-style band tiled {BAND_TILE}x.. as a wavefront, points in the order "
+             f"({', '.join(f'row {p + 1}' for p in perm)})")
+    key = program_key(cand, choices, threads, 0, frozenset(), 0, True)
+    log = [f"{label}: {searched.text()} tiled"]
+    return key, -order, label, cand, choices, log, True
 
 
 def time_tile_size(depth: int) -> int:

@@ -1,5 +1,7 @@
-"""Time tiles of the outer band (:mod:`polylab.schedule.timetile`) and the separated loops the code
-generator gives fused statements with different ranges (:func:`polylab.codegen.ast.shared_innermost`).
+"""The optimizer's tiles: time tiles of the outer band (:mod:`polylab.schedule.timetile`), the separated
+loops the code generator gives fused statements with different ranges
+(:func:`polylab.codegen.ast.shared_innermost`), and the Pluto-style band tiled as a wavefront
+(:mod:`polylab.schedule.bandtile`, lu).
 
 Every schedule here is checked against brute force: the reference interpreter runs the original program
 in its own order and the optimized one under the optimized schedule, and every live-out element must
@@ -7,6 +9,8 @@ agree bit for bit; the tiles are made small (``optimize(T, 8, 4)``: 4 x 4 time t
 parameter values span several tiles and waves."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -134,3 +138,43 @@ def test_tune_tries_other_time_tile_sizes_where_there_are_time_tiles():
     assert specs[0] == "optimize(1)"
     assert all(f"optimize(1, 8, {w})" in specs for w in TIME_TILE_ALTERNATIVES), specs
     assert not any(s.startswith("optimize(2, 8, ") for s in candidates(scop_of("mvt.c"), 2))
+
+
+def test_lu_gets_the_pluto_band_tiled_with_the_division_before_the_vector_loop():
+    from polylab.schedule.optimize import exact_parallel_loops, loop_dims
+
+    scop = scop_of("lu.c")
+    for threads in (1, 2):
+        s = optimized(scop, f"optimize({threads})")
+        assert "the Pluto-style band tiled" in lines(s) and check(s).legal
+        # the points of a tile in the order (i, k, j): the division of A[i][k] first, then the updates of
+        # row i by row k along j, the innermost loop, parallel and stride-1
+        assert s.expressions("S1")[3:7] == ["i", "j", "0", "j"]
+        assert s.expressions("S0")[3:7] == ["i", "k", "1", "j"]
+        for n in ("S0", "S2"):
+            assert loop_dims(s, n)[-1] in s.parallel_dims
+        assert all(v >= 1 for v in exact_parallel_loops(s).values())
+        assert same_live_out(scop, s.scop, {"N": 9}, schedule=s.union_map) == []
+
+
+def test_the_tiled_band_with_small_tiles_computes_what_the_original_does():
+    from polylab.schedule.bandtile import tiled_band
+    from polylab.schedule.pluto import pluto_schedule
+
+    scop = scop_of("lu.c")
+    searched = pluto_schedule(scop).schedule
+    tiled = tiled_band(searched, 3, lambda c: 0)
+    assert tiled is not None
+    s, _ = tiled
+    assert check(s).legal
+    for n in (7, 10):
+        assert same_live_out(scop, s.scop, {"N": n}, schedule=s.union_map) == []
+
+
+def test_no_band_tiles_where_a_chain_would_stay_innermost():
+    # bicg: q[i] += A[i][j] * p[j] keeps its chain inside any tile: measured 0.4x; the fusion stays
+    bicg = optimized(polylab.parse_file(Path(polylab.example_path("sweep2d.c")).parent / "polybench" / "bicg.c").scop,
+                     "optimize(2)")
+    assert "Pluto-style band" not in lines(bicg)
+    for name in ("gemm.c", "mvt.c", "jacobi2d.c"):
+        assert "Pluto-style band" not in lines(optimized(scop_of(name), "optimize(2)")), name
