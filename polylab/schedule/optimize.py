@@ -708,6 +708,11 @@ def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[str
     return frozenset(keep), why
 
 
+def _uses(acc, k: int) -> bool:
+    """Access ``acc``'s subscripts depend on iterator ``k``."""
+    return acc.matrix is not None and any(int(acc.matrix[r, k]) for r in range(acc.matrix.rows))
+
+
 def _subscripted(stmt: Statement, k: int | None) -> bool:
     """Some access of ``stmt`` is subscripted by iterator ``k``."""
     if k is None:
@@ -972,7 +977,13 @@ def _band_tiles(s: Schedule, ranked: list[tuple], threads: int, floor: dict[str,
     best = max(ranked, key=lambda r: r[:2])[3]
     deepest = max(st.depth for st in s.scop.statements)
     deep = [st for st in s.scop.statements if st.depth == deepest]
-    if all(exact_parallel_loops(best)[st.name] for st in deep):
+    if all(exact_parallel_loops(best)[st.name] for st in deep) or deepest < 3:
+        return None
+    # a vector loop in the tiles needs, for each deepest statement, a stride-1 iterator that its write
+    # depends on (along an iterator the write does not depend on, the statement is a reduction: that
+    # loop carries the statement's own dependence and is never parallel); cheap, and it spares the search
+    if not all(any(is_stride_one(st, k) and all(_uses(w, k) for w in st.writes) for k in range(st.depth))
+               for st in deep):
         return None
     try:
         searched = pluto_schedule(s.scop, s.deps, fallback=False).schedule
