@@ -178,3 +178,14 @@ def test_no_band_tiles_where_a_chain_would_stay_innermost():
     assert "Pluto-style band" not in lines(bicg)
     for name in ("gemm.c", "mvt.c", "jacobi2d.c"):
         assert "Pluto-style band" not in lines(optimized(scop_of(name), "optimize(2)")), name
+
+
+@pytest.mark.parametrize("name,params", [("sl3.sy", {"n": 13}), ("seidel2d.c", {"N": 10, "T": 9})])
+def test_time_tiled_strips_with_small_tiles_compute_what_the_original_does(name, params):
+    """The strips inside time tiles (sl3 after folding; seidel2d with the time skew), with 4 x 4 tiles so
+    that the small sizes span several tiles and waves."""
+    scop = scop_of(name)
+    s = optimized(scop, "optimize(2, 4, 4)")
+    assert any(c.shape.startswith("strips+") and "time-wave" in c.shape for c in s.details["optimize"].choices)
+    assert check(s).legal
+    assert same_live_out(scop, s.scop, params, schedule=s.union_map) == []
