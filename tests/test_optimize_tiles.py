@@ -189,3 +189,16 @@ def test_time_tiled_strips_with_small_tiles_compute_what_the_original_does(name,
     assert any(c.shape.startswith("strips+") and "time-wave" in c.shape for c in s.details["optimize"].choices)
     assert check(s).legal
     assert same_live_out(scop, s.scop, params, schedule=s.union_map) == []
+
+
+def test_band_tile_size_from_the_cache_model():
+    from polylab.schedule.optimize import band_tile_size, cache_sizes
+
+    _, l2 = cache_sizes()
+    t = band_tile_size(scop_of("lu.c"))            # three slices of doubles: A[i][j], A[i][k], A[k][j]
+    assert t >= 16 and t & (t - 1) == 0
+    assert 3 * t * t * 8 <= l2 // 2 or t == 16
+    assert 3 * (2 * t) ** 2 * 8 > l2 // 2
+    s = optimized(scop_of("lu.c"), "optimize(2)")
+    assert f"band tiled {t}x" in lines(s) and f"floor((i)/{t})" in s.text()
+    assert "band tiled 16x" in lines(optimized(scop_of("lu.c"), "optimize(2, 8, 16)"))

@@ -5,8 +5,8 @@ The candidates are recipe specs, so the winner can be replayed anywhere a spec i
 * ``optimize(T)`` -- the optimizer's own choice for ``T`` threads (:mod:`polylab.storage.optimize`);
 * ``optimize(1)`` when ``T > 1`` -- the same without the strips' tile-level wavefront;
 * ``optimize(T, rows, wave)`` for other strip rows and wavefront tile sizes (only where the optimizer
-  made strips), ``optimize(T, 8, size)`` for other time tile sizes (only where it made time tiles,
-  :mod:`polylab.schedule.timetile`), and ``optimize(T, 8, 0, 1)``: with cache tiling offered (a
+  made strips), ``optimize(T, 8, size)`` for other tile sizes (only where it made time tiles,
+  :mod:`polylab.schedule.timetile`, or tiled the Pluto-style band, :mod:`polylab.schedule.bandtile`), and ``optimize(T, 8, 0, 1)``: with cache tiling offered (a
   candidate that gives the same schedule as an earlier one is not timed twice);
 * ``parallel`` -- the source order with its parallel loops marked: the fallback.
 
@@ -34,7 +34,8 @@ from polylab.schedule.optimize import STRIP_ROWS, WAVE_TILE
 #: strip rows and wavefront tile sizes tried besides the optimizer's defaults
 #: (0: the cache model's tile size, see :func:`polylab.schedule.optimize.wave_tile_sizes`)
 ALTERNATIVES = ((16, 0), (8, 256), (8, 64))
-#: time tile sizes tried besides the optimizer's (:func:`polylab.schedule.optimize.time_tile_size`)
+#: time and band tile sizes tried besides the optimizer's (:func:`polylab.schedule.optimize.time_tile_size`,
+#: :data:`polylab.schedule.bandtile.BAND_TILE`)
 TIME_TILE_ALTERNATIVES = (8, 16, 64)
 
 
@@ -99,7 +100,8 @@ def candidate_schedules(scop: Scop, threads: int) -> list[tuple[str, Schedule]]:
     specs = ["optimize(1)"] if threads > 1 else []
     if first is not None and any(c.shape.startswith("strips") for c in first.details["optimize"].choices):
         specs += [f"optimize({threads}, {r}, {w})" for r, w in ALTERNATIVES]
-    if first is not None and any(line.startswith("time tiles") for line in first.details["optimize"].lines):
+    if first is not None and any(line.startswith(("time tiles", "the Pluto-style band"))
+                                 for line in first.details["optimize"].lines):
         specs += [f"optimize({threads}, {STRIP_ROWS}, {w})" for w in TIME_TILE_ALTERNATIVES]
     specs.append(f"optimize({threads}, {STRIP_ROWS}, {WAVE_TILE[0]}, 1)")
     specs.append("parallel")

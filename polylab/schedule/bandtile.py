@@ -16,9 +16,11 @@ the points of a tile run in the permuted order ``p``: the permutation (among tho
 schedule legal, checked exactly) that makes the innermost loop of the most deepest statements parallel
 and stride-1, a vector loop (lu: ``(i, k, j)``, the right-looking update of a row, ``j`` innermost).
 
-Measured (lu, N = 800, medians of 6 runs in 3 rounds): the source order with its parallel loops 0.89x
-of the original, this 1.36x at one thread and 2.65x at two (PLUTO, whose tiles are also unrolled and
-jammed by 8 rows, 1.7x and 2.4x in an earlier run). The optimizer (:mod:`polylab.schedule.optimize`) offers
+The tile size comes from a cache model (:func:`polylab.schedule.optimize.band_tile_size`: the
+tile's slices of the arrays in half the L2 cache; 64 for lu here). Measured (lu, N = 800, medians of 8
+runs, each in its own process, interleaved): the source order with its parallel loops 0.89x of the
+original, this 2.08x at one thread and 2.49x at two (PLUTO, whose tiles are also unrolled and jammed by
+8 rows, 1.57x and 2.56x in the same run). The optimizer (:mod:`polylab.schedule.optimize`) offers
 it only where another structure leaves a deepest statement without a parallel loop and the tiles give
 every deepest statement a vector loop (bicg's tiles keep a reduction chain innermost: 0.4x).
 """
@@ -35,7 +37,7 @@ from polylab.schedule.core import Schedule, const_aff, map_from_affs
 from polylab.schedule.legality import is_legal, violating_pairs
 from polylab.schedule.transform import mark_parallel
 
-#: the tile size of every band row
+#: the tile size of every band row when no cache model is asked (the optimizer's comes from one)
 BAND_TILE = 32
 
 
