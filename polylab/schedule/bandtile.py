@@ -33,16 +33,12 @@ from types import MappingProxyType
 
 import islpy as isl
 
-from polylab.schedule.core import Schedule, const_aff, map_from_affs
+from polylab.schedule.core import Schedule, const_aff, floor_div, map_from_affs
 from polylab.schedule.legality import is_legal, violating_pairs
 from polylab.schedule.transform import mark_parallel
 
 #: the tile size of every band row when no cache model is asked (the optimizer's comes from one)
 BAND_TILE = 32
-
-
-def _floor(aff: isl.PwAff, size: int) -> isl.PwAff:
-    return aff.scale_down_val(isl.Val.int_from_si(aff.get_ctx(), size)).floor()
 
 
 def tiled_band(s: Schedule, size: int, inner_score) -> tuple[Schedule, tuple[int, ...]] | None:
@@ -69,7 +65,7 @@ def tiled_band(s: Schedule, size: int, inner_score) -> tuple[Schedule, tuple[int
         for st in s.scop.statements:
             v = list(s.affs[st.name])
             rows = v[:m]
-            tiles = [_floor(r, size) for r in rows]
+            tiles = [floor_div(r, size) for r in rows]
             outer[st.name] = [tiles[0].add(tiles[1]), *tiles[1:], *(rows[p] for p in perm[:-1])]
         pos = _order_at_equal(s, outer, pspace)
         if pos is None:

@@ -60,6 +60,11 @@ def zero_aff(stmt: Statement, params_space: isl.Space) -> isl.PwAff:
     return isl.PwAff.from_aff(isl.Aff.zero_on_domain_space(space))
 
 
+def floor_div(aff: isl.PwAff, size: int) -> isl.PwAff:
+    """``floor(aff / size)``: the tile coordinate of ``aff`` for tiles of ``size`` (exact, isl's floor)."""
+    return aff.scale_down_val(isl.Val.int_from_si(aff.get_ctx(), size)).floor()
+
+
 def const_aff(stmt: Statement, params_space: isl.Space, value: int) -> isl.PwAff:
     return zero_aff(stmt, params_space).add_constant_val(isl.Val.int_from_si(params_space.get_ctx(), value))
 

@@ -85,7 +85,7 @@ from polylab.errors import PolylabError
 from polylab.model import Statement
 from polylab.model.islutil import point_coordinates
 from polylab.render import Displayable, esc
-from polylab.schedule.core import Schedule, const_aff, const_value, map_from_affs
+from polylab.schedule.core import Schedule, const_aff, const_value, floor_div, map_from_affs
 from polylab.schedule.legality import is_legal, violating_pairs
 from polylab.schedule.bandtile import BAND_TILE, tiled_band
 from polylab.schedule.pluto import pluto_schedule
@@ -227,10 +227,6 @@ class Shape:
     text: str
 
 
-def _floor(aff: Aff, size: int) -> Aff:
-    return aff.scale_down_val(isl.Val.int_from_si(aff.get_ctx(), size)).floor()
-
-
 def _skewed(b: Aff, a: Aff, f: int) -> Aff:
     return b.add(a.scale_val(isl.Val.int_from_si(a.get_ctx(), f))) if f else b
 
@@ -264,14 +260,14 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: S
     for p in range(m):
         if is_stride_one(stmt, iterator_of(loops[p], stmt)) and m >= 2:
             rest = [loops[q] for q in range(m) if q != p]
-            out.append(Shape("strip", (_floor(loops[p], PAR_STRIP), *rest, loops[p]),
+            out.append(Shape("strip", (floor_div(loops[p], PAR_STRIP), *rest, loops[p]),
                              f"strip-mine {names[p]} by {PAR_STRIP}: tiles of {names[p]} outside, "
                              f"{names[p]} innermost"))
     order = _tiling_order(stmt, loops)
     if order is not None and sizes.tile and sizes.threads == 1:
         tj, tk = stream_tile_sizes(element)
         rest, mid, inner = [loops[p] for p in order[:-2]], loops[order[-2]], loops[order[-1]]
-        out.append(Shape("stream-tile", (_floor(inner, tj), _floor(mid, tk), *rest, mid, inner),
+        out.append(Shape("stream-tile", (floor_div(inner, tj), floor_div(mid, tk), *rest, mid, inner),
                          f"tiles {tk}x{tj} of ({names[order[-2]]}, {names[order[-1]]}) outside "
                          f"{', '.join(names[p] for p in order[:-2])}: the array read again in every "
                          f"iteration of the outer loop stays in the L2 cache ({cache_sizes()[1] // 1024} "
@@ -279,7 +275,7 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: S
     if order is not None and sizes.tile:
         tsz = cache_tile_sizes(m, len({acc.array for acc in stmt.accesses}))
         tl = [loops[p] for p in order]
-        out.append(Shape("tile", tuple(_floor(x, t) for x, t in zip(tl, tsz)) + tuple(tl),
+        out.append(Shape("tile", tuple(floor_div(x, t) for x, t in zip(tl, tsz)) + tuple(tl),
                          f"tiles {'x'.join(map(str, tsz))} of ({', '.join(names[p] for p in order)}): an "
                          f"array reused across the outer loop would leave the cache (L2 "
                          f"{cache_sizes()[1] // 1024} KiB)"))
@@ -291,14 +287,14 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: S
             sk = f"{bn} + {f}{an}" if f > 1 else (f"{bn} + {an}" if f == 1 else bn)
             head = tuple(loops[:-2])
             rows = sizes.rows
-            out.append(Shape("strips", head + (_floor(a, rows), skew, a),
+            out.append(Shape("strips", head + (floor_div(a, rows), skew, a),
                              f"strips of {rows} rows of {an} along {sk} ({rows} independent chains in flight)"))
             # also for one thread: the strips' only parallel loop is their innermost one, under
             # sequential loops, and OpenMP would start it once per column (seidel2d: 0.15x of the
             # source order); the wave's parallel tile loop gives it one start per wave instead
             A, B = sizes.wave if all(sizes.wave) else wave_tile_sizes(point_bytes, rows)
-            wave = _floor(a, A).add(_floor(skew, B))
-            out.append(Shape("strips+wave", head + (wave, _floor(a, A), _floor(a, rows), skew, a),
+            wave = floor_div(a, A).add(floor_div(skew, B))
+            out.append(Shape("strips+wave", head + (wave, floor_div(a, A), floor_div(a, rows), skew, a),
                              f"tile-level wavefront of {A}x{B} tiles over ({an}, {sk}), strips of "
                              f"{rows} rows inside" + ("" if all(sizes.wave) else
                                                       f" (tile size from the cache model: L2 "
@@ -331,9 +327,9 @@ def _time_tiled_strips(loops: Sequence[Aff], names: Sequence[str], sizes: Sizes)
         for f in range(MAX_SKEW + 1):
             skew = _skewed(bg, ag, f)
             sk = f"{bgn} + {f}({agn})" if f > 1 else (f"{bgn} + {agn}" if f == 1 else bgn)
-            wave = _floor(t, size).add(_floor(ag, size))
+            wave = floor_div(t, size).add(floor_div(ag, size))
             out.append(Shape("strips+skewed-time-wave" if g else "strips+time-wave",
-                             head + (wave, _floor(ag, size), t, _floor(ag, rows), skew, ag),
+                             head + (wave, floor_div(ag, size), t, floor_div(ag, rows), skew, ag),
                              f"tile-level wavefront of {size}x{size} tiles over ({tn}, {agn}), each running "
                              f"its {size} steps of {tn} with strips of {rows} rows of {agn} along {sk} inside"))
     return out

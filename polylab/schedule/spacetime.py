@@ -18,7 +18,7 @@ import sympy
 from polylab import render
 from polylab.errors import ScheduleError
 from polylab.model import affine_function
-from polylab.schedule.core import Schedule, map_from_affs
+from polylab.schedule.core import Schedule, floor_div, map_from_affs
 
 
 @dataclass(frozen=True)
@@ -88,11 +88,10 @@ def processor_allocation(s: Schedule, block: int | Sequence[int], dims: Sequence
     if len(sizes) != len(dims) or any(b <= 0 for b in sizes):
         raise ScheduleError("one positive block size per space dimension is needed",
                             hint=f"space dimensions: {dims}")
-    ctx = s.scop.context.get_ctx()
     pspace = s.scop.context.get_space()
     out = {}
     for st in s.scop.statements:
         a = s.affs[st.name]
-        procs = [a[d].scale_down_val(isl.Val.int_from_si(ctx, T)).floor() for d, T in zip(dims, sizes)]
+        procs = [floor_div(a[d], T) for d, T in zip(dims, sizes)]
         out[st.name] = map_from_affs(st, pspace, procs).set_tuple_name(isl.dim_type.out, "P")
     return out

@@ -20,10 +20,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-import islpy as isl
-
 from polylab.errors import IllegalTransformationError, ScheduleError
-from polylab.schedule.core import Schedule
+from polylab.schedule.core import Schedule, floor_div
 from polylab.schedule.legality import check
 from polylab.schedule.transform import mark_parallel
 
@@ -58,10 +56,9 @@ def tiled(s: Schedule, sizes: Sequence[int], start: int | None = None, *, label:
         raise ScheduleError("tile sizes must be positive integers", hint="for example tile(32, 32)")
     k = len(sizes)
     b0, b1, dims = _choose(s, k, start)
-    ctx = s.scop.context.get_ctx()
     affs = {}
     for n, t in s.affs.items():
-        tiles = [t[d].scale_down_val(isl.Val.int_from_si(ctx, T)).floor() for d, T in zip(dims, sizes)]
+        tiles = [floor_div(t[d], T) for d, T in zip(dims, sizes)]
         affs[n] = list(t[:b0]) + tiles + list(t[b0:])
     step = label or f"tile({', '.join(map(str, sizes))})"
     out = s.with_affs(affs, step, details={"tile_dims": tuple(range(b0, b0 + k)),

@@ -28,7 +28,7 @@ from types import MappingProxyType
 
 import islpy as isl
 
-from polylab.schedule.core import Schedule, map_from_affs
+from polylab.schedule.core import Schedule, floor_div, map_from_affs
 from polylab.schedule.legality import is_legal
 
 #: time skews tried, smallest first
@@ -65,10 +65,6 @@ def _plain(aff: isl.PwAff) -> bool:
     return sorted(coeffs) == [0] * (len(coeffs) - 1) + [1] and a.dim(isl.dim_type.div) == 0
 
 
-def _floor(aff: isl.PwAff, size: int) -> isl.PwAff:
-    return aff.scale_down_val(isl.Val.int_from_si(aff.get_ctx(), size)).floor()
-
-
 def time_tiled(s: Schedule, size: int) -> tuple[Schedule, str] | None:
     """``s`` with the ``size x size`` time tiles of its outer band (module text) and a line saying what
     was done, the smallest legal skew ``g``; None when there is no such band or no skew is legal. The
@@ -83,7 +79,7 @@ def time_tiled(s: Schedule, size: int) -> tuple[Schedule, str] | None:
             v = list(s.affs[st.name])
             t = v[0]
             a = v[r].add(t.scale_val(isl.Val.int_from_si(t.get_ctx(), g))) if g else v[r]
-            vec = [_floor(t, size).add(_floor(a, size)), _floor(a, size), t, *v[1:r], a, *v[r + 1:]]
+            vec = [floor_div(t, size).add(floor_div(a, size)), floor_div(a, size), t, *v[1:r], a, *v[r + 1:]]
             maps[st.name] = map_from_affs(st, pspace, vec)
         cand = Schedule(s.scop, MappingProxyType(maps), s.steps, frozenset(), (), s.deps, MappingProxyType({}))
         if is_legal(cand):
