@@ -29,11 +29,8 @@ from __future__ import annotations
 
 import itertools
 from graphlib import CycleError, TopologicalSorter
-from types import MappingProxyType
 
-import islpy as isl
-
-from polylab.schedule.core import Schedule, const_aff, floor_div, map_from_affs
+from polylab.schedule.core import Schedule, const_aff, floor_div
 from polylab.schedule.legality import is_legal, violating_pairs
 from polylab.schedule.transform import mark_parallel
 
@@ -67,15 +64,12 @@ def tiled_band(s: Schedule, size: int, inner_score) -> tuple[Schedule, tuple[int
             rows = v[:m]
             tiles = [floor_div(r, size) for r in rows]
             outer[st.name] = [tiles[0].add(tiles[1]), *tiles[1:], *(rows[p] for p in perm[:-1])]
-        pos = _order_at_equal(s, outer, pspace)
+        pos = _order_at_equal(s, outer)
         if pos is None:
             continue
-        maps = {}
-        for st in s.scop.statements:
-            v = list(s.affs[st.name])
-            vec = [*outer[st.name], const_aff(st, pspace, pos[st.name]), v[perm[-1]], *v[m:]]
-            maps[st.name] = map_from_affs(st, pspace, vec)
-        cand = Schedule(s.scop, MappingProxyType(maps), s.steps, frozenset(), (), s.deps, MappingProxyType({}))
+        cand = s.with_affs({st.name: [*outer[st.name], const_aff(st, pspace, pos[st.name]),
+                                      s.affs[st.name][perm[-1]], *s.affs[st.name][m:]]
+                            for st in s.scop.statements}, None)
         if not is_legal(cand):
             continue
         cand = mark_parallel(cand)
@@ -85,12 +79,11 @@ def tiled_band(s: Schedule, size: int, inner_score) -> tuple[Schedule, tuple[int
     return None if best is None else (best[1], best[2])
 
 
-def _order_at_equal(s: Schedule, outer: dict[str, list], pspace: isl.Space) -> dict[str, int] | None:
+def _order_at_equal(s: Schedule, outer: dict[str, list]) -> dict[str, int] | None:
     """Positions of the statements (a topological order of the dependences between different statements
     whose instances meet at equal ``outer`` dimensions, textual order among the free ones); None when
     such dependences form a cycle."""
-    maps = {st.name: map_from_affs(st, pspace, outer[st.name]) for st in s.scop.statements}
-    prefix = Schedule(s.scop, MappingProxyType(maps), s.steps, frozenset(), (), s.deps, MappingProxyType({}))
+    prefix = s.with_affs(outer, None)
     names = [st.name for st in s.scop.statements]
     preds: dict[str, set[str]] = {n: set() for n in names}
     for d in s.dependences:

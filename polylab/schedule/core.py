@@ -65,6 +65,11 @@ def floor_div(aff: isl.PwAff, size: int) -> isl.PwAff:
     return aff.scale_down_val(isl.Val.int_from_si(aff.get_ctx(), size)).floor()
 
 
+def skewed(b: isl.PwAff, a: isl.PwAff, f: int) -> isl.PwAff:
+    """``b + f a``: loop ``b`` skewed by ``f`` times loop ``a`` (``b`` itself when ``f = 0``)."""
+    return b.add(a.scale_val(isl.Val.int_from_si(a.get_ctx(), f))) if f else b
+
+
 def const_aff(stmt: Statement, params_space: isl.Space, value: int) -> isl.PwAff:
     return zero_aff(stmt, params_space).add_constant_val(isl.Val.int_from_si(params_space.get_ctx(), value))
 

@@ -85,7 +85,7 @@ from polylab.errors import PolylabError
 from polylab.model import Statement
 from polylab.model.islutil import point_coordinates
 from polylab.render import Displayable, esc
-from polylab.schedule.core import Schedule, const_aff, const_value, floor_div, map_from_affs
+from polylab.schedule.core import Schedule, const_aff, const_value, floor_div, map_from_affs, skewed
 from polylab.schedule.legality import is_legal, violating_pairs
 from polylab.schedule.bandtile import BAND_TILE, tiled_band
 from polylab.schedule.pluto import pluto_schedule
@@ -227,10 +227,6 @@ class Shape:
     text: str
 
 
-def _skewed(b: Aff, a: Aff, f: int) -> Aff:
-    return b.add(a.scale_val(isl.Val.int_from_si(a.get_ctx(), f))) if f else b
-
-
 @dataclass(frozen=True)
 class Sizes:
     """The sizes the optimizer uses: threads, strip rows, wavefront tile (rows, skewed columns), and
@@ -283,7 +279,7 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: S
         a, b = loops[-2], loops[-1]
         an, bn = names[-2], names[-1]
         for f in range(MAX_SKEW + 1):
-            skew = _skewed(b, a, f)
+            skew = skewed(b, a, f)
             sk = f"{bn} + {f}{an}" if f > 1 else (f"{bn} + {an}" if f == 1 else bn)
             head = tuple(loops[:-2])
             rows = sizes.rows
@@ -321,11 +317,11 @@ def _time_tiled_strips(loops: Sequence[Aff], names: Sequence[str], sizes: Sizes)
     rows = sizes.rows
     out = []
     for g in (0, 1):
-        ag, bg = _skewed(a, t, g), _skewed(b, t, g)
+        ag, bg = skewed(a, t, g), skewed(b, t, g)
         agn = f"{an} + {tn}" if g else an
         bgn = f"{bn} + {tn}" if g else bn
         for f in range(MAX_SKEW + 1):
-            skew = _skewed(bg, ag, f)
+            skew = skewed(bg, ag, f)
             sk = f"{bgn} + {f}({agn})" if f > 1 else (f"{bgn} + {agn}" if f == 1 else bgn)
             wave = floor_div(t, size).add(floor_div(ag, size))
             out.append(Shape("strips+skewed-time-wave" if g else "strips+time-wave",
@@ -379,8 +375,6 @@ class OptimizeReport(Displayable):
     choices: tuple[StatementChoice, ...]
     source_parallel: MappingProxyType
     seconds: float
-    #: the :func:`program_key` of the structure kept (None: the starting schedule was kept)
-    key: tuple | None = None
 
     def text(self) -> str:
         return "\n".join(self.lines)
@@ -567,7 +561,7 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, flo
     best = None
     tried = 0
     first_private = len(loop_dims(layout.base, n)) - len(layout.private[n])
-    sizes_of = {a.name: ELEMENT_BYTES.get(a.ctype.split()[-1], 8) for a in layout.scop.arrays}
+    sizes_of = element_bytes(layout.scop)
     touched = {acc.array for acc in stmt.accesses}
     point_bytes = sum(sizes_of.get(x, 8) for x in touched)
     element = max((sizes_of.get(x, 8) for x in touched), default=8)
@@ -711,10 +705,7 @@ def _uses(acc, k: int) -> bool:
 
 def _subscripted(stmt: Statement, k: int | None) -> bool:
     """Some access of ``stmt`` is subscripted by iterator ``k``."""
-    if k is None:
-        return False
-    return any(acc.matrix is not None and any(int(acc.matrix[r, k]) for r in range(acc.matrix.rows))
-               for acc in stmt.accesses)
+    return k is not None and any(_uses(acc, k) for acc in stmt.accesses)
 
 
 def exact_parallel_loops(s: Schedule) -> dict[str, int]:
@@ -960,7 +951,7 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         lines += why
     final = replace(final, notes=tuple(lines))
     return OptimizeReport(final, tuple(lines), tuple(choices), MappingProxyType(source_par),
-                          time.perf_counter() - t0, best[0] if best is not None else None)
+                          time.perf_counter() - t0)
 
 
 def _band_tiles(s: Schedule, ranked: list[tuple], threads: int, floor: dict[str, int], order: int,
@@ -990,9 +981,7 @@ def _band_tiles(s: Schedule, ranked: list[tuple], threads: int, floor: dict[str,
         return None
 
     def vectors(c: Schedule) -> int:
-        return sum(1 for st in deep if loop_dims(c, st.name)
-                   and loop_dims(c, st.name)[-1] in c.parallel_dims
-                   and is_stride_one(st, iterator_of(c.affs[st.name][loop_dims(c, st.name)[-1]], st)))
+        return sum(1 for st in deep if _vector_innermost(c, st))
 
     tiled = tiled_band(searched, size, vectors)
     if tiled is None:
@@ -1002,18 +991,19 @@ def _band_tiles(s: Schedule, ranked: list[tuple], threads: int, floor: dict[str,
     # q[i] += A[i][j] * p[j] innermost: 0.4x of the original, measured)
     if vectors(cand) < len(deep) or any(parallel_loops(cand)[n] < v for n, v in floor.items()):
         return None
-    choices = []
-    for st in s.scop.statements:
-        dims = loop_dims(cand, st.name)
-        vec = bool(dims) and dims[-1] in cand.parallel_dims and is_stride_one(
-            st, iterator_of(cand.affs[st.name][dims[-1]], st))
-        choices.append(StatementChoice(st.name, "band-tile", "the Pluto-style band tiled",
-                                       parallel_loops(cand)[st.name], vec))
+    choices = [StatementChoice(st.name, "band-tile", "the Pluto-style band tiled", parallel_loops(cand)[st.name],
+                               _vector_innermost(cand, st)) for st in s.scop.statements]
     label = (f"the Pluto-style band tiled {size}x.. as a wavefront, points in the order "
              f"({', '.join(f'row {p + 1}' for p in perm)})")
     key = program_key(cand, choices, threads, 0, frozenset(), 0, True)
     log = [f"{label}: {searched.text()} tiled"]
     return key, -order, label, cand, choices, log, True
+
+
+def _vector_innermost(s: Schedule, st: Statement) -> bool:
+    """Statement ``st``'s innermost loop in ``s`` is exactly parallel and stride-1 (a vector loop)."""
+    dims = loop_dims(s, st.name)
+    return bool(dims) and dims[-1] in s.parallel_dims and is_stride_one(st, iterator_of(s.affs[st.name][dims[-1]], st))
 
 
 def time_tile_size(depth: int) -> int:
@@ -1030,8 +1020,8 @@ def _time_tiles(result: Schedule, size: int, label: str, log: list[str]) -> list
     """The time tiles of ``result``'s outer band (:mod:`polylab.schedule.timetile`), parallel loops
     marked exactly, as one more candidate ``(schedule, label, log, marked on the whole, True)``; none when
     the outer loop is not a time loop (a plain loop of every statement that no subscript of an array
-    written in the region uses), is
-    already parallel, runs fewer than ``size`` steps for every parameter value, or cannot be tiled."""
+    written in the region uses), is already parallel, runs fewer than ``size`` steps for every parameter
+    value, or cannot be tiled."""
     dims0 = [result.affs[n][0] for n in result.affs]
     if 0 in result.marked or not dims0 or any(a.is_cst() for a in dims0):
         return []
@@ -1041,9 +1031,7 @@ def _time_tiles(result: Schedule, size: int, label: str, log: list[str]) -> list
     for n, a in zip(result.affs, dims0):
         stmt = result.scop.statement(n)
         k = iterator_of(a, stmt)
-        if k is None or any(acc.array in written and acc.matrix is not None
-                            and any(int(acc.matrix[r, k]) for r in range(acc.matrix.rows))
-                            for acc in stmt.accesses):
+        if k is None or any(acc.array in written and _uses(acc, k) for acc in stmt.accesses):
             return []
     context = result.scop.context
     spans = [value_span(a, result.scop.statement(n).domain.intersect_params(context))
@@ -1153,6 +1141,11 @@ def stream_tile_sizes(element: int = 8) -> tuple[int, int]:
     return tj, tk
 
 
+def element_bytes(scop) -> dict[str, int]:
+    """Array name -> the bytes of one element (:data:`ELEMENT_BYTES`, 8 for other types)."""
+    return {a.name: ELEMENT_BYTES.get(a.ctype.split()[-1], 8) for a in scop.arrays}
+
+
 def band_tile_size(scop) -> int:
     """The size ``T`` of every row of the tiled Pluto-style band (:mod:`polylab.schedule.bandtile`): the
     largest power of two with ``slices * T^2 * element <= L2 / 2``, at least 16, where ``slices`` is the
@@ -1162,7 +1155,7 @@ def band_tile_size(scop) -> int:
     two threads: 1.38x of the original with 16, 2.02x with 32, 2.49x with 64, 2.19x with 128)."""
     _, l2 = cache_sizes()
     deepest = max((st.depth for st in scop.statements), default=0)
-    sizes_of = {a.name: ELEMENT_BYTES.get(a.ctype.split()[-1], 8) for a in scop.arrays}
+    sizes_of = element_bytes(scop)
     slices, element = 1, 1
     for st in scop.statements:
         if st.depth == deepest:

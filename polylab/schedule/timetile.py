@@ -24,11 +24,9 @@ original program (PLUTO's diamond tiles: 1.5x).
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 import islpy as isl
 
-from polylab.schedule.core import Schedule, floor_div, map_from_affs
+from polylab.schedule.core import Schedule, floor_div, skewed
 from polylab.schedule.legality import is_legal
 
 #: time skews tried, smallest first
@@ -72,19 +70,18 @@ def time_tiled(s: Schedule, size: int) -> tuple[Schedule, str] | None:
     r = rows_dimension(s)
     if r is None:
         return None
-    pspace = s.scop.context.get_space()
     for g in SKEWS:
-        maps = {}
+        vecs = {}
         for st in s.scop.statements:
             v = list(s.affs[st.name])
             t = v[0]
-            a = v[r].add(t.scale_val(isl.Val.int_from_si(t.get_ctx(), g))) if g else v[r]
-            vec = [floor_div(t, size).add(floor_div(a, size)), floor_div(a, size), t, *v[1:r], a, *v[r + 1:]]
-            maps[st.name] = map_from_affs(st, pspace, vec)
-        cand = Schedule(s.scop, MappingProxyType(maps), s.steps, frozenset(), (), s.deps, MappingProxyType({}))
+            a = skewed(v[r], t, g)
+            vecs[st.name] = [floor_div(t, size).add(floor_div(a, size)), floor_div(a, size), t, *v[1:r], a,
+                             *v[r + 1:]]
+        cand = s.with_affs(vecs, None)
         if is_legal(cand):
             skew = f" + {g}t" if g > 1 else (" + t" if g else "")
-            return cand, (f"time tiles {size}x{size} of the outer loop and the rows"
-                                            f" (rows{skew}): each tile runs {size} steps over {size} rows while "
-                                            f"they stay in cache, the tiles of a wave in parallel")
+            return cand, (f"time tiles {size}x{size} of the outer loop and the rows (rows{skew}): each tile "
+                          f"runs {size} steps over {size} rows while they stay in cache, the tiles of a wave "
+                          f"in parallel")
     return None
