@@ -8,13 +8,13 @@ pass builds, verifies and times each case with the first share, then each furthe
 baseline and every verified variant of the kernel once more, in order, with the next share, and the runs
 of all rounds are pooled. A slow minute of a shared machine (measured here: one variant's five runs at
 110 ms next to the same code at 70 ms a minute later) then falls on every variant and on the baseline
-alike instead of on whichever variant ran in it. For every case the variant is built (schedule and storage steps), its code is
-generated, compiled and run at the verification parameters next to the original program, and every
-live-out array is compared bit for bit (:func:`polylab.experiment.verify`). Only a verified variant is
-timed; ``speedup = median(baseline) / median(variant)``. A variant whose output differs is reported as
-``unverified`` with the first differing element and no time, so it can never show up as a win; an illegal
-schedule is reported as ``illegal`` with the violated dependence; a compile error, a crash or a timeout as
-``error``.
+alike instead of on whichever variant ran in it. For every case the variant is built (schedule and
+storage steps), its code is generated, compiled and run at the verification parameters next to the
+original program, and every live-out array is compared bit for bit (:func:`polylab.experiment.verify`).
+Only a verified variant is timed; ``speedup = median(baseline) / median(variant)``. A variant whose
+output differs is reported as ``unverified`` with the first differing element and no time, so it can
+never show up as a win; an illegal schedule is reported as ``illegal`` with the violated dependence; a
+compile error, a crash or a timeout as ``error``.
 """
 
 from __future__ import annotations
