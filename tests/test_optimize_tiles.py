@@ -202,3 +202,12 @@ def test_band_tile_size_from_the_cache_model():
     s = optimized(scop_of("lu.c"), "optimize(2)")
     assert f"band tiled {t}x" in lines(s) and f"floor((i)/{t})" in s.text()
     assert "band tiled 16x" in lines(optimized(scop_of("lu.c"), "optimize(2, 8, 16)"))
+
+
+def test_a_negative_tile_size_is_a_located_error_not_a_traceback(capsys):
+    from polylab.cli import main
+
+    assert main(["codegen", "fdtd2d.c", "--schedule", "optimize(2, 8, -4)", "--kernel-only"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "fdtd2d.c:1:1" in err
+    assert "tile size of optimize must be 0" in err and "hint:" in err

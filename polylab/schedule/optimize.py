@@ -81,7 +81,7 @@ from typing import Sequence
 
 import islpy as isl
 
-from polylab.errors import PolylabError
+from polylab.errors import PolylabError, ScheduleError
 from polylab.model import Statement
 from polylab.model.islutil import point_coordinates
 from polylab.render import Displayable, esc
@@ -882,6 +882,9 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
     t0 = time.perf_counter()
     threads = available_threads() if threads is None else max(1, int(threads))
     wave_t = (int(wave), int(wave)) if isinstance(wave, int) else (int(wave[0]), int(wave[1]))
+    if min(wave_t) < 0:
+        raise ScheduleError(f"the tile size of optimize must be 0 (from the cache model) or positive, not "
+                            f"{min(wave_t)}", hint="for example optimize(2, 8, 64), or optimize(2) for the model's")
     sizes = Sizes(threads, max(1, int(rows)), wave_t, bool(tile))
     source = mark_parallel(s)
     source_par = parallel_loops(source)
