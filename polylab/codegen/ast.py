@@ -216,8 +216,71 @@ def _separate(node: isl.ScheduleNode, dims: frozenset[int]) -> isl.ScheduleNode:
         for k in range(node.band_n_member()):
             if depth + k in dims:
                 node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.separate)
+                node = node.band_member_set_isolate_ast_loop_type(k, isl.ast_loop_type.separate)
     for k in range(node.n_children()):
         node = _separate(node.child(k), dims).parent()
+    return node
+
+
+#: the largest strip whose full tiles are isolated (:func:`full_strips`): gcc -O3 unrolls a loop of a
+#: constant 8 iterations completely, so a strip of rows innermost becomes unroll-and-jam
+UNROLL_STRIP = 8
+
+
+def full_strips(scop: Scop, schedule) -> dict[int, isl.Set]:
+    """Schedule depth ``d`` -> the prefixes ``(t_0, .., t_d)`` whose strip is full, for every dimension
+    ``d`` that is ``floor(e / k)``, ``2 <= k <=`` :data:`UNROLL_STRIP`, of a statement whose innermost
+    loop is ``e`` itself (strips of rows run innermost: ``(floor(i / 8), j, i)``).
+
+    With ``R = { (t_0, .., t_{d-1}, e(x)) : x in the domain }``, the strip ``c`` at prefix ``t`` is full
+    when ``(t, k c)`` and ``(t, k c + k - 1)`` are both in ``R`` (exact for domains whose values of ``e``
+    at a prefix form an interval, as in every rectangular, triangular or skewed nest; elsewhere only the
+    shape of the code changes, never the order of the instances). Read from a polylab ``Schedule``'s
+    ``affs``; empty for other schedules."""
+    affs = getattr(schedule, "affs", None)
+    out: dict[int, isl.Set] = {}
+    if not affs:
+        return out
+    for st in scop.statements:
+        vec = affs.get(st.name, ())
+        live = [d for d, a in enumerate(vec) if not a.is_cst()]
+        if len(live) < 2:
+            continue
+        e = vec[live[-1]]
+        for d in live[:-1]:
+            k = next((k for k in range(2, UNROLL_STRIP + 1)
+                      if e.scale_down_val(isl.Val.int_from_si(e.get_ctx(), k)).floor().is_equal(vec[d])), None)
+            if k is None:
+                continue
+            image = None
+            for a in (*vec[:d], e):
+                m = isl.Map.from_pw_aff(a)
+                image = m if image is None else image.flat_range_product(m)
+            R = image.intersect_domain(st.domain).range()
+            outer = [f"t{q}" for q in range(d)]
+            ends = [isl.Map(f"{{ [{', '.join(outer + ['c'])}] -> [{', '.join(outer + ['v'])}] : v = {k}c + {r} }}")
+                    .align_params(R.get_space()) for r in (0, k - 1)]   # (t, c) -> (t, k c + r)
+            full = R.apply(ends[0].reverse()).intersect(R.apply(ends[1].reverse()))
+            out[d] = full if d not in out else out[d].union(full)
+    return {d: f.coalesce() for d, f in out.items() if not f.is_empty()}
+
+
+def _isolate(node: isl.ScheduleNode, full: dict[int, isl.Set]) -> isl.ScheduleNode:
+    """Ask isl to *isolate* the full strips of :func:`full_strips` in the band that holds their depth:
+    the code of a full strip has the constant bounds ``k c .. k c + k - 1`` (the compiler unrolls it and
+    keeps the strip's accumulators in registers), the partial strips get their own copy. Returns the node
+    at the same tree position."""
+    if node.get_type() == isl.schedule_node_type.band:
+        b, m = node.get_schedule_depth(), node.band_n_member()
+        inside = sorted(d for d in full if b <= d < b + m)
+        if inside:
+            d = inside[0]
+            members = full[d].add_dims(isl.dim_type.set, b + m - d - 1)
+            option = isl.Map.from_range(members).move_dims(isl.dim_type.in_, 0, isl.dim_type.out, 0, b)
+            node = node.band_set_ast_build_options(
+                isl.UnionSet.from_set(option.wrap().set_tuple_name("isolate")))
+    for k in range(node.n_children()):
+        node = _isolate(node.child(k), full).parent()
     return node
 
 
@@ -255,6 +318,9 @@ def build(scop: Scop, schedule) -> LoopProgram:
         shared = shared_innermost(schedule)
         if shared:
             sched = _separate(sched.get_root(), shared).get_schedule()
+        full = full_strips(scop, schedule)
+        if full:
+            sched = _isolate(sched.get_root(), full).get_schedule()
         root = _mark_coincident(sched.get_root())
         sched = root.get_schedule()
         depth = _tree_depth(sched.get_root())
