@@ -1,0 +1,186 @@
+"""Unroll-and-jam (:mod:`polylab.schedule.jam`): rows of a loop run together around accumulation chains,
+and the code generator isolates the full strips (:func:`polylab.codegen.ast.full_strips`).
+
+Every optimized schedule is checked against brute force: the reference interpreter runs the original
+program in its own order and the optimized one under the optimized schedule, and every live-out element
+must agree bit for bit (the jam never reassociates a sum: each chain keeps its order); the parameter
+values leave a partial strip at the end."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import polylab
+from polylab.codegen.ast import For, User, build, full_strips, nodes
+from polylab.codegen import generate
+from polylab.reference.interpret import same_live_out
+from polylab.schedule import check, parse_schedule
+from polylab.schedule.jam import group, jammed
+from polylab.schedule.optimize import chain_loop, local_span, openmp_dims
+from polylab.storage import recipe_steps
+
+BICG = """double A[N][M]; double s[M]; double q[N]; double p[M]; double r[N];
+for (i = 0; i < M; i++)
+  s[i] = 0;
+for (i = 0; i < N; i++) {
+  q[i] = 0.0;
+  for (j = 0; j < M; j++) {
+    s[j] = s[j] + r[i] * A[i][j];
+    q[i] = q[i] + A[i][j] * p[j];
+  }
+}
+"""
+
+ATAX = """double A[M][N]; double x[N]; double y[N]; double tmp[M];
+for (i = 0; i < N; i++)
+  y[i] = 0;
+for (i = 0; i < M; i++) {
+  tmp[i] = 0.0;
+  for (j = 0; j < N; j++)
+    tmp[i] = tmp[i] + A[i][j] * x[j];
+  for (j = 0; j < N; j++)
+    y[j] = y[j] + A[i][j] * tmp[i];
+}
+"""
+
+# row i needs row i - 1's finished sum: the rows of a strip cannot run together
+RECURRENT = """double a[N]; double b[M];
+for (i = 1; i < N; i++)
+  for (j = 0; j < M; j++)
+    a[i] = a[i] + a[i - 1] * b[j];
+"""
+
+
+def isl_point(like, params: dict[str, int], coords):
+    """The set of one point ``coords`` at parameter values ``params``, in the space of ``like``."""
+    import islpy as isl
+
+    space = like.get_space()
+    names = [space.get_dim_name(isl.dim_type.param, k) for k in range(space.dim(isl.dim_type.param))]
+    cons = [f"{n} = {params[n]}" for n in names] + [f"x{k} = {v}" for k, v in enumerate(coords)]
+    text = f"[{', '.join(names)}] -> {{ [{', '.join(f'x{k}' for k in range(len(coords)))}] : {' and '.join(cons)} }}"
+    return isl.Set(text).align_params(space)
+
+
+def scop_of(text: str):
+    return polylab.parse(text).scop
+
+
+def optimized(scop, spec: str):
+    return parse_schedule(scop, spec, steps=recipe_steps())
+
+
+def lines(s) -> str:
+    return " ".join(s.details["optimize"].lines)
+
+
+@pytest.mark.parametrize("text", [BICG, ATAX], ids=["bicg", "atax"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_chains_are_jammed_and_compute_what_the_original_does(text, threads):
+    scop = scop_of(text)
+    s = optimized(scop, f"optimize({threads})")
+    assert "jam: 8 rows of dimension 1" in lines(s), lines(s)
+    assert check(s).legal
+    # every statement of the nest runs its row i innermost, inside the strip loop floor(i/8)
+    for n in ("S1", "S2", "S3"):
+        loops = [e for e in s.expressions(n) if not e.lstrip("-").isdigit()]
+        assert loops[0] == "(floor((i)/8))" and loops[-1] == "i", s.expressions(n)
+    for M, N in ((5, 19), (11, 8), (3, 3)):
+        assert same_live_out(scop, s.scop, {"M": M, "N": N}, schedule=s.union_map) == []
+
+
+def test_no_jam_where_a_row_needs_the_sum_of_the_row_before():
+    scop = scop_of(RECURRENT)
+    st = scop.statement("S0")
+    s0 = optimized(scop, "original")
+    assert chain_loop(s0, st) == (0, 1)        # a[i] accumulates along j: a chain
+    assert jammed(s0, 0, group(s0, "S0", 0), 8) is None   # illegal: exact check
+    s = optimized(scop, "optimize(1)")
+    assert "illegal (exact check)" in lines(s) and "floor" not in s.text()
+    assert same_live_out(scop, s.scop, {"N": 13, "M": 5}, schedule=s.union_map) == []
+
+
+def test_what_counts_as_a_chain():
+    gemm = polylab.parse_file(polylab.example_path("gemm.c")).scop
+    s = optimized(gemm, "original")
+    # C[i][j] += A[i][k] * B[k][j] in the order (i, k, j): j's writes differ, no chain
+    assert all(chain_loop(s, st) is None for st in gemm.statements)
+    bicg = scop_of(BICG)
+    s = optimized(bicg, "original")
+    assert chain_loop(s, bicg.statement("S3")) is not None       # q[i] along j
+    assert chain_loop(s, bicg.statement("S2")) is None           # s[j] along j: every write differs
+    assert group(s, "S3", 1) == frozenset({"S1", "S2", "S3"})     # S0 runs in a loop of its own
+
+
+def test_full_strips_are_isolated_with_constant_bounds():
+    scop = scop_of(BICG)
+    s = optimized(scop, "optimize(1)")
+    full = full_strips(scop, s)
+    assert set(full) == {1}
+    # the strip c (dimension 1, after the constant 1 of the nest) is full exactly when 8c + 7 < N
+    for N in range(1, 30):
+        for c in range(0, 5):
+            inside = not full[1].intersect(isl_point(full[1], {"M": 4, "N": N}, (1, c))).is_empty()
+            assert inside == (8 * c + 7 < N), (N, c)
+    program = build(scop, s)
+    code = generate(scop, s, "c").kernel
+    assert "c4 <= 8 * c1 + 7; c4++" in code and "polylab_imin" not in code, code
+    # the order of the instances is the schedule's: the interpreter agrees at sizes with and without a
+    # partial strip, and the code runs every instance once
+    for N in (16, 21, 5):
+        assert same_live_out(scop, s.scop, {"M": 4, "N": N}, schedule=s.union_map) == []
+    # the full strips and the partial one: two copies of the nest's statements
+    assert sum(1 for n in nodes(program.root) if isinstance(n, User) and n.statement == "S3") >= 2
+    # and the compiled code computes what the original does, with and without a partial strip
+    from polylab.experiment import verify
+
+    for N in (16, 21):
+        v = verify(scop, s, "openmp", params={"M": 7, "N": N}, threads=2)
+        assert v.verified, v.reason
+
+
+def test_local_span_is_the_extent_at_fixed_outer_values():
+    scop = scop_of(BICG)
+    s = optimized(scop, "optimize(1)")
+    v = s.affs["S3"]
+    dom = scop.statement("S3").domain
+    assert local_span(v[:1], v[1], dom) is None                 # floor(i/8): grows with N
+    assert local_span(tuple(v[:4]), v[4], dom) == 8              # i inside floor(i/8)
+    assert local_span((), v[4], dom) is None
+
+
+def test_atax_on_two_threads_starts_no_openmp_loop_per_strip():
+    scop = scop_of(ATAX)
+    s = optimized(scop, "optimize(2)")
+    # y[j]'s loop is parallel but runs inside the sequential strip loop with only the 8 rows inside it
+    par, why = openmp_dims(s, 2)
+    assert all(s.affs["S3"][d].is_cst() for d in par), (par, why)
+
+
+@st.composite
+def accumulations(draw):
+    """A nest ``i, j`` with an accumulation along ``j`` into a row element and a second statement that
+    reads or writes what the first one touches, with random offsets: the shapes bicg, atax and mvt take,
+    and some whose jam is illegal."""
+    di = draw(st.integers(-1, 0))
+    other = draw(st.sampled_from([
+        "s[j] = s[j] + r[i] * A[i][j];",
+        "s[j] = s[j] + A[i][j] * q[i];",
+        "A[i][j] = A[i][j] + q[i];",
+        "q[i] = q[i] + A[i][j] * s[j];",
+    ]))
+    first = draw(st.booleans())
+    acc = f"q[i] = q[i] + A[i][j] * p[j] + 0.5 * q[i + {di}];" if di else "q[i] = q[i] + A[i][j] * p[j];"
+    body = f"    {acc}\n    {other}\n" if first else f"    {other}\n    {acc}\n"
+    return ("double A[N][M]; double s[M]; double q[N]; double p[M]; double r[N];\n"
+            "for (i = 1; i < N; i++)\n  for (j = 0; j < M; j++) {\n" + body + "  }\n")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(accumulations(), st.integers(1, 12), st.integers(1, 5))
+def test_optimized_accumulations_compute_what_the_original_does(text, n, m):
+    scop = scop_of(text)
+    s = optimized(scop, "optimize(1)")
+    assert check(s).legal
+    assert same_live_out(scop, s.scop, {"N": n + 1, "M": m}, schedule=s.union_map) == []
