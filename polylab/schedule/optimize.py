@@ -64,6 +64,12 @@ per statement than the source order with :func:`polylab.schedule.parallel` (a ca
 refused), see :func:`parallel_loops`; for one thread, a fusion with shifts may trade a statement's outer
 parallel loops for locality but never its parallel innermost (vector) loop (:func:`vector_floor`).
 
+After the structure is chosen, the rows of the loop around an *accumulation chain* (a statement that sums
+into one element along its innermost loop, :func:`chain_loop`) are jammed: ``k`` rows run together,
+``(.., floor(i / k), j, .., i)`` (:mod:`polylab.schedule.jam`, :func:`_jam_rows`), where that is legal
+(exact), keeps the parallel loops and breaks at least as many chains as it takes vector loops; the code
+generator isolates the full strips, whose constant-bound row loop gcc unrolls: unroll-and-jam.
+
 Storage steps (folding, dead writes, contraction) change the SCoP and live in the storage layer, which
 adds them around this search in its own ``optimize`` recipe step (:mod:`polylab.storage.steps`).
 """
