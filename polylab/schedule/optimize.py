@@ -480,14 +480,19 @@ def value_span(aff: Aff, domain: isl.Set) -> int | None:
     projected out, exact); None when it grows with the parameters. A dimension of span 1 is no loop at
     all (``floor(t / 128)`` for ``0 <= t < 10``); a parallel loop of constant span gives a fixed amount
     of parallel work, however large the problem."""
-    img = isl.Map.from_pw_aff(aff).intersect_domain(domain).range()
-    img = img.project_out(isl.dim_type.param, 0, img.dim(isl.dim_type.param))
-    if img.is_empty():
+    return _extent(isl.Map.from_pw_aff(aff).intersect_domain(domain).range())
+
+
+def _extent(values: isl.Set) -> int | None:
+    """``max - min + 1`` of a one-dimensional set over all parameter values (0 when it is empty, None when
+    it is unbounded)."""
+    values = values.project_out(isl.dim_type.param, 0, values.dim(isl.dim_type.param))
+    if values.is_empty():
         return 0
-    if not img.is_bounded():
+    if not values.is_bounded():
         return None
-    (lo,) = point_coordinates(img.lexmin().sample_point())
-    (hi,) = point_coordinates(img.lexmax().sample_point())
+    (lo,) = point_coordinates(values.lexmin().sample_point())
+    (hi,) = point_coordinates(values.lexmax().sample_point())
     return hi - lo + 1
 
 
@@ -726,7 +731,7 @@ def local_span(outer: tuple[Aff, ...], aff: Aff, domain: isl.Set) -> int | None:
     it, at most, when that is bounded by a constant (the row loop of a jam, ``i`` from ``8 c`` to
     ``8 c + 7`` inside ``c = floor(i / 8)``: 8); None when it grows with the parameters. Exact: with
     ``R = { outer(x) -> aff(x) : x in domain }``, one more than the largest difference of two values of
-    ``aff`` that ``R`` relates to the same outer values."""
+    ``aff`` that ``R`` relates to the same outer values (the differences run from ``-m`` to ``m``)."""
     if not outer:
         return value_span(aff, domain)
     prefix = None
@@ -734,14 +739,9 @@ def local_span(outer: tuple[Aff, ...], aff: Aff, domain: isl.Set) -> int | None:
         m = isl.Map.from_pw_aff(a)
         prefix = m if prefix is None else prefix.flat_range_product(m)
     R = prefix.intersect_domain(domain).reverse().apply_range(isl.Map.from_pw_aff(aff))
-    deltas = R.reverse().apply_range(R).deltas()
-    deltas = deltas.project_out(isl.dim_type.param, 0, deltas.dim(isl.dim_type.param))
-    if deltas.is_empty():
-        return 0
-    if not deltas.is_bounded():
-        return None
-    (hi,) = point_coordinates(deltas.lexmax().sample_point())
-    return hi + 1
+    # the differences are symmetric (-m .. m): their extent 2m + 1 gives the largest one, m
+    extent = _extent(R.reverse().apply_range(R).deltas())
+    return None if extent is None else (extent + 1) // 2 if extent else 0
 
 
 def _uses(acc, k: int) -> bool:
