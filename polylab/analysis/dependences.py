@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Iterator
@@ -385,9 +386,8 @@ def compute_dependences(scop: Scop, *, value_based: bool = False,
     with bounded("the dependence analysis", hint=_TOO_COMPLEX_HINT):
         st = LoopStructure.of(scop)
         if value_based:
-            cache: dict = {}
             for kind in kinds:
-                found.extend(_value_based(scop, st, kind, cache))
+                found.extend(_value_based(scop, st, kind))
         else:
             for kind in kinds:
                 found.extend(_memory_based(scop, st, kind))
@@ -444,13 +444,28 @@ def _raw_pairs(scop: Scop, st: LoopStructure, kind: str) -> dict[tuple[str, int,
     return out
 
 
+#: the pairs of :func:`_raw_pairs` of each SCoP analysed, per kind. A SCoP is an immutable value compared
+#: by identity, so the pairs one analysis computed serve the next: a value-based analysis needs the
+#: memory-based flow and output pairs, and the storage steps ask for both analyses of each SCoP they
+#: make (adi's search: 7 analyses of 3 SCoPs). Kept while the SCoP lives.
+_RAW_PAIRS: "weakref.WeakKeyDictionary[Scop, dict[str, dict]]" = weakref.WeakKeyDictionary()
+
+
+def _pairs(scop: Scop, st: LoopStructure, kind: str) -> dict[tuple[str, int, str, int], isl.Map]:
+    """:func:`_raw_pairs`, computed once per SCoP and kind."""
+    per_kind = _RAW_PAIRS.setdefault(scop, {})
+    if kind not in per_kind:
+        per_kind[kind] = _raw_pairs(scop, st, kind)
+    return per_kind[kind]
+
+
 def _without_self(key: tuple[str, int, str, int], rel: isl.Map) -> isl.Map:
     return rel.subtract(isl.Map.identity(rel.get_space())) if key[0] == key[2] else rel
 
 
 def _memory_based(scop: Scop, st: LoopStructure, kind: str) -> list[Dependence]:
     out = []
-    for key, rel in _raw_pairs(scop, st, kind).items():
+    for key, rel in _pairs(scop, st, kind).items():
         s, a, t, b = key
         dep = _make(scop, st, kind, s, a, t, b, scop.statement(s).accesses[a].array,
                     _without_self(key, rel), False)
@@ -464,17 +479,13 @@ _KILL = {"flow": ("output", "flow"), "anti": ("anti", "output"), "output": ("out
          "input": ("anti", "flow")}
 
 
-def _value_based(scop: Scop, st: LoopStructure, kind: str,
-                 cache: dict | None = None) -> list[Dependence]:
+def _value_based(scop: Scop, st: LoopStructure, kind: str) -> list[Dependence]:
     """Memory-based pairs minus those with a write ``w`` to the element strictly between:
     ``D_value = D_memory - U_w (D_1(u -> w) ; D_2(w -> v))`` (``;`` is composition, each ``D`` relates
     accesses to one element, so the composed pairs touch the same element as ``w``)."""
-    cache = {} if cache is None else cache
 
     def raw(k: str) -> dict:
-        if k not in cache:
-            cache[k] = _raw_pairs(scop, st, k)
-        return cache[k]
+        return _pairs(scop, st, k)
 
     first, second = _KILL[kind]
     writes = [(s.name, a.index) for s in scop.statements for a in s.writes]
