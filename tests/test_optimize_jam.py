@@ -158,6 +158,44 @@ def test_atax_on_two_threads_starts_no_openmp_loop_per_strip():
     assert all(s.affs["S3"][d].is_cst() for d in par), (par, why)
 
 
+# shapes the examples do not have: a triangular row sum, a chain whose statement is read by a second
+# accumulation in the same iteration (integers), a banded row sum beside a triangular update
+SHAPES = {
+    "trmv": ("""double L[N][N]; double x[N]; double y[N];
+for (i = 0; i < N; i++) {
+  y[i] = 0;
+  for (j = 0; j <= i; j++)
+    y[i] = y[i] + L[i][j] * x[j];
+}
+""", [{"N": 13}, {"N": 16}, {"N": 3}]),
+    "isum": ("""int A[N][M]; int s[N]; int t[M];
+for (i = 1; i < N; i++)
+  for (j = 0; j < M; j++) {
+    s[i] = s[i] + A[i][j] * A[i - 1][j];
+    t[j] = t[j] + s[i];
+  }
+""", [{"N": 12, "M": 5}, {"N": 17, "M": 3}]),
+    "band": ("""double A[N][N]; double x[N]; double y[N];
+for (i = 2; i < N - 2; i++)
+  for (j = i - 2; j <= i + 2; j++)
+    y[i] = y[i] + A[i][j] * x[j];
+for (i = 0; i < N; i++)
+  for (j = 0; j < i; j++)
+    x[i] = x[i] - A[i][j] * y[j] * 0.001;
+""", [{"N": 19}, {"N": 9}]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_other_chain_shapes_are_jammed_and_compute_what_the_original_does(name):
+    text, sizes = SHAPES[name]
+    scop = scop_of(text)
+    s = optimized(scop, "optimize(1)")
+    assert "jam: 8 rows" in lines(s) and check(s).legal
+    for params in sizes:
+        assert same_live_out(scop, s.scop, params, schedule=s.union_map) == []
+
+
 @st.composite
 def accumulations(draw):
     """A nest ``i, j`` with an accumulation along ``j`` into a row element and a second statement that
