@@ -144,10 +144,11 @@ def test_local_span_is_the_extent_at_fixed_outer_values():
     scop = scop_of(BICG)
     s = optimized(scop, "optimize(1)")
     v = s.affs["S3"]
-    dom = scop.statement("S3").domain
-    assert local_span(v[:1], v[1], dom) is None                 # floor(i/8): grows with N
-    assert local_span(tuple(v[:4]), v[4], dom) == 8              # i inside floor(i/8)
-    assert local_span((), v[4], dom) is None
+    st3 = scop.statement("S3")
+    dom = st3.domain
+    assert local_span(st3, v[:1], v[1], dom) is None                 # floor(i/8): grows with N
+    assert local_span(st3, tuple(v[:4]), v[4], dom) == 8              # i inside floor(i/8)
+    assert local_span(st3, (), v[4], dom) is None
 
 
 def test_atax_on_two_threads_starts_no_openmp_loop_per_strip():

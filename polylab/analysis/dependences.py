@@ -483,20 +483,16 @@ def _value_based(scop: Scop, st: LoopStructure, kind: str) -> list[Dependence]:
     """Memory-based pairs minus those with a write ``w`` to the element strictly between:
     ``D_value = D_memory - U_w (D_1(u -> w) ; D_2(w -> v))`` (``;`` is composition, each ``D`` relates
     accesses to one element, so the composed pairs touch the same element as ``w``)."""
-
-    def raw(k: str) -> dict:
-        return _pairs(scop, st, k)
-
     first, second = _KILL[kind]
     writes = [(s.name, a.index) for s in scop.statements for a in s.writes]
     out = []
-    for key, rel in raw(kind).items():
+    for key, rel in _pairs(scop, st, kind).items():
         s, a, t, b = key
         rel = _without_self(key, rel)
         for w in writes:
             tick()
-            r1 = raw(first).get((s, a) + w)
-            r2 = raw(second).get(w + (t, b))
+            r1 = _pairs(scop, st, first).get((s, a) + w)
+            r2 = _pairs(scop, st, second).get(w + (t, b))
             if r1 is not None and r2 is not None:
                 rel = rel.subtract(r1.apply_range(r2))
                 if rel.is_empty():

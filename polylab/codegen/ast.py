@@ -28,6 +28,7 @@ import islpy as isl
 
 from polylab.errors import CodegenError
 from polylab.model.scop import Scop
+from polylab.schedule.core import floor_div, map_from_affs
 
 _MARK = "polylab_parallel_"
 
@@ -241,6 +242,7 @@ def full_strips(scop: Scop, schedule) -> dict[int, isl.Set]:
     out: dict[int, isl.Set] = {}
     if not affs:
         return out
+    pspace = scop.context.get_space()
     for st in scop.statements:
         vec = affs.get(st.name, ())
         live = [d for d, a in enumerate(vec) if not a.is_cst()]
@@ -248,15 +250,10 @@ def full_strips(scop: Scop, schedule) -> dict[int, isl.Set]:
             continue
         e = vec[live[-1]]
         for d in live[:-1]:
-            k = next((k for k in range(2, UNROLL_STRIP + 1)
-                      if e.scale_down_val(isl.Val.int_from_si(e.get_ctx(), k)).floor().is_equal(vec[d])), None)
+            k = next((k for k in range(2, UNROLL_STRIP + 1) if floor_div(e, k).is_equal(vec[d])), None)
             if k is None:
                 continue
-            image = None
-            for a in (*vec[:d], e):
-                m = isl.Map.from_pw_aff(a)
-                image = m if image is None else image.flat_range_product(m)
-            R = image.intersect_domain(st.domain).range()
+            R = map_from_affs(st, pspace, [*vec[:d], e]).intersect_domain(st.domain.align_params(pspace)).range()
             outer = [f"t{q}" for q in range(d)]
             ends = [isl.Map(f"{{ [{', '.join(outer + ['c'])}] -> [{', '.join(outer + ['v'])}] : v = {k}c + {r} }}")
                     .align_params(R.get_space()) for r in (0, k - 1)]   # (t, c) -> (t, k c + r)

@@ -721,23 +721,21 @@ def _innermost_long(s: Schedule, stmt: Statement, d: int) -> bool:
     domain = stmt.domain.intersect_params(s.scop.context)
     dims = loop_dims(s, stmt.name)
     v = s.affs[stmt.name]
-    return d in dims and all((local_span(v[:e], v[e], domain) or UNROLLED_SPAN + 1) <= UNROLLED_SPAN
+    return d in dims and all((local_span(stmt, v[:e], v[e], domain) or UNROLLED_SPAN + 1) <= UNROLLED_SPAN
                              for e in dims if e > d)
 
 
 @lru_cache(maxsize=4096)
-def local_span(outer: tuple[Aff, ...], aff: Aff, domain: isl.Set) -> int | None:
+def local_span(stmt: Statement, outer: tuple[Aff, ...], aff: Aff, domain: isl.Set) -> int | None:
     """How many values the time dimension ``aff`` takes at one value of the dimensions ``outer`` around
     it, at most, when that is bounded by a constant (the row loop of a jam, ``i`` from ``8 c`` to
     ``8 c + 7`` inside ``c = floor(i / 8)``: 8); None when it grows with the parameters. Exact: with
     ``R = { outer(x) -> aff(x) : x in domain }``, one more than the largest difference of two values of
-    ``aff`` that ``R`` relates to the same outer values (the differences run from ``-m`` to ``m``)."""
+    ``aff`` that ``R`` relates to the same outer values (the differences run from ``-m`` to ``m``).
+    ``stmt``: the statement whose time dimensions ``outer`` and ``aff`` are, ``domain`` its instances."""
     if not outer:
         return value_span(aff, domain)
-    prefix = None
-    for a in outer:
-        m = isl.Map.from_pw_aff(a)
-        prefix = m if prefix is None else prefix.flat_range_product(m)
+    prefix = map_from_affs(stmt, domain.get_space(), list(outer))
     R = prefix.intersect_domain(domain).reverse().apply_range(isl.Map.from_pw_aff(aff))
     # the differences are symmetric (-m .. m): their extent 2m + 1 gives the largest one, m
     extent = _extent(R.reverse().apply_range(R).deltas())
