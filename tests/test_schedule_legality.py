@@ -284,3 +284,28 @@ def test_searches_always_return_legal_schedules(src):
     except ScheduleError:
         return
     assert check(w).legal, w.text()
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(src=affine_nests(max_depth=2, max_statements=3), data=st.data())
+def test_distance_test_agrees_with_violating_pairs(src, data):
+    """``is_violated`` (the test on time distances, ``theta_T(y) - theta_S(x) <=lex 0``) says a dependence
+    is broken exactly when ``violating_pairs`` (pairs with ``theta_T(y) <=lex theta_S(x)``) is not empty,
+    parametrically, for random affine schedules (legal or not)."""
+    from polylab.schedule.legality import is_violated, violating_pairs
+
+    try:
+        program = polylab.parse(src)
+    except polylab.PolylabError:
+        assume(False)
+    assume(program.scops)
+    scop = program.scop
+    assume(all(not st.domain.is_empty() for st in scop.statements))
+    try:
+        s = parse_schedule(scop, data.draw(random_isl(scop)))   # not checked for legality here
+        s.dependences
+    except (AnalysisError, ScheduleError):
+        assume(False)
+    broken = [is_violated(s, d) for d in s.dependences]
+    assert broken == [not violating_pairs(s, d).is_empty() for d in s.dependences]
+    event(f"broken={any(broken)}")

@@ -31,7 +31,7 @@ import itertools
 from graphlib import CycleError, TopologicalSorter
 
 from polylab.schedule.core import Schedule, const_aff, floor_div
-from polylab.schedule.legality import is_legal, violating_pairs
+from polylab.schedule.legality import is_legal, is_violated
 from polylab.schedule.transform import mark_parallel
 
 #: the tile size of every band row when no cache model is asked (the optimizer's comes from one)
@@ -87,7 +87,7 @@ def _order_at_equal(s: Schedule, outer: dict[str, list]) -> dict[str, int] | Non
     names = [st.name for st in s.scop.statements]
     preds: dict[str, set[str]] = {n: set() for n in names}
     for d in s.dependences:
-        if d.source != d.sink and not violating_pairs(prefix, d).is_empty():
+        if d.source != d.sink and is_violated(prefix, d):
             preds[d.sink].add(d.source)
     sorter = TopologicalSorter(preds)
     try:

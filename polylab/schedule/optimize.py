@@ -92,7 +92,7 @@ from polylab.model import Statement
 from polylab.model.islutil import point_coordinates
 from polylab.render import Displayable, esc
 from polylab.schedule.core import Schedule, const_aff, const_value, floor_div, map_from_affs, skewed
-from polylab.schedule.legality import is_legal, violating_pairs
+from polylab.schedule.legality import is_legal, is_violated
 from polylab.schedule.bandtile import BAND_TILE, tiled_band
 from polylab.schedule.jam import group, jammed
 from polylab.schedule.pluto import pluto_schedule
@@ -636,7 +636,7 @@ def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: l
     start = replace(start, marked=prefix_marked)
     marked, exact = set(prefix_marked), layout.separate
     prefix_only = layout.build({n: [] for n in layout.names}, base.steps)
-    open_deps = [d for d in base.dependences if not violating_pairs(prefix_only, d).is_empty()]
+    open_deps = [d for d in base.dependences if is_violated(prefix_only, d)]
     for n in layout.names:
         if not layout.private[n]:
             dims = loop_dims(start, n)
