@@ -205,8 +205,39 @@ def test_openmp_is_not_started_once_per_row():
     d = next(d for d in loop_dims(atax, "S3") if atax.expressions("S3")[d] == "j")
     assert d in atax.parallel_dims and d not in atax.marked
     assert any("left to the vectorizer" in x for x in atax.details["optimize"].lines)
-    jac = optimized(scop_of("polybench/jacobi-1d.c"))
+    jac = optimized(polylab.parse(JACOBI_1D).scop)
     assert all(loop_dims(jac, n)[-1] in jac.marked for n in ("S0", "S1"))
+
+
+JACOBI_1D = """double A[N]; double B[N];
+for (t = 0; t < T; t++) {
+  for (i = 1; i < N - 1; i++) B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1]);
+  for (i = 1; i < N - 1; i++) A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1]);
+}"""
+
+
+def test_openmp_needs_work_per_team_start():
+    """With constant sizes, a parallel loop whose team would get fewer than MIN_TEAM_WORK statement
+    instances per start runs sequentially (doitgen's strips of ``p`` inside ``r`` and ``q``: 500 starts of
+    930 instances; PolyBench jacobi-1d at its small size); with parameters the sizes are unknown and the
+    OpenMP loop stays. The counts are exact."""
+    from polylab.schedule.optimize import MIN_TEAM_WORK, team_work
+
+    doit = optimized(scop_of("polybench/doitgen.c"), "optimize(2)")
+    assert not doit.marked and doit.parallel_dims
+    assert any("runs sequentially" in x and "500 times" in x for x in doit.details["optimize"].lines)
+    small = optimized(polylab.parse(JACOBI_1D.replace("double A[N]; double B[N];",
+                                                      "#define N 40\n#define T 6\ndouble A[N]; double B[N];")
+                                    ).scop, "optimize(2)")
+    assert not small.marked
+    inner = loop_dims(small, "S0")[-1]
+    assert team_work(small, inner, ["S0"]) == (6, 6 * 38)
+    big = optimized(polylab.parse(JACOBI_1D.replace("double A[N]; double B[N];",
+                                                    "#define N 400000\n#define T 6\ndouble A[N]; double B[N];")
+                                  ).scop, "optimize(2)")
+    assert all(loop_dims(big, n)[-1] in big.marked for n in ("S0", "S1"))
+    starts, work = team_work(big, loop_dims(big, "S0")[-1], ["S0"])
+    assert starts == 6 and work // starts >= MIN_TEAM_WORK
 
 
 def test_wavefront_tiles_come_from_the_cache_model():
@@ -357,3 +388,26 @@ def test_help_loads_no_heavy_module():
     assert r.returncode == 0 and "--tune" in r.stdout
     r = _cli("--help")
     assert all(c in r.stdout for c in ("analyze", "optimize", "bench", "grade"))
+
+
+def test_data_that_fits_in_cache_gets_no_locality_tiles():
+    """The footprint is the exact count of the elements touched (times their size); where it fits in half
+    the L2 cache (constant sizes), neither time tiles nor a fusion with shifts is tried, and a parallel
+    innermost loop keeps the statement out of the strips however short it is (heat-3d at 20^3: the source
+    order); with parameters the footprint is unknown and nothing changes."""
+    from polylab.schedule.optimize import fits_in_cache, footprint_bytes
+
+    prog = polylab.parse("#define N 10\ndouble A[N][N]; float b[N];\n"
+                         "for (i = 1; i < N; i++) for (j = 0; j < i; j++) A[i][j] = A[i - 1][j] + b[j];")
+    # A: written below the diagonal of rows 1..9 (45 elements), read on and below it in rows 0..8 (45, of
+    # which the 9 diagonal ones are not written); b: 9 floats
+    assert footprint_bytes(prog.scop) == 8 * (45 + 9) + 4 * 9
+    assert fits_in_cache(prog.scop)
+    heat = scop_of("polybench/heat-3d.c")
+    assert fits_in_cache(heat)
+    for threads in (1, 2):
+        s = optimized(heat, f"optimize({threads})")
+        assert "floor" not in s.text()
+        assert not any("shifts" in x for x in s.details["optimize"].lines if x.startswith("fusion:"))
+        assert [s.expressions(n)[loop_dims(s, n)[-1]] for n in ("S0", "S1")] == ["k", "k"]
+    assert footprint_bytes(scop_of("heat3d.c")) is None and not fits_in_cache(scop_of("heat3d.c"))

@@ -121,6 +121,10 @@ UNROLLED_SPAN = 8
 NO_PARALLEL = 100
 #: strip-mining size of a parallel stride-1 loop
 PAR_STRIP = 32
+#: an OpenMP loop whose team would get fewer statement instances than this per start, on average, where
+#: the sizes are constants, stays sequential: a start costs microseconds (doitgen at its small size,
+#: 500 starts of 3 strips of 8 columns: 0.04x of the original on two threads with them)
+MIN_TEAM_WORK = 1 << 15
 #: the tile size of the strips' wavefront over an outer loop and the strips' rows
 #: (:func:`_time_tiled_strips`): PLUTO's default size; sl3 (n = 384) at two threads measured 2.97x, 3.29x and
 #: 3.20x of the original with 16, 32 and 64 (``--tune`` tries others)
@@ -503,7 +507,8 @@ def _score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement) -> tuple
     at least :data:`MIN_PARALLEL_SPAN`: a loop of a few iterations gives no parallelism worth a thread
     team (inside a sequential loop, OpenMP would start it once per iteration of that loop for a handful
     of iterations' work: 250 times slower than the original on ``for (t = 0; t < 10; t++) for (i ..;
-    i += 2) c[i] += 0.25 * c[i - 2]`` under a tile-level wavefront)."""
+    i += 2) c[i] += 0.25 * c[i - 2]`` under a tile-level wavefront). The innermost loop counts as a vector
+    loop (or as independent chains) when it is parallel, whatever its span: vectors need no thread team."""
     span = {d: value_span(a, stmt.domain) for d, a in enumerate(vec) if not a.is_cst()}
 
     def at_least(d: int, bound: int) -> bool:  # unbounded (None) and empty (0) spans count as long
@@ -522,8 +527,9 @@ def _score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement) -> tuple
     inner = vec[last]
     k = iterator_of(inner, stmt)
     stride1 = is_stride_one(stmt, k)
-    vector = last in scalable and stride1
-    inner = 3 if vector else (2 if stride1 else (1 if last in scalable else 0))
+    # vectors need no thread team: a parallel stride-1 loop of a few dozen iterations still vectorizes
+    vector = last in marked and stride1
+    inner = 3 if vector else (2 if stride1 else (1 if last in marked else 0))
     return (-(par[0]) if par else -100, inner, stride_score(stmt, k),
             -len(dims), len(par))
 
@@ -531,7 +537,8 @@ def _score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement) -> tuple
 def _good_enough(key: tuple, best_kind: str, first_private: int, next_kind: str) -> bool:
     """Skip the next shape: the best so far has a parallel loop at the first private depth (or outside)
     and a vectorizable innermost loop (nothing scores higher), or it has a parallel loop and the next
-    shapes are the strips, which are only for statements with no parallel loop; or the best is the strips'
+    shapes are the strips, which are only for statements with no parallel loop (a parallel innermost loop
+    of any span counts); or the best is the strips'
     time wavefront without a time skew and the next is one with it; or the next is the best's kind of
     strips with a larger skew ``f`` while the best's innermost loop is already parallel (only ``f`` differs,
     and the score does not depend on it then). The tiling shape (only offered when the
@@ -544,7 +551,9 @@ def _good_enough(key: tuple, best_kind: str, first_private: int, next_kind: str)
         return True   # a larger skew of the same strips scores the same once the innermost loop is parallel
     if -key[0] <= first_private and key[1] == 3:
         return True
-    return key[0] > -100 and next_kind.startswith("strips") and not best_kind.startswith("strips")
+    # a parallel innermost loop (key[1] 1 or 3) is a parallel loop too, however short: no chains to overlap
+    return (key[0] > -100 or key[1] in (1, 3)) and next_kind.startswith("strips") \
+        and not best_kind.startswith("strips")
 
 
 def _names(stmt: Statement, loops: Sequence[Aff]) -> list[str]:
@@ -686,7 +695,7 @@ def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[str
         users = [n for n in names if not s.affs[n][d].is_cst()]
         if not users:
             continue
-        if all(any(e in s.marked for e in loop_dims(s, n) if e < d) for n in users):
+        if all(any(e in keep for e in loop_dims(s, n) if e < d) for n in users):
             keep.discard(d)
             why.append(f"dimension {d} is parallel inside a parallel loop: no OpenMP loop of its own (where "
                        f"the outer parallel loop runs once, OpenMP would start it once per iteration "
@@ -699,7 +708,7 @@ def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[str
             outer = [e for e in dims if e < d]
             walks = [e for e in outer if any(_subscripted(stmt, k) for k in range(stmt.depth)
                                              if s.affs[n][e].involves_dims(isl.dim_type.in_, k, 1))]
-            if not _innermost_long(s, stmt, d) or any(e in s.marked for e in outer) or not (
+            if not _innermost_long(s, stmt, d) or any(e in keep for e in outer) or not (
                     walks or threads == 1 and outer):
                 break
             rows.append(f"{n}: {s.expressions(n)[(walks or outer)[-1]]}")
@@ -711,7 +720,35 @@ def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[str
                        + ("OpenMP would start it once per row" if per_row else
                           "with one thread OpenMP would only move it out of the kernel, away from its "
                           "restrict arrays"))
+            continue
+        work = team_work(s, d, users)
+        if work is not None and work[1] < MIN_TEAM_WORK * work[0]:
+            keep.discard(d)
+            why.append(f"dimension {d} is parallel but runs sequentially: OpenMP would start a team "
+                       f"{work[0]} time{'s' if work[0] != 1 else ''} for {work[1]} statement instances "
+                       f"(about {work[1] // work[0]} per start, fewer than {MIN_TEAM_WORK}), and each "
+                       f"start costs microseconds")
     return frozenset(keep), why
+
+
+def team_work(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | None:
+    """``(starts, instances)`` of an OpenMP loop at dimension ``d`` run by the statements ``users``, where
+    the sizes are constants (no parameter): ``starts = |{ theta_{<d}(x) : x in D_n, n in users }|`` is the
+    number of distinct values of the dimensions around ``d`` (each starts a team), ``instances =
+    sum_n |D_n|`` the statement instances they share (exact counts). None where the program has
+    parameters (the sizes are known only when it runs)."""
+    scop = s.scop
+    if scop.parameters:
+        return None
+    starts, instances = None, 0
+    for n in users:
+        stmt = scop.statement(n)
+        domain = stmt.domain
+        instances += int(domain.count_val().to_python())
+        prefix = map_from_affs(stmt, domain.get_space(), list(s.affs[n][:d])).intersect_domain(domain).range()
+        starts = prefix if starts is None else starts.union(prefix)
+    count = int(starts.count_val().to_python()) if d else 1
+    return max(count, 1), instances
 
 
 def _innermost_long(s: Schedule, stmt: Statement, d: int) -> bool:
@@ -898,12 +935,15 @@ def bases(s: Schedule, threads: int = 2) -> list[tuple[str, Schedule]]:
     :func:`polylab.schedule.transform.distribute`), those that are legal (exact check); and its sibling
     perfect nests fused with shifts (:mod:`polylab.schedule.shiftfuse`: the nests' outer loops become
     sequential, their vector loops stay; with more than one thread :func:`optimize_schedule` keeps it
-    only with time tiles, whose wave gives back a parallel loop). Programs of more than :data:`SEPARATE_LIMIT`
+    only with time tiles, whose wave gives back a parallel loop), unless the data fits in cache
+    (:func:`fits_in_cache`). Programs of more than :data:`SEPARATE_LIMIT`
     statements keep their fusion (the search stays fast)."""
     out = [("fusion kept as in the starting schedule", s)]
     if not 2 <= len(s.scop.statements) <= SEPARATE_LIMIT or not s.loop_dims:
         return out
-    fused = fuse_with_shifts(s, {n: private_start(s, n) for n in s.affs})
+    # the fusion streams each array once per outer iteration instead of once per nest: nothing to gain
+    # where the data stays in cache anyway (heat-3d at its small size: 0.51x of the original fused)
+    fused = None if fits_in_cache(s.scop) else fuse_with_shifts(s, {n: private_start(s, n) for n in s.affs})
     if fused is not None:
         out.append((f"{SHIFT_FUSED} ({'; '.join(fused[1])})", fused[0]))
     first = s.loop_dims[0]
@@ -1146,6 +1186,10 @@ def _time_tiles(result: Schedule, size: int, label: str, log: list[str]) -> list
              for n, a in zip(result.affs, dims0)]
     if all(x is not None and x < size for x in spans):
         return []
+    if fits_in_cache(result.scop):
+        log = log + [f"time tiles not tried: the region's {footprint_bytes(result.scop)} bytes of data stay "
+                     f"in the L2 cache ({cache_sizes()[1] // 1024} KiB, cache model) for every step anyway"]
+        return []
     tiled = time_tiled(result, size)
     if tiled is None:
         return []
@@ -1247,6 +1291,30 @@ def stream_tile_sizes(element: int = 8) -> tuple[int, int]:
     while 2 * tk * tj * max(1, element) <= l2 // 2:
         tk *= 2
     return tj, tk
+
+
+@lru_cache(maxsize=256)
+def footprint_bytes(scop) -> int | None:
+    """The bytes of every array element the region touches, ``sum_A |{ F_a(x) : x in D_S, a of A }| *
+    sizeof(A)`` (exact counts of the union of the accessed elements); None where the program has
+    parameters (its sizes are known only when it runs)."""
+    if scop.parameters:
+        return None
+    sizes_of = element_bytes(scop)
+    touched: dict[str, isl.Set] = {}
+    for stmt in scop.statements:
+        for acc in stmt.accesses:
+            img = acc.relation.intersect_domain(stmt.domain).range()
+            touched[acc.array] = img if acc.array not in touched else touched[acc.array].union(img)
+    return sum(int(e.count_val().to_python()) * sizes_of.get(a, 8) for a, e in touched.items())
+
+
+def fits_in_cache(scop) -> bool:
+    """The region's data (:func:`footprint_bytes`, constant sizes only) fits in half the L2 cache: then
+    the tiles that keep data in cache (time tiles) only add loop overhead (heat-3d at its small size,
+    20^3 points of two arrays, 128 KiB: 0.71x of the original with time tiles)."""
+    b = footprint_bytes(scop)
+    return b is not None and b <= cache_sizes()[1] // 2
 
 
 def element_bytes(scop) -> dict[str, int]:
