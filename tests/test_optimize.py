@@ -226,15 +226,15 @@ def test_openmp_needs_work_per_team_start():
     doit = optimized(scop_of("polybench/doitgen.c"), "optimize(2)")
     assert not doit.marked and doit.parallel_dims
     assert any("runs sequentially" in x and "500 times" in x for x in doit.details["optimize"].lines)
-    small = optimized(polylab.parse(JACOBI_1D.replace("double A[N]; double B[N];",
-                                                      "#define N 40\n#define T 6\ndouble A[N]; double B[N];")
-                                    ).scop, "optimize(2)")
+
+    def sized(n: int):
+        return polylab.parse(f"#define N {n}\n#define T 6\n" + JACOBI_1D).scop
+
+    small = optimized(sized(40), "optimize(2)")
     assert not small.marked
     inner = loop_dims(small, "S0")[-1]
     assert team_work(small, inner, ["S0"]) == (6, 6 * 38)
-    big = optimized(polylab.parse(JACOBI_1D.replace("double A[N]; double B[N];",
-                                                    "#define N 400000\n#define T 6\ndouble A[N]; double B[N];")
-                                  ).scop, "optimize(2)")
+    big = optimized(sized(400000), "optimize(2)")
     assert all(loop_dims(big, n)[-1] in big.marked for n in ("S0", "S1"))
     starts, work = team_work(big, loop_dims(big, "S0")[-1], ["S0"])
     assert starts == 6 and work // starts >= MIN_TEAM_WORK

@@ -79,6 +79,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+import weakref
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -88,7 +89,7 @@ from typing import Sequence
 import islpy as isl
 
 from polylab.errors import PolylabError, ScheduleError
-from polylab.model import Statement
+from polylab.model import Scop, Statement
 from polylab.model.islutil import point_coordinates
 from polylab.render import Displayable, esc
 from polylab.schedule.core import Schedule, const_aff, const_value, floor_div, map_from_affs, skewed
@@ -741,13 +742,17 @@ def team_work(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | No
     if scop.parameters:
         return None
     starts, instances = None, 0
-    for n in users:
-        stmt = scop.statement(n)
-        domain = stmt.domain
-        instances += int(domain.count_val().to_python())
-        prefix = map_from_affs(stmt, domain.get_space(), list(s.affs[n][:d])).intersect_domain(domain).range()
-        starts = prefix if starts is None else starts.union(prefix)
-    count = int(starts.count_val().to_python()) if d else 1
+    try:
+        for n in users:
+            stmt = scop.statement(n)
+            domain = stmt.domain
+            instances += int(domain.count_val().to_python())
+            around = map_from_affs(stmt, domain.get_space(), list(s.affs[n][:d]))
+            prefix = around.intersect_domain(domain).range()
+            starts = prefix if starts is None else starts.union(prefix)
+        count = int(starts.count_val().to_python()) if d else 1
+    except isl.Error:  # isl could not count a set: unknown, as with parameters
+        return None
     return max(count, 1), instances
 
 
@@ -1293,13 +1298,25 @@ def stream_tile_sizes(element: int = 8) -> tuple[int, int]:
     return tj, tk
 
 
-@lru_cache(maxsize=256)
-def footprint_bytes(scop) -> int | None:
+#: the footprint of each SCoP already measured (a SCoP is immutable; the entry goes when it does)
+_FOOTPRINTS: "weakref.WeakKeyDictionary[Scop, int]" = weakref.WeakKeyDictionary()
+
+
+def footprint_bytes(scop: Scop) -> int | None:
     """The bytes of every array element the region touches, ``sum_A |{ F_a(x) : x in D_S, a of A }| *
     sizeof(A)`` (exact counts of the union of the accessed elements); None where the program has
     parameters (its sizes are known only when it runs)."""
     if scop.parameters:
         return None
+    if scop not in _FOOTPRINTS:
+        try:
+            _FOOTPRINTS[scop] = _count_footprint(scop)
+        except isl.Error:  # isl could not count a set: unknown, as with parameters
+            return None
+    return _FOOTPRINTS[scop]
+
+
+def _count_footprint(scop: Scop) -> int:
     sizes_of = element_bytes(scop)
     touched: dict[str, isl.Set] = {}
     for stmt in scop.statements:
@@ -1309,7 +1326,7 @@ def footprint_bytes(scop) -> int | None:
     return sum(int(e.count_val().to_python()) * sizes_of.get(a, 8) for a, e in touched.items())
 
 
-def fits_in_cache(scop) -> bool:
+def fits_in_cache(scop: Scop) -> bool:
     """The region's data (:func:`footprint_bytes`, constant sizes only) fits in half the L2 cache: then
     the tiles that keep data in cache (time tiles) only add loop overhead (heat-3d at its small size,
     20^3 points of two arrays, 128 KiB: 0.71x of the original with time tiles)."""
