@@ -223,3 +223,47 @@ def test_optimized_accumulations_compute_what_the_original_does(text, n, m):
     s = optimized(scop, "optimize(1)")
     assert check(s).legal
     assert same_live_out(scop, s.scop, {"N": n + 1, "M": m}, schedule=s.union_map) == []
+
+
+PREFIX_2D = """double S[N][M];
+for (i = 1; i < N; i++)
+  for (j = 0; j < M; j++)
+    S[i][j] = S[i][j] + S[i - 1][j];
+for (i = 0; i < N; i++)
+  for (j = 1; j < M; j++)
+    S[i][j] = S[i][j] + S[i][j - 1];
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_row_recurrences_are_jammed_and_compute_what_the_original_does(threads):
+    """A recurrence along the innermost loop (``S[i][j] += S[i][j - 1]``: each ``j`` waits for the one
+    before, the rows ``i`` are independent) is a chain too: 8 rows run together. The column recurrence
+    ``S[i][j] += S[i - 1][j]`` is not (its innermost ``j`` is parallel, a vector loop): at one thread it
+    keeps its row walk (no interchange or strip-mining for a parallel loop no thread uses)."""
+    scop = scop_of(PREFIX_2D)
+    s0 = optimized(scop, "original")
+    assert chain_loop(s0, scop.statement("S1")) is not None
+    assert chain_loop(s0, scop.statement("S0")) is None
+    s = optimized(scop, f"optimize({threads})")
+    assert check(s).legal and "jam: 8 rows" in lines(s) and "in S1" in lines(s)
+    loops = [e for e in s.expressions("S1") if not e.lstrip("-").isdigit()]
+    assert loops == ["(floor((i)/8))", "j", "i"], s.expressions("S1")
+    if threads == 1:
+        assert [e for e in s.expressions("S0") if not e.lstrip("-").isdigit()] == ["i", "j"]
+    for N, M in ((19, 5), (8, 11), (3, 3)):
+        assert same_live_out(scop, s.scop, {"N": N, "M": M}, schedule=s.union_map) == []
+
+
+def test_a_recurrence_needs_the_same_element_along_the_innermost_loop():
+    """Only a read of the written array at a constant offset along the innermost iterator alone makes a
+    recurrence chain: ``a[i][j] = a[i][j - 2] * b[j]`` does, ``a[i][j] = a[i - 1][j - 1]`` (a diagonal)
+    and ``a[i][j] = c[i][j - 1]`` (another array) do not."""
+    def chain(body: str):
+        scop = scop_of(f"double a[N][N]; double b[N]; double c[N][N];\n"
+                       f"for (i = 1; i < N; i++) for (j = 2; j < N; j++) {body}")
+        return chain_loop(optimized(scop, "original"), scop.statement("S0"))
+
+    assert chain("a[i][j] = a[i][j - 2] * b[j];") is not None
+    assert chain("a[i][j] = a[i - 1][j - 1] + 1.0;") is None
+    assert chain("a[i][j] = c[i][j - 1] + 1.0;") is None
