@@ -267,3 +267,29 @@ def test_a_recurrence_needs_the_same_element_along_the_innermost_loop():
     assert chain("a[i][j] = a[i][j - 2] * b[j];") is not None
     assert chain("a[i][j] = a[i - 1][j - 1] + 1.0;") is None
     assert chain("a[i][j] = c[i][j - 1] + 1.0;") is None
+
+
+GESUMMV = """double A[N][N]; double B[N][N]; double tmp[N]; double x[N]; double y[N]; double alpha; double beta;
+for (i = 0; i < N; i++) {
+  tmp[i] = 0.0;
+  y[i] = 0.0;
+  for (j = 0; j < N; j++) {
+    tmp[i] = A[i][j] * x[j] + tmp[i];
+    y[i] = B[i][j] * x[j] + y[i];
+  }
+  y[i] = alpha * tmp[i] + beta * y[i];
+}
+"""
+
+
+def test_statements_of_the_row_loop_itself_do_not_block_the_jam():
+    """gesummv's initialisations and final combination run in the row loop ``i`` itself: jammed, they
+    keep ``i`` as their innermost loop (in strips of 8), so they lose no vector loop and the two chains
+    ``tmp[i]`` and ``y[i]`` are jammed; the result computes what the original does."""
+    scop = scop_of(GESUMMV)
+    s = optimized(scop, "optimize(1)")
+    assert "jam: 8 rows of dimension 0" in lines(s) and "2 chains (S2, S3)" in lines(s), lines(s)
+    for n in ("S0", "S1", "S4"):
+        assert [e for e in s.expressions(n) if not e.lstrip("-").isdigit()] == ["(floor((i)/8))", "i"]
+    for N in (19, 8, 3):
+        assert same_live_out(scop, s.scop, {"N": N}, schedule=s.union_map) == []

@@ -1161,7 +1161,8 @@ def _jam_rows(s: Schedule, rows: int, floor: dict[str, int], lines: list[str]) -
     """``s`` with ``rows`` rows jammed (:mod:`polylab.schedule.jam`) around every chain
     (:func:`chain_loop`), where that is legal, keeps the parallel loops ``floor`` asks for, and the group
     has at least as many chains as statements whose vector loop it takes away (the row loop becomes
-    their innermost loop: bicg's ``s[j] += r[i] * A[i][j]`` loses its vector loop, ``q[i]``'s chain of
+    the innermost loop of those with a vector loop inside it; one whose innermost loop is the row loop
+    keeps it, in strips: bicg's ``s[j] += r[i] * A[i][j]`` loses its vector loop, ``q[i]``'s chain of
     4-cycle adds becomes 8 chains in flight; 1.95x of the source order, measured)."""
     if rows < 2:
         return s
@@ -1174,7 +1175,9 @@ def _jam_rows(s: Schedule, rows: int, floor: dict[str, int], lines: list[str]) -
         names = group(s, st.name, d)
         done |= names
         chains = sorted(n for n in names if (chain_loop(s, s.scop.statement(n)) or (None,))[0] == d)
-        lost = sorted(n for n in names if _vector_innermost(s, s.scop.statement(n)))
+        # a statement whose innermost loop is the row loop itself keeps it (in strips of ``rows``)
+        lost = sorted(n for n in names if _vector_innermost(s, s.scop.statement(n))
+                      and loop_dims(s, n)[-1] != d)
         if len(chains) < len(lost):
             lines.append(f"jam: not around {', '.join(chains)}: {', '.join(lost)} would lose more vector "
                          f"loops than chains are broken")
