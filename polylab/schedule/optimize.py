@@ -1215,7 +1215,7 @@ def _time_tiles(result: Schedule, size: int, label: str, log: list[str]) -> list
     marked exactly, as one more candidate ``(schedule, label, log, marked on the whole, True)``; none when
     the outer loop is not a time loop (a plain loop of every statement that no subscript of an array
     written in the region uses), is already parallel, runs fewer than ``size`` steps for every parameter
-    value, or cannot be tiled."""
+    value, or cannot be tiled, and where the region's data fits in cache (:func:`fits_in_cache`)."""
     dims0 = [result.affs[n][0] for n in result.affs]
     if 0 in result.marked or not dims0 or any(a.is_cst() for a in dims0):
         return []
@@ -1232,9 +1232,7 @@ def _time_tiles(result: Schedule, size: int, label: str, log: list[str]) -> list
              for n, a in zip(result.affs, dims0)]
     if all(x is not None and x < size for x in spans):
         return []
-    if fits_in_cache(result.scop):
-        log = log + [f"time tiles not tried: the region's {footprint_bytes(result.scop)} bytes of data stay "
-                     f"in the L2 cache ({cache_sizes()[1] // 1024} KiB, cache model) for every step anyway"]
+    if fits_in_cache(result.scop):   # the data stays in cache for every step anyway
         return []
     tiled = time_tiled(result, size)
     if tiled is None:
