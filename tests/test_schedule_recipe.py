@@ -116,3 +116,18 @@ def test_cli_bad_spec_exits_2_with_caret(capsys):
     assert main(["schedule", "sweep2d.c", "--schedule", "wavefront; bogus"]) == 2
     err = capsys.readouterr().err
     assert "unknown schedule step 'bogus'" in err and "^" in err
+
+
+def test_sequential_unmarks_every_loop_and_keeps_the_order():
+    """isl text marks its exactly parallel loops; ``sequential`` takes every mark away (no OpenMP loop in
+    the code) without changing the order or what is known to be parallel."""
+    from polylab.codegen import generate
+
+    scop = scop_of("jacobi2d.c")
+    marked = parse_schedule(scop, "parallel")
+    assert marked.marked
+    seq = parse_schedule(scop, "parallel; sequential")
+    assert seq.marked == frozenset() and seq.text() == marked.text()
+    assert seq.parallel_dims == marked.parallel_dims
+    assert "#pragma omp" in generate(scop, marked, "openmp").kernel
+    assert "#pragma omp" not in generate(scop, seq, "openmp").kernel

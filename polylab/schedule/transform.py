@@ -195,6 +195,17 @@ def parallel(s: Schedule) -> Schedule:
     return out
 
 
+def sequential(s: Schedule) -> Schedule:
+    """Run every loop in order: no dimension is marked, so code generation emits no OpenMP loop.
+
+    The order of the instances is unchanged (always legal) and :attr:`Schedule.parallel_dims` still says
+    which loops *could* run in parallel. Use it to time what a schedule does to locality alone, e.g.
+    ``{ S0[t, i] -> [...] }; sequential``: isl text marks every exactly parallel dimension, and at one
+    thread each OpenMP loop still costs a team start per execution and an outlined body.
+    """
+    return s.with_maps(s.maps, "sequential", marked=frozenset(), notes=s.notes, details=s.details)
+
+
 def mark_parallel(s: Schedule) -> Schedule:
     """Like :func:`parallel` but without recording a step (used by searches)."""
     out = s.with_maps(s.maps, None, marked=frozenset(s.parallel_dims), notes=s.notes, details=s.details)
