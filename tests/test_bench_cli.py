@@ -121,3 +121,81 @@ def test_user_mistakes_exit_2_without_traceback(argv, capsys, monkeypatch):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "error" in err.lower()
+
+
+NATIVE = ("-march=native",)
+
+
+def test_plan_gives_every_case_the_timed_builds_flags():
+    from polylab.bench import load_kernel, plan
+
+    kernel = load_kernel("sweep2d.c")
+    plain = plan([kernel], ["original", "wavefront; parallel"], threads=[1, 2], quick=True)
+    native = plan([kernel], ["original", "wavefront; parallel"], threads=[1, 2], quick=True, flags=list(NATIVE))
+    assert len(native) == len(plain) == 3
+    assert all(c.flags == () and c.to_json()["flags"] == [] for c in plain)
+    assert all(c.flags == NATIVE and c.to_json()["flags"] == ["-march=native"] for c in native)
+    assert [dataclasses.replace(c, flags=()) for c in native] == plain     # nothing else changes
+
+
+def test_native_bench_records_the_flags_and_names_them_in_the_table(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OMP_WAIT_POLICY", "passive")
+    js = tmp_path / "r.json"
+    rc = main(["bench", "sweep2d.c", "--quick", "--native", "--no-progress", "--schedules", "original",
+               "wavefront; parallel", "--threads", "2", "--json", str(js)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    data = json.loads(js.read_text())
+    assert data["settings"]["flags"] == ["-march=native"]
+    assert [r["status"] for r in data["results"]] == ["verified", "verified"]
+    assert all(r["flags"] == ["-march=native"] for r in data["results"])
+    assert "original, gcc -O3 -march=native (baseline)" in out
+    assert "over gcc -O3 -march=native" in out
+    assert "original, gcc -O3 (baseline)" not in out
+
+
+def test_native_reaches_every_timed_build_and_no_verification_build(tmp_path, monkeypatch):
+    """Every binary that is timed (the baseline, each variant, in every round) was compiled with
+    -march=native; every verification build (-O2 -ffp-contract=off) was compiled without it."""
+    from polylab import experiment, toolchain as tc
+    from polylab.bench import load_kernel
+    from polylab.codegen import original_program
+    import polylab.experiment.timing as timing
+
+    built, timed = [], []
+    real_compile, real_time = tc.compile, timing.time_program
+
+    def compile_spy(source, **kwargs):
+        binary = real_compile(source, **kwargs)
+        built.append(binary)
+        return binary
+
+    def time_spy(binary, args, **kwargs):
+        timed.append(binary)
+        return real_time(binary, args, **kwargs)
+
+    monkeypatch.setattr(tc, "compile", compile_spy)
+    monkeypatch.setattr(timing, "time_program", time_spy)
+    monkeypatch.setattr(experiment, "time_program", time_spy)
+    monkeypatch.setenv("OMP_WAIT_POLICY", "passive")
+    rc = main(["bench", "sweep2d.c", "--quick", "--native", "--no-progress", "--schedules", "original",
+               "wavefront; parallel", "--threads", "2", "--repeat", "2", "--rounds", "2"])
+    assert rc == 0
+    original = original_program(load_kernel("sweep2d.c").scop)
+    # baseline (3 times: before, round 2, after), the original order and the wavefront (2 rounds each)
+    assert len(timed) == 7, [b.source_path for b in timed]
+    assert sum(b.source == original for b in timed) == 3
+    assert any(b.openmp for b in timed)                      # the parallel variant was timed
+    for b in timed:
+        assert b.flags[:2] == ("-O3", "-march=native") and "-march=native" in b.command, b.command
+    checks = [b for b in built if "-ffp-contract=off" in b.flags]
+    assert any(b.source == original for b in checks) and any(b.openmp for b in checks)
+    for b in checks:
+        assert "-march=native" not in b.flags and "-march=native" not in b.command, b.command
+
+
+def test_native_is_refused_for_the_gpu_bench(capsys, monkeypatch):
+    monkeypatch.setenv("OMP_WAIT_POLICY", "passive")
+    assert main(["bench", "sweep2d.c", "--quick", "--native", "--target", "cuda"]) == 2
+    err = capsys.readouterr().err
+    assert "--native" in err and "Traceback" not in err

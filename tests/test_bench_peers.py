@@ -184,6 +184,35 @@ def test_summary_lists_commands_times_and_absent_peers(tmp_path):
     assert lines[-1] == "peer polly: not measured: no clang on PATH"
 
 
+def test_native_flags_reach_the_peers_timed_build_only(tmp_path, monkeypatch):
+    """A case's flags (``--native``) go to the peer's timed build and its command, not to its verification
+    build."""
+    built = []
+    real = tc.compile
+
+    def spy(source, **kwargs):
+        binary = real(source, **kwargs)
+        built.append(binary)
+        return binary
+
+    monkeypatch.setattr(tc, "compile", spy)
+    peer = _fake_peer(_script(tmp_path / "same", 'cp "$in" "$out"'), "fakepluto")
+    kernel = load_kernel("jacobi2d.c")
+    (case,) = plan([kernel], [peer.spec], threads=[2], params=QUICK, quick=True, flags=("-march=native",))
+    r = peers.measure_peer(peer, kernel, case, None, repeat=1, warmup=0, timeout=60)
+    assert r.status == "verified", r.reason
+    mine = [b for b in built if "#pragma scop" in b.source]      # the peer's builds, not the reference's
+    timed = [b for b in mine if b.flags[0] == "-O3"]
+    checks = [b for b in mine if "-ffp-contract=off" in b.flags]
+    assert len(timed) == 1 and len(checks) == 1, [b.flags for b in mine]
+    assert timed[0].flags[:2] == ("-O3", "-march=native") and "-march=native" in timed[0].command
+    assert "-march=native" not in checks[0].flags and "-march=native" not in checks[0].command
+    assert r.retime is not None and r.retime.binary == timed[0]
+    assert "-O3 -march=native" in r.to_json()["peer"]["command"]
+    assert "-O3 -march=native" in peers.summary([r])[0]
+    assert "-march=native" not in peer.command                  # the peer itself carries no flags
+
+
 def _bench_with_peer(name: str, tmp_path) -> tuple[int, str, dict]:
     status = peers.peer_status(name)
     if not status:

@@ -19,7 +19,8 @@ SysY ``while`` nest, say), it is given polylab's ``for``-loop form of the same o
 generated for the original schedule) instead, and the row says so.
 
 Flags and threads. A peer's program is compiled with the flags of polylab's variants plus the peer's own:
-the timed build with ``-O3`` (:data:`polylab.experiment.TIMING_FLAGS`), the verification build with
+the timed build with ``-O3`` (:data:`polylab.experiment.TIMING_FLAGS`, then the case's ``flags``, e.g.
+``-march=native``), the verification build with
 ``-O2 -ffp-contract=off -Wall`` (:data:`polylab.experiment.VERIFY_FLAGS`), and runs with the case's
 ``OMP_NUM_THREADS``, the repeats and warm-up runs of the sweep, under the same harness and timer.
 
@@ -119,16 +120,21 @@ class Peer:
     @property
     def command(self) -> str:
         """How the peer is run, in words (for reports)."""
+        return self.timed_command()
+
+    def timed_command(self, flags: Sequence[str] = ()) -> str:
+        """How the peer is run when the timed builds get the extra compiler ``flags``, in words."""
         threads = [self.threads_flag.format("T")] if self.threads_flag else []
-        compile_cmd = " ".join([Path(self.compiler.path).name, *TIMING_FLAGS, *self.flags, *threads]
+        compile_cmd = " ".join([Path(self.compiler.path).name, *TIMING_FLAGS, *flags, *self.flags, *threads]
                                + (["-fopenmp"] if self.openmp else []))
         if self.transformer:
             return f"{shlex.join(self.transformer)} IN.c -o OUT.c; {compile_cmd} OUT.c"
         return f"{compile_cmd} IN.c"
 
-    def to_json(self) -> dict:
-        return {"name": self.name, "title": self.title, "version": self.version, "command": self.command,
-                "compiler": str(self.compiler)}
+    def to_json(self, flags: Sequence[str] = ()) -> dict:
+        """The peer as plain data; ``flags``: the extra flags of the timed builds (in ``command``)."""
+        return {"name": self.name, "title": self.title, "version": self.version,
+                "command": self.timed_command(flags), "compiler": str(self.compiler)}
 
     def transform(self, source: str, *, timeout: float) -> Transformed:
         """Run the transformer on ``source`` (a complete C program); a compiler peer returns it unchanged."""
@@ -177,7 +183,7 @@ class PeerResult(CaseResult):
 
     def to_json(self) -> dict:
         out = super().to_json()
-        out["peer"] = {**(self.peer.to_json() if self.peer else {"name": peer_name(self.case.spec)}),
+        out["peer"] = {**(self.peer.to_json(self.case.flags) if self.peer else {"name": peer_name(self.case.spec)}),
                        "transform_seconds": self.transform_seconds, "tool_times": dict(self.tool_times),
                        "input": self.input}
         return out
@@ -411,13 +417,14 @@ def measure_peer(peer: Peer, kernel: Kernel, case: Case, baseline: tc.Timing | N
         say("compiling the peer's program")
         checked = tc.compile(made.program, flags=(*VERIFY_FLAGS, *flags), compiler=peer.compiler,
                              openmp=peer.openmp)
-        timed = tc.compile(made.program, flags=(*TIMING_FLAGS, *flags), compiler=peer.compiler,
+        timed = tc.compile(made.program, flags=(*TIMING_FLAGS, *case.flags, *flags), compiler=peer.compiler,
                            openmp=peer.openmp)
         row = replace(row, parallel=_parallel(peer, timed, case.threads))
         say("verifying the peer's output against the original program")
         diff = _verify(kernel.scop, [("verification build", checked), ("timed build", timed)], verify_values,
                        threads=case.threads, timeout=timeout)
-        note = "; ".join(x for x in (made.note, _remarks(peer, kernel.scop, made.program, case.threads)) if x)
+        said = _remarks(peer, kernel.scop, made.program, case.threads, case.flags)
+        note = "; ".join(x for x in (made.note, said) if x)
         if diff is not None:
             return replace(row, status=UNVERIFIED, reason="; ".join(x for x in (diff[0], note) if x),
                            first_difference=diff[1])
@@ -558,16 +565,18 @@ _REMARK = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+):(?:\d+:)?\s*(?P<kind>rem
                      r"(?P<msg>.*?)(?:\s*\[-R[^\]]*\])?\s*$")
 
 
-def _remarks(peer: Peer, scop: Scop, program: str, threads: int | None) -> str | None:
+def _remarks(peer: Peer, scop: Scop, program: str, threads: int | None,
+             extra: Sequence[str] = ()) -> str | None:
     """What the compiler reports it did to the kernel function (Polly's SCoPs, or why it found none;
-    Graphite's optimized loop nests and parallelized loops), in one line; None for a transformer peer."""
+    Graphite's optimized loop nests and parallelized loops) when it compiles like the timed build (``extra``:
+    the case's flags), in one line; None for a transformer peer."""
     if not peer.remark_flags:
         return None
     with tempfile.TemporaryDirectory(prefix="polylab-peer-remarks-") as tmp:
         (Path(tmp) / "kernel.c").write_text(program)
         flags = [f for f in peer.compile_flags(threads) if not f.startswith("-l")]
-        done = _probe([*peer.compiler.command, *TIMING_FLAGS, *flags, *peer.remark_flags, "-c", "kernel.c",
-                       "-o", "kernel.o"], cwd=tmp)
+        done = _probe([*peer.compiler.command, *TIMING_FLAGS, *extra, *flags, *peer.remark_flags, "-c",
+                       "kernel.c", "-o", "kernel.o"], cwd=tmp)
     if done is None:
         return None
     first, last = _kernel_lines(program, original_kernel(scop, scop_pragmas=True))
@@ -626,7 +635,7 @@ def summary(results: Iterable[CaseResult], absent: Mapping[str, str] | None = No
     for rows in by_peer.values():
         peer = rows[0].peer
         assert peer is not None
-        lines.append(f"peer {peer.title}: {peer.command}")
+        lines.append(f"peer {peer.title}: {peer.timed_command(rows[0].case.flags)}")
         timed: set[str] = set()
         for r in rows:
             if peer.transformer and r.transform_seconds is not None and r.case.kernel not in timed:

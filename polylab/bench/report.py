@@ -1,7 +1,8 @@
 """A benchmark report as a table, a JSON file and a bar chart.
 
 The table has one row per case: kernel, variant, threads, median and minimum seconds, the speedup over the
-original program compiled with ``gcc -O3`` (the baseline row of each kernel shows its own times), and
+original program compiled with ``gcc -O3`` (``gcc -O3 -march=native`` when the cases carry that flag; the
+baseline row of each kernel shows its own times), and
 whether the variant was verified. The chart shows, per kernel, one bar per verified variant: its speedup
 (1.0 is the baseline, drawn as a line); a variant that failed verification gets no bar but a red ``x`` and
 the word "unverified", an illegal one the word "illegal", so nothing unverified can look like a win.
@@ -17,7 +18,7 @@ import os
 from pathlib import Path
 
 from polylab import render
-from polylab.bench.runner import BenchReport, CaseResult
+from polylab.bench.runner import BenchReport, CaseResult, baseline_compiler
 from polylab.bench.spec import short_label
 
 
@@ -46,12 +47,23 @@ def _verified_text(r: CaseResult) -> str:
     return r.status
 
 
+def compiled_with(report: BenchReport, kernel: str | None = None) -> str:
+    """How the baseline of ``kernel`` (of every kernel: None) was compiled, in words: ``gcc -O3``, or
+    ``gcc -O3 -march=native`` when its cases carry that flag (:attr:`~polylab.bench.sweep.Case.flags`)."""
+    flags: list[str] = []
+    for r in report.results:
+        if kernel is None or r.case.kernel == kernel:
+            flags += [f for f in r.case.flags if f not in flags]
+    return baseline_compiler(flags)
+
+
 def rows(report: BenchReport, *, width: int = 48) -> list[list[str]]:
     """The table's rows as text cells (the baseline of each kernel first)."""
     out: list[list[str]] = []
     for k in report.kernels:
         base = report.baselines.get(k)
-        out.append([k, "original, gcc -O3 (baseline)", "1", format_seconds(base.median if base else None),
+        out.append([k, f"original, {compiled_with(report, k)} (baseline)", "1",
+                    format_seconds(base.median if base else None),
                     format_seconds(base.min if base else None), "1.00x" if base else "-", "reference"])
         for r in report.results:
             if r.case.kernel != k:
@@ -94,7 +106,7 @@ def format_table(report: BenchReport, *, width: int = 48) -> str:
         if b is not None:
             how = "sequential code" if b.parallel is False else f"{b.case.threads or 'default'} thread(s)"
             lines.append(f"best for {k}: {b.case.label} ({how}): "
-                         f"{_speedup_text(b.speedup)} over gcc -O3")
+                         f"{_speedup_text(b.speedup)} over {compiled_with(report, k)}")
     return "\n".join(lines)
 
 
@@ -154,7 +166,7 @@ def chart(report: BenchReport, *, title: str | None = None):
         ax.set_ylim(0, ymax * 1.2)
     ax.set_xticks(range(len(kernels)))
     ax.set_xticklabels(kernels)
-    ax.set_ylabel("speedup over gcc -O3 of the original")
+    ax.set_ylabel(f"speedup over {compiled_with(report)} of the original")
     ax.set_title(title or "polylab bench: verified variants (no bar: not verified)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()

@@ -14,7 +14,8 @@ original program, and every live-out array is compared bit for bit (:func:`polyl
 Only a verified variant is timed; ``speedup = median(baseline) / median(variant)``. A variant whose
 output differs is reported as ``unverified`` with the first differing element and no time, so it can
 never show up as a win; an illegal schedule is reported as ``illegal`` with the violated dependence; a
-compile error, a crash or a timeout as ``error``.
+compile error, a crash or a timeout as ``error``. A case's ``flags`` (``-march=native`` with ``polylab bench
+--native``) go to every timed build of its kernel, the baseline's included, never to a verification build.
 """
 
 from __future__ import annotations
@@ -170,15 +171,23 @@ def machine_info() -> dict:
             "omp_env": {k: v for k, v in os.environ.items() if k.startswith(("OMP_", "GOMP_"))}}
 
 
+def baseline_compiler(flags: Sequence[str] = ()) -> str:
+    """How the baseline is compiled, in words: ``gcc -O3``, ``gcc -O3 -march=native`` with ``flags``."""
+    from polylab.experiment import TIMING_FLAGS
+
+    return " ".join(["gcc", *TIMING_FLAGS, *flags])
+
+
 def time_baseline(kernel: Kernel, params: Mapping[str, int], *, repeat: int, warmup: int,
-                  timeout: float) -> tc.Timing:
-    """The original program of ``kernel`` compiled with ``gcc -O3`` (no OpenMP), timed."""
+                  timeout: float, flags: Sequence[str] = ()) -> tc.Timing:
+    """The original program of ``kernel`` compiled with ``gcc -O3`` and the extra ``flags`` (no OpenMP),
+    timed."""
     from polylab.codegen import original_program
     from polylab.experiment import TIMING_FLAGS, check_params, time_program
     from polylab.experiment.verify import param_args
 
     values = check_params(kernel.scop, params)
-    binary = tc.compile(original_program(kernel.scop), flags=TIMING_FLAGS)
+    binary = tc.compile(original_program(kernel.scop), flags=(*TIMING_FLAGS, *flags))
     return time_program(binary, param_args(kernel.scop, values), repeat=repeat, warmup=warmup, threads=None,
                         timeout=timeout)
 
@@ -201,7 +210,7 @@ def run_case(kernel: Kernel, case: Case, baseline: tc.Timing | None, *, repeat: 
     try:
         report = measure(kernel.scop, built.schedule, case.target, params=case.params, threads=case.threads,
                          repeat=repeat, warmup=warmup, baseline=False, check=True,
-                         verify_params=case.verify_params, timeout=timeout, progress=progress)
+                         verify_params=case.verify_params, timeout=timeout, progress=progress, flags=case.flags)
     except PolylabError as err:
         return CaseResult(case, ERROR, reason=f"{type(err).__name__}: {err.message}", schedule=built.text,
                           build_seconds=build_seconds)
@@ -218,8 +227,9 @@ def run_case(kernel: Kernel, case: Case, baseline: tc.Timing | None, *, repeat: 
     from polylab.experiment import TIMING_FLAGS
     from polylab.experiment.verify import compile_variant, param_args
 
-    retime = Retime(compile_variant(report.code, TIMING_FLAGS), tuple(param_args(kernel.scop, report.params)),
-                    case.threads, timeout)   # the binary just timed (the toolchain's build cache)
+    retime = Retime(compile_variant(report.code, (*TIMING_FLAGS, *case.flags)),
+                    tuple(param_args(kernel.scop, report.params)), case.threads,
+                    timeout)   # the binary just timed (the toolchain's build cache)
     return CaseResult(case, VERIFIED, report.seconds, baseline, schedule=built.text, parallel=parallel,
                       build_seconds=build_seconds, retime=retime)
 
@@ -249,8 +259,9 @@ def run_bench(kernels: Sequence[Kernel], cases: Sequence[Case], *, repeat: int =
     def baseline_of(case: Case, runs: int = split[0]) -> tc.Timing | None:
         try:
             if progress:
-                progress(f"{case.kernel}: timing the original program (gcc -O3)")
-            return time_baseline(by_name[case.kernel], case.params, repeat=runs, warmup=warmup, timeout=timeout)
+                progress(f"{case.kernel}: timing the original program ({baseline_compiler(case.flags)})")
+            return time_baseline(by_name[case.kernel], case.params, repeat=runs, warmup=warmup, timeout=timeout,
+                                 flags=case.flags)
         except PolylabError as err:
             baseline_errors[case.kernel] = err.message
             return None

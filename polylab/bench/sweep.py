@@ -53,7 +53,9 @@ class Case:
     """One measurement: ``spec`` on ``kernel`` with ``threads`` OpenMP threads at ``params``.
 
     ``label`` names the variant in tables and charts (the spec with the tile size filled in);
-    ``verify_params`` are the parameter values of the verification run."""
+    ``verify_params`` are the parameter values of the verification run; ``flags``: extra compiler flags of
+    every timed build of the case (the original's, the variant's or the peer's), after ``-O3``
+    (``("-march=native",)`` for ``polylab bench --native``); verification builds do not get them."""
 
     kernel: str
     spec: str
@@ -63,11 +65,13 @@ class Case:
     params: Mapping[str, int]
     verify_params: Mapping[str, int]
     target: str = "openmp"
+    #: extra compiler flags of every timed build
+    flags: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "variant": self.label, "spec": self.spec, "threads": self.threads,
                 "tile_size": self.tile_size, "params": dict(self.params),
-                "verify_params": dict(self.verify_params), "target": self.target}
+                "verify_params": dict(self.verify_params), "target": self.target, "flags": list(self.flags)}
 
 
 def load_kernel(name: str, *, defines=(), include_dirs=(), language: str | None = None) -> Kernel:
@@ -120,13 +124,15 @@ def split_name(spec: str) -> tuple[str | None, str]:
 def plan(kernels: Sequence[Kernel], specs: Sequence[str], *, threads: Sequence[int | None] = (None,),
          tile_sizes: Sequence[int] = DEFAULT_TILE_SIZES, params: Mapping[str, int] | None = None,
          verify_params: Mapping[str, int] | None = None, quick: bool = False,
-         target: str = "openmp") -> list[Case]:
+         target: str = "openmp", flags: Sequence[str] = ()) -> list[Case]:
     """Every case of the sweep, kernel by kernel (see the module text).
 
     A spec may carry a name, ``"NAME: SPEC"``, which labels it in tables and charts. A spec with ``$T``
     yields one variant per tile size. The original order has no parallel loop, so it
-    is measured once per kernel (with the first thread count), not once per thread count."""
+    is measured once per kernel (with the first thread count), not once per thread count. ``flags``: extra
+    compiler flags of every timed build (:attr:`Case.flags`)."""
     params = dict(params or {})
+    flags = tuple(flags)
     cases: list[Case] = []
     threads = list(threads) or [None]
     for k in kernels:
@@ -141,5 +147,5 @@ def plan(kernels: Sequence[Kernel], specs: Sequence[str], *, threads: Sequence[i
                 if name is not None:
                     label = f"{name} ({size})" if size is not None else name
                 for t in (threads[:1] if is_original(spec) else threads):
-                    cases.append(Case(k.name, concrete, label, t, size, values, vvalues, target))
+                    cases.append(Case(k.name, concrete, label, t, size, values, vvalues, target, flags))
     return cases

@@ -8,6 +8,8 @@ contract(x)``), isl text replacing the current schedule (``{ S0[i, j] -> [i + j,
 separated by ';'. ``NAME: SPEC`` names a variant in the table and chart. ``$T`` in a SPEC is replaced by each --tile-sizes value. A variant whose schedule is
 illegal, that fails to build, or whose output differs from the original's is reported as such and never
 timed. The baseline is the original program compiled with gcc -O3, timed before, between and after.
+With --native every timed build (the original, each variant, each peer) also gets -march=native, as in
+the harness "gcc -O3 -march=native -fopenmp"; the verification builds keep -O2 -ffp-contract=off.
 
 Every verified variant is timed with --repeat runs after --warmup runs; speedup = median(baseline) /
 median(variant). The runs are interleaved in --rounds rounds (default 3; --quick: 1): after a kernel's
@@ -17,8 +19,8 @@ moment of a shared machine falls on all of them instead of on one variant. OpenM
 whose code has no parallel loop shows "1 (seq)" threads in the table.
 
 JSON report (--json FILE): {"polylab", "machine" {cpus, platform, compiler, ...}, "settings" {kernels,
-schedules, threads, tile_sizes, params, repeat, warmup, rounds, target, quick}, "baselines" {kernel: {median,
-min, runs, ...}}, "results": [{kernel, variant, spec, threads, tile_size, params, verify_params, target,
+schedules, threads, tile_sizes, params, repeat, warmup, rounds, target, quick, flags}, "baselines" {kernel: {median,
+min, runs, ...}}, "results": [{kernel, variant, spec, threads, tile_size, params, verify_params, target, flags,
 status ('verified'|'unverified'|'illegal'|'error'|'not run'), verified (true|false|null), median_s, min_s,
 runs, baseline_median_s, baseline_min_s, speedup (null unless verified), parallel, schedule, reason,
 first_difference, build_seconds}], "best" {kernel: {variant, threads, parallel, speedup, median_s}}, "seconds"}.
@@ -89,6 +91,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--json", dest="json_file", metavar="FILE", help="write the JSON report to FILE")
     p.add_argument("--chart", metavar="FILE.png", help="write a bar chart of the speedups to FILE")
     p.add_argument("--quick", action="store_true", help="tiny sizes, few variants, one run: a smoke test")
+    p.add_argument("--native", action="store_true",
+                   help="compile the original, every variant and every peer with -march=native (this machine's "
+                        "vector instructions, e.g. AVX2); the binaries may not run on another CPU")
     p.add_argument("--wait-policy", choices=("passive", "active"), default=None,
                    help="OMP_WAIT_POLICY of the OpenMP runs (default: the environment's, else passive: "
                         "waiting threads sleep instead of spinning, which keeps a busy machine usable)")
@@ -176,6 +181,9 @@ def run(args: argparse.Namespace) -> int:
     from polylab import bench
 
     if args.target == "cuda" or args.gpu_targets:
+        if args.native:
+            raise PolylabError("--native applies to the CPU builds, not to --target cuda or --gpu-targets",
+                               hint="leave out --native, or time --target openmp or c")
         return run_cuda(args)
 
     quick = args.quick
@@ -203,12 +211,13 @@ def run(args: argparse.Namespace) -> int:
     options = source_options(args)
     kernels = [bench.load_kernel(n, defines=options["defines"], include_dirs=options["include_dirs"],
                                  language=options["language"]) for n in names]
+    flags = ("-march=native",) if args.native else ()
     cases = bench.plan(kernels, specs, threads=threads, tile_sizes=tiles, params=params,
-                       verify_params=verify_params, quick=quick, target=args.target)
+                       verify_params=verify_params, quick=quick, target=args.target, flags=flags)
     settings = {"kernels": [k.name for k in kernels], "schedules": specs, "threads": threads, "tile_sizes": tiles,
                 "params": params, "verify_params": verify_params, "repeat": repeat, "warmup": warmup,
-                "rounds": min(rounds, repeat), "target": args.target, "quick": quick, "omp_wait_policy": policy,
-                "peers": [p.to_json() for p in chosen], "peers_absent": absent}
+                "rounds": min(rounds, repeat), "target": args.target, "quick": quick, "flags": list(flags),
+                "omp_wait_policy": policy, "peers": [p.to_json(flags) for p in chosen], "peers_absent": absent}
 
     from tqdm import tqdm
 

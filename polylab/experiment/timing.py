@@ -10,7 +10,7 @@ schedules, not the compiler flags: ``speedup = median(original) / median(variant
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from polylab import toolchain as tc
 from polylab.codegen import GeneratedCode, generate
@@ -137,7 +137,8 @@ def time_program(binary: tc.Binary, args: list[int], *, repeat: int, warmup: int
 def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str, int] | None = None,
             threads: int | None = None, repeat: int = 5, warmup: int = 1, baseline: bool = True,
             check: bool = True, verify_params: Mapping[str, int] | None = None, timeout: float = 300.0,
-            progress: Progress | None = None, force: bool = False, compare: str = "auto") -> RunReport:
+            progress: Progress | None = None, force: bool = False, compare: str = "auto",
+            flags: Sequence[str] = ()) -> RunReport:
     """Verify (unless ``check=False``), then time the variant and the original (``baseline=True``).
 
     ``scop`` is the original SCoP (the reference program and the baseline); the variant is generated from
@@ -148,7 +149,8 @@ def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str
     reusing the toolchain's cached builds. ``timeout``: seconds allowed for each run (the program is
     stopped, with its whole process group, after that). ``compare``: what verification compares
     (``auto``, ``written``, ``live-out``: see :func:`~polylab.experiment.verify`); timing runs compare
-    nothing.
+    nothing. ``flags``: extra compiler flags of both timed builds, the variant's and the original's (appended
+    to :data:`TIMING_FLAGS`, e.g. ``("-march=native",)``); the verification builds keep their own flags.
 
     ``verify_params``: parameter values for the verification run (default: ``params``); verifying at
     small sizes and timing at large ones keeps the check fast (and the verification compares every
@@ -174,13 +176,14 @@ def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str
     elif target == "cuda" and not tc.has_gpu():
         return RunReport(target, values, threads, None, None, None, code, tc.gpu_status().reason, checked.warnings)
     args = param_args(scop, values)
-    variant = compile_variant(code, TIMING_FLAGS, progress, force=force)
+    timed = (*TIMING_FLAGS, *flags)
+    variant = compile_variant(code, timed, progress, force=force)
     progress(f"timing the {target} variant ({warmup} warm-up, {repeat} runs)")
     seconds = time_program(variant, args, repeat=repeat, warmup=warmup, threads=threads, timeout=timeout)
     base = None
     if baseline:
-        progress("compiling the original program (gcc -O3)")
-        ref = compile_original(scop, TIMING_FLAGS, force=force)
+        progress(f"compiling the original program (gcc {' '.join(timed)})")
+        ref = compile_original(scop, timed, force=force)
         progress(f"timing the original program ({warmup} warm-up, {repeat} runs)")
         base = time_program(ref, args, repeat=repeat, warmup=warmup, threads=None, timeout=timeout)
     return RunReport(target, values, threads, seconds, base, verification, code, None, checked.warnings)
