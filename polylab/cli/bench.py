@@ -9,7 +9,8 @@ separated by ';'. ``NAME: SPEC`` names a variant in the table and chart. ``$T`` 
 illegal, that fails to build, or whose output differs from the original's is reported as such and never
 timed. The baseline is the original program compiled with gcc -O3, timed before, between and after.
 With --native every timed build (the original, each variant, each peer) also gets -march=native, as in
-the harness "gcc -O3 -march=native -fopenmp"; the verification builds keep -O2 -ffp-contract=off.
+the harness "gcc -O3 -march=native -fopenmp", and -ffp-contract=off (no fused multiply-add, which rounds
+once: a peer's timed build is compared bit for bit); the verification builds keep -O2 -ffp-contract=off.
 
 Every verified variant is timed with --repeat runs after --warmup runs; speedup = median(baseline) /
 median(variant). The runs are interleaved in --rounds rounds (default 3; --quick: 1): after a kernel's
@@ -30,6 +31,10 @@ are here, become rows of the same table: each gets the kernel's original program
 '#pragma scop' and '#pragma endscop', is built with the variants' flags and thread counts, verified bit for
 bit and timed like them (see polylab.bench.peers; spec 'peer:NAME' in --schedules does the same). Their
 JSON results carry a "peer" object {name, title, version, command, transform_seconds, tool_times, input}.
+
+--search-time times the engine instead of the code: the CPU seconds of each spec's schedule search (default
+optimize(1) and optimize(2)) on each kernel, parsed anew for each of --repeat runs (default 3, the smallest
+is reported), dependence analysis and storage steps included; nothing is compiled (polylab.bench.search).
 
 Exit status: 0 when every variant that ran was verified (illegal variants are not failures); 1 when some
 variant's output differed from the original's or it could not be built or run; 2 for a user error. Peer
@@ -92,12 +97,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--chart", metavar="FILE.png", help="write a bar chart of the speedups to FILE")
     p.add_argument("--quick", action="store_true", help="tiny sizes, few variants, one run: a smoke test")
     p.add_argument("--native", action="store_true",
-                   help="compile the original, every variant and every peer with -march=native (this machine's "
-                        "vector instructions, e.g. AVX2); the binaries may not run on another CPU")
+                   help="compile the original, every variant and every peer with -march=native -ffp-contract=off (this "
+                        "machine's vector instructions, e.g. AVX2, without fused multiply-adds, so every timed "
+                        "build still computes the original's bits); the binaries may not run on another CPU")
     p.add_argument("--wait-policy", choices=("passive", "active"), default=None,
                    help="OMP_WAIT_POLICY of the OpenMP runs (default: the environment's, else passive: "
                         "waiting threads sleep instead of spinning, which keeps a busy machine usable)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--search-time", action="store_true",
+                   help="time the schedule search instead of the code: CPU seconds of each spec (default "
+                        "optimize(1) and optimize(2)) on each kernel, each run on a newly parsed kernel, the "
+                        "smallest of --repeat runs (default 3); nothing is compiled")
     p.add_argument("--force", action="store_true",
                    help="rebuild every binary (a fresh build cache for this run) instead of reusing cached builds")
     p.add_argument("--peers", action="store_true", help="also measure every peer found here (pluto, polly, graphite)")
@@ -175,11 +185,63 @@ def run_cuda(args: argparse.Namespace) -> int:
     return 1 if any(r.status in ("unverified", "error") for r in report.results) else 0
 
 
+def run_search_time(args: argparse.Namespace) -> int:
+    """``--search-time``: CPU seconds of the schedule search (polylab.bench.search), a table and the JSON
+    report {"polylab", "machine", "settings" {kernels, schedules, runs}, "results": [{kernel, spec,
+    statements, seconds, runs}]}."""
+    from tqdm import tqdm
+
+    from polylab import bench
+    from polylab.bench import search
+
+    names = args.kernels or list(bench.DEFAULT_KERNELS)
+    specs = args.schedules or list(search.DEFAULT_SEARCH_SPECS)
+    runs = args.repeat if args.repeat is not None else 3
+    if runs < 1:
+        raise PolylabError("--repeat must be at least 1")
+    options = source_options(args)
+
+    def loader(name: str):
+        return lambda: bench.load_kernel(name, defines=options["defines"], include_dirs=options["include_dirs"],
+                                         language=options["language"])
+
+    loaders = [loader(n) for n in names]
+    for load in loaders:      # a file that cannot be read is a user error before anything is timed
+        load()
+    bar = tqdm(total=len(names) * len(specs), file=sys.stderr, unit="search", disable=args.no_progress,
+               dynamic_ncols=True)
+    results = []
+    try:
+        for name, load in zip(names, loaders):
+            for spec in specs:
+                bar.set_description_str(f"{name} [{bench.spec.short_label(spec, 32)}]")
+                results.append(search.search_time(load, spec, runs=runs))
+                bar.update(1)
+    finally:
+        bar.close()
+    print(search.search_table(results))
+    if args.json_file:
+        import json
+        from pathlib import Path
+
+        import polylab
+        from polylab.bench.runner import machine_info
+
+        data = {"polylab": polylab.__version__, "machine": machine_info(),
+                "settings": {"kernels": names, "schedules": specs, "runs": runs},
+                "results": [r.to_json() for r in results]}
+        Path(args.json_file).write_text(json.dumps(data, indent=2) + "\n")
+        print(f"JSON report: {args.json_file}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     import os
 
     from polylab import bench
 
+    if args.search_time:
+        return run_search_time(args)
     if args.target == "cuda" or args.gpu_targets:
         if args.native:
             raise PolylabError("--native applies to the CPU builds, not to --target cuda or --gpu-targets",
@@ -211,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
     options = source_options(args)
     kernels = [bench.load_kernel(n, defines=options["defines"], include_dirs=options["include_dirs"],
                                  language=options["language"]) for n in names]
-    flags = ("-march=native",) if args.native else ()
+    flags = bench.NATIVE_TIMING_FLAGS if args.native else ()
     cases = bench.plan(kernels, specs, threads=threads, tile_sizes=tiles, params=params,
                        verify_params=verify_params, quick=quick, target=args.target, flags=flags)
     settings = {"kernels": [k.name for k in kernels], "schedules": specs, "threads": threads, "tile_sizes": tiles,
