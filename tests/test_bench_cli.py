@@ -123,7 +123,7 @@ def test_user_mistakes_exit_2_without_traceback(argv, capsys, monkeypatch):
     assert "Traceback" not in err and "error" in err.lower()
 
 
-NATIVE = ("-march=native",)
+NATIVE = ("-march=native", "-ffp-contract=off")
 
 
 def test_plan_gives_every_case_the_timed_builds_flags():
@@ -134,7 +134,7 @@ def test_plan_gives_every_case_the_timed_builds_flags():
     native = plan([kernel], ["original", "wavefront; parallel"], threads=[1, 2], quick=True, flags=list(NATIVE))
     assert len(native) == len(plain) == 3
     assert all(c.flags == () and c.to_json()["flags"] == [] for c in plain)
-    assert all(c.flags == NATIVE and c.to_json()["flags"] == ["-march=native"] for c in native)
+    assert all(c.flags == NATIVE and c.to_json()["flags"] == list(NATIVE) for c in native)
     assert [dataclasses.replace(c, flags=()) for c in native] == plain     # nothing else changes
 
 
@@ -146,11 +146,11 @@ def test_native_bench_records_the_flags_and_names_them_in_the_table(tmp_path, ca
     out = capsys.readouterr().out
     assert rc == 0, out
     data = json.loads(js.read_text())
-    assert data["settings"]["flags"] == ["-march=native"]
+    assert data["settings"]["flags"] == list(NATIVE)
     assert [r["status"] for r in data["results"]] == ["verified", "verified"]
-    assert all(r["flags"] == ["-march=native"] for r in data["results"])
-    assert "original, gcc -O3 -march=native (baseline)" in out
-    assert "over gcc -O3 -march=native" in out
+    assert all(r["flags"] == list(NATIVE) for r in data["results"])
+    assert "original, gcc -O3 -march=native -ffp-contract=off (baseline)" in out
+    assert "over gcc -O3 -march=native -ffp-contract=off" in out
     assert "original, gcc -O3 (baseline)" not in out
 
 
@@ -187,8 +187,8 @@ def test_native_reaches_every_timed_build_and_no_verification_build(tmp_path, mo
     assert sum(b.source == original for b in timed) == 3
     assert any(b.openmp for b in timed)                      # the parallel variant was timed
     for b in timed:
-        assert b.flags[:2] == ("-O3", "-march=native") and "-march=native" in b.command, b.command
-    checks = [b for b in built if "-ffp-contract=off" in b.flags]
+        assert b.flags[:3] == ("-O3", *NATIVE) and "-march=native" in b.command, b.command
+    checks = [b for b in built if b.flags[:1] == ("-O2",)]   # VERIFY_FLAGS
     assert any(b.source == original for b in checks) and any(b.openmp for b in checks)
     for b in checks:
         assert "-march=native" not in b.flags and "-march=native" not in b.command, b.command

@@ -12,10 +12,10 @@ line). It returns values; ``polylab bench`` and ``polylab demo`` print them.
 from polylab.bench.report import chart, format_table, write_chart, write_json
 from polylab.bench.runner import BenchReport, CaseResult, run_bench, run_case, time_baseline
 from polylab.bench.spec import Variant, expand_tile, prepare_variant
-from polylab.bench.sweep import (DEFAULT_KERNELS, DEFAULT_SCHEDULES, QUICK_KERNELS, QUICK_SCHEDULES, Case, Kernel,
-                                 kernel_params, load_kernel, plan)
+from polylab.bench.sweep import (DEFAULT_KERNELS, DEFAULT_SCHEDULES, NATIVE_TIMING_FLAGS, QUICK_KERNELS,
+                                 QUICK_SCHEDULES, Case, Kernel, kernel_params, load_kernel, plan)
 
 __all__ = ["BenchReport", "Case", "CaseResult", "DEFAULT_KERNELS", "DEFAULT_SCHEDULES", "Kernel",
-           "QUICK_KERNELS", "QUICK_SCHEDULES", "Variant", "chart", "expand_tile", "format_table", "kernel_params",
+           "NATIVE_TIMING_FLAGS", "QUICK_KERNELS", "QUICK_SCHEDULES", "Variant", "chart", "expand_tile", "format_table", "kernel_params",
            "load_kernel", "plan", "prepare_variant", "run_bench", "run_case", "time_baseline", "write_chart",
            "write_json"]

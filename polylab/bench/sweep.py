@@ -32,6 +32,10 @@ QUICK_KERNELS: tuple[str, ...] = ("sweep2d.c", "jacobi2d.c")
 #: kernels of a default sweep
 DEFAULT_KERNELS: tuple[str, ...] = ("sl3.sy", "jacobi2d.c", "seidel2d.c")
 DEFAULT_TILE_SIZES: tuple[int, ...] = (32,)
+#: the extra flags of every timed build with ``polylab bench --native``: this machine's vector instructions,
+#: and no contraction of ``a*b + c`` into a fused multiply-add (it rounds once), so that the original, every
+#: variant and every peer still compute the same bits and a peer's timed build can be compared bit for bit
+NATIVE_TIMING_FLAGS: tuple[str, ...] = ("-march=native", "-ffp-contract=off")
 QUICK_TILE_SIZES: tuple[int, ...] = (4,)
 
 #: parameter values by parameter name, used when the command line gives none
@@ -55,7 +59,7 @@ class Case:
     ``label`` names the variant in tables and charts (the spec with the tile size filled in);
     ``verify_params`` are the parameter values of the verification run; ``flags``: extra compiler flags of
     every timed build of the case (the original's, the variant's or the peer's), after ``-O3``
-    (``("-march=native",)`` for ``polylab bench --native``); verification builds do not get them."""
+    (:data:`NATIVE_TIMING_FLAGS` for ``polylab bench --native``); verification builds do not get them."""
 
     kernel: str
     spec: str
