@@ -224,10 +224,10 @@ def run_search_time(args: argparse.Namespace) -> int:
         import json
         from pathlib import Path
 
-        import polylab
         from polylab.bench.runner import machine_info
+        from polylab.version import __version__
 
-        data = {"polylab": polylab.__version__, "machine": machine_info(),
+        data = {"polylab": __version__, "machine": machine_info(),
                 "settings": {"kernels": names, "schedules": specs, "runs": runs},
                 "results": [r.to_json() for r in results]}
         Path(args.json_file).write_text(json.dumps(data, indent=2) + "\n")
