@@ -39,9 +39,12 @@ def test_cpu_seconds_count_the_children_that_ended():
 
 
 def test_table_has_a_column_per_spec_and_the_median_of_each():
+    started, done = [], []
     results = search_times([lambda: load_kernel("gemm.c"), lambda: load_kernel("sweep2d.c"),
-                            lambda: load_kernel("mvt.c")], ["original", "wavefront"], runs=1)
+                            lambda: load_kernel("mvt.c")], ["original", "wavefront"], runs=1,
+                           on_start=lambda k, spec: started.append((k, spec)), on_result=done.append)
     assert [(r.kernel, r.spec) for r in results][:2] == [("gemm.c", "original"), ("gemm.c", "wavefront")]
+    assert started == [(k, s) for k in range(3) for s in ("original", "wavefront")] and done == results
     text = search_table(results)
     median_row = next(line for line in text.splitlines() if line.startswith("median")).split()
     want = statistics.median(r.seconds for r in results if r.spec == "wavefront")

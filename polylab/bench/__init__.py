@@ -16,6 +16,6 @@ from polylab.bench.sweep import (DEFAULT_KERNELS, DEFAULT_SCHEDULES, NATIVE_TIMI
                                  QUICK_SCHEDULES, Case, Kernel, kernel_params, load_kernel, plan)
 
 __all__ = ["BenchReport", "Case", "CaseResult", "DEFAULT_KERNELS", "DEFAULT_SCHEDULES", "Kernel",
-           "NATIVE_TIMING_FLAGS", "QUICK_KERNELS", "QUICK_SCHEDULES", "Variant", "chart", "expand_tile", "format_table", "kernel_params",
-           "load_kernel", "plan", "prepare_variant", "run_bench", "run_case", "time_baseline", "write_chart",
-           "write_json"]
+           "NATIVE_TIMING_FLAGS", "QUICK_KERNELS", "QUICK_SCHEDULES", "Variant", "chart", "expand_tile",
+           "format_table", "kernel_params", "load_kernel", "plan", "prepare_variant", "run_bench", "run_case",
+           "time_baseline", "write_chart", "write_json"]

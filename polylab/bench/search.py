@@ -75,14 +75,19 @@ def search_time(load: Callable[[], Kernel], spec: str, *, runs: int = 3) -> Sear
 
 
 def search_times(loaders: Sequence[Callable[[], Kernel]], specs: Sequence[str] = DEFAULT_SEARCH_SPECS, *,
-                 runs: int = 3, progress: Callable[[str], None] | None = None) -> list[SearchTime]:
-    """:func:`search_time` for every kernel (a loader each) and every spec, kernel by kernel."""
+                 runs: int = 3, on_start: Callable[[int, str], None] | None = None,
+                 on_result: Callable[[SearchTime], None] | None = None) -> list[SearchTime]:
+    """:func:`search_time` for every kernel (a loader each) and every spec, kernel by kernel;
+    ``on_start(k, spec)`` is called before the search of ``spec`` on the ``k``-th kernel, ``on_result``
+    with each result (a progress bar hooks in there)."""
     out = []
-    for load in loaders:
+    for k, load in enumerate(loaders):
         for spec in specs:
-            if progress:
-                progress(spec)
+            if on_start:
+                on_start(k, spec)
             out.append(search_time(load, spec, runs=runs))
+            if on_result:
+                on_result(out[-1])
     return out
 
 

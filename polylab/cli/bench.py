@@ -210,13 +210,11 @@ def run_search_time(args: argparse.Namespace) -> int:
         load()
     bar = tqdm(total=len(names) * len(specs), file=sys.stderr, unit="search", disable=args.no_progress,
                dynamic_ncols=True)
-    results = []
     try:
-        for name, load in zip(names, loaders):
-            for spec in specs:
-                bar.set_description_str(f"{name} [{bench.spec.short_label(spec, 32)}]")
-                results.append(search.search_time(load, spec, runs=runs))
-                bar.update(1)
+        results = search.search_times(
+            loaders, specs, runs=runs,
+            on_start=lambda k, spec: bar.set_description_str(f"{names[k]} [{bench.spec.short_label(spec, 32)}]"),
+            on_result=lambda _r: bar.update(1))
     finally:
         bar.close()
     print(search.search_table(results))
