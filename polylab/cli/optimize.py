@@ -39,6 +39,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--verify-param", action="append", metavar="NAME=VALUE", default=[],
                    help="parameter values for verification (--tune; default: --param)")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per candidate (--tune)")
+    p.add_argument("--native", action="store_true",
+                   help="choose for a build with -march=native (this machine's vector width; "
+                        "the spec printed then names it)")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_source_options(p)
     return p
@@ -49,13 +52,18 @@ def run(args) -> int:
     from polylab.errors import PolylabError
     from polylab.experiment import schedule_from_spec
     from polylab.model.params import parse_params
-    from polylab.schedule.optimize import available_threads
+    from polylab.schedule.optimize import STRIP_ROWS, available_threads
+    from polylab.schedule.target import DEFAULT_VECTOR_BYTES, native_vector_bytes
 
     scop, path = load_scop(args.file, **source_options(args))
     threads = args.threads if args.threads is not None else available_threads()
     if threads < 1:
         raise PolylabError(f"--threads {threads} is not a thread count", hint="give 1 or more")
-    spec = f"optimize({threads})"
+    if args.native and args.tune:
+        raise PolylabError("--tune times its candidates with the default build, not -march=native",
+                           hint="drop --native to tune, or drop --tune to choose for -march=native")
+    vector = native_vector_bytes() if args.native else DEFAULT_VECTOR_BYTES
+    spec = f"optimize({threads})" if vector == DEFAULT_VECTOR_BYTES else f"optimize({threads}, {STRIP_ROWS}, 0, 0, {vector})"
     schedule = schedule_from_spec(scop, spec)
     report = schedule.details["optimize"]
     out = report.to_json()

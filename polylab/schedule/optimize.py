@@ -99,7 +99,8 @@ from polylab.schedule.bandtile import BAND_TILE, tiled_band
 from polylab.schedule.jam import group, jammed
 from polylab.schedule.pluto import pluto_schedule
 from polylab.schedule.shiftfuse import fuse_with_shifts
-from polylab.schedule.timetile import time_tiled
+from polylab.schedule.target import DEFAULT_VECTOR_BYTES, vector_bytes
+from polylab.schedule.timetile import time_strips, time_tiled
 from polylab.schedule.transform import distribute, mark_parallel
 
 #: statements beyond this number share private schedule dimensions (keeps the time vectors short)
@@ -131,6 +132,11 @@ MIN_TEAM_WORK = 1 << 15
 #: (:func:`_time_tiled_strips`): PLUTO's default size; sl3 (n = 384) at two threads measured 2.97x, 3.29x and
 #: 3.20x of the original with 16, 32 and 64 (``--tune`` tries others)
 TIME_TILE = 32
+#: time strips (:func:`polylab.schedule.timetile.time_strips`) only for programs that may run at least this
+#: many steps, and only for builds with vectors at least this wide (bytes): with two-lane SSE2 vectors a
+#: one-dimensional stencil is bound by its arithmetic, not by the cache the strips save
+STRIP_MIN_STEPS = 4
+STRIP_MIN_VECTOR = 32
 
 Aff = isl.PwAff
 
@@ -251,6 +257,8 @@ class Sizes:
     rows: int = STRIP_ROWS
     wave: tuple[int, int] = WAVE_TILE
     tile: bool = False
+    #: the vector width in bytes of the build chosen for (:mod:`polylab.schedule.target`)
+    vector: int = DEFAULT_VECTOR_BYTES
 
 
 def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], sizes: Sizes,
@@ -972,20 +980,25 @@ def bases(s: Schedule, threads: int = 2) -> list[tuple[str, Schedule]]:
 
 
 def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
-                      wave: int | Sequence[int] = WAVE_TILE, tile: bool | int = False) -> OptimizeReport:
+                      wave: int | Sequence[int] = WAVE_TILE, tile: bool | int = False,
+                      vector: int = 0) -> OptimizeReport:
     """Run the optimizer on schedule ``s`` (see the module text) and return its report; the optimized
     schedule is ``report.schedule`` (legal, parallel dimensions marked, explanation in its notes).
     ``threads``: the threads the code will run on (default :func:`available_threads`); ``rows``: rows of
     the strips; ``wave``: the tile sizes of the strips' wavefront (one number for both; 0: from the cache
     model, :func:`wave_tile_sizes`); ``tile``: offer
-    cache tiling."""
+    cache tiling; ``vector``: the vector width in bytes of the build (0: the build in effect,
+    :func:`polylab.schedule.target.vector_bytes`)."""
     t0 = time.perf_counter()
     threads = available_threads() if threads is None else max(1, int(threads))
     wave_t = (int(wave), int(wave)) if isinstance(wave, int) else (int(wave[0]), int(wave[1]))
     if min(wave_t) < 0:
         raise ScheduleError(f"the tile size of optimize must be 0 (from the cache model) or positive, not "
                             f"{min(wave_t)}", hint="for example optimize(2, 8, 64), or optimize(2) for the model's")
-    sizes = Sizes(threads, max(1, int(rows)), wave_t, bool(tile))
+    if vector < 0:
+        raise ScheduleError(f"the vector width of optimize is a number of bytes (16, 32, 64) or 0 for the "
+                            f"build's, not {vector}", hint="for example optimize(1, 8, 0, 0, 32) for AVX2")
+    sizes = Sizes(threads, max(1, int(rows)), wave_t, bool(tile), vector_bytes(vector))
     source = mark_parallel(s)
     source_par = parallel_loops(source)
     lines = [f"optimize ({threads} thread{'s' if threads != 1 else ''}): starting from "
@@ -1001,7 +1014,8 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         floor = vector_floor(source) if fused and threads == 1 else source_par
         result, choices, on_whole = _from_base(base, sizes, floor, log)
         plain = [] if fused and threads > 1 else [(result, label, log, on_whole, False)]
-        for cand, cand_label, cand_log, whole, timed in plain + _time_tiles(result, size, label, log):
+        for cand, cand_label, cand_log, whole, timed in (plain + _time_tiles(result, size, label, log)
+                                                         + _time_strips(result, sizes, label, log)):
             if any(parallel_loops(cand)[n] < v for n, v in floor.items()) or (
                     fused and not keeps_vectors(source, cand)) or (timed and not keeps_vectors(result, cand)):
                 continue
@@ -1029,6 +1043,8 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         _, label, final, choices, log = best
         why = ("the time loop and the rows are tiled: a tile keeps its rows in cache for its steps, the "
                "tiles of a wave run in parallel, the vector loops stay" if label.endswith("time tiles") else
+               f"one thread and {sizes.vector}-byte vectors: the rows stay in the L1 cache for every step "
+               f"of a strip, the vector loops stay" if label.endswith("time strips") else
                "a statement had no parallel loop in the other structures: the Pluto-style search's permutable "
                "band gives every statement the tiles of a wave as its parallel loop"
                if label.startswith("the Pluto-style band") else
@@ -1216,17 +1232,9 @@ def _time_tiles(result: Schedule, size: int, label: str, log: list[str]) -> list
     the outer loop is not a time loop (a plain loop of every statement that no subscript of an array
     written in the region uses), is already parallel, runs fewer than ``size`` steps for every parameter
     value, or cannot be tiled, and where the region's data fits in cache (:func:`fits_in_cache`)."""
-    dims0 = [result.affs[n][0] for n in result.affs]
-    if 0 in result.marked or not dims0 or any(a.is_cst() for a in dims0):
+    if not _time_loop(result):
         return []
-    # a time loop: a plain loop of every statement that no subscript of an array written in the region
-    # uses (fdtd2d's input fict[t] may)
-    written = {w.array for st in result.scop.statements for w in st.writes}
-    for n, a in zip(result.affs, dims0):
-        stmt = result.scop.statement(n)
-        k = iterator_of(a, stmt)
-        if k is None or any(acc.array in written and _uses(acc, k) for acc in stmt.accesses):
-            return []
+    dims0 = [result.affs[n][0] for n in result.affs]
     context = result.scop.context
     spans = [value_span(a, result.scop.statement(n).domain.intersect_params(context))
              for n, a in zip(result.affs, dims0)]
@@ -1240,19 +1248,74 @@ def _time_tiles(result: Schedule, size: int, label: str, log: list[str]) -> list
     return [(mark_parallel(tiled[0]), f"{label}, time tiles", log + [tiled[1]], True, True)]
 
 
+def strip_width(scop: Scop) -> int:
+    """The width ``W`` of the time strips (:func:`polylab.schedule.timetile.time_strips`): the largest power
+    of two with ``arrays * W * element <= L1 / 2`` (one step of a strip holds ``W`` elements of each array
+    the statements access), from 256 to 8192. jacobi-1d (two arrays of doubles) on a 32 KiB L1: 1024 (at
+    N = 200000, T = 500, one thread, ``-march=native``: 1.26x of the original with 1024, 1.15x with
+    4096)."""
+    l1, _ = cache_sizes()
+    sizes_of = element_bytes(scop)
+    arrays = {a.array for st in scop.statements for a in st.accesses}
+    per_point = sum(sizes_of.get(a, 8) for a in arrays) or 8
+    w = 256
+    while w < 8192 and 2 * w * per_point <= l1 // 2:
+        w *= 2
+    return w
+
+
+def _time_strips(result: Schedule, sizes: Sizes, label: str, log: list[str]) -> list[tuple]:
+    """The time strips of a one-dimensional stencil (:func:`polylab.schedule.timetile.time_strips`),
+    parallel loops marked exactly, as one more candidate ``(schedule, label, log, marked on the whole,
+    True)``; none with more than one thread (the strips run one after the other), for builds with vectors
+    narrower than :data:`STRIP_MIN_VECTOR` bytes, where the outer loop is not a time loop (as for
+    :func:`_time_tiles`), runs fewer than :data:`STRIP_MIN_STEPS` steps for every parameter value, or the
+    region's data fits in cache."""
+    if sizes.threads != 1 or sizes.vector < STRIP_MIN_VECTOR or not _time_loop(result):
+        return []
+    context = result.scop.context
+    spans = [value_span(result.affs[n][0], result.scop.statement(n).domain.intersect_params(context))
+             for n in result.affs]
+    if all(x is not None and x < STRIP_MIN_STEPS for x in spans) or fits_in_cache(result.scop):
+        return []
+    strips = time_strips(result, strip_width(result.scop))
+    if strips is None:
+        return []
+    return [(mark_parallel(strips[0]), f"{label}, time strips", log + [strips[1]], True, True)]
+
+
+def _time_loop(result: Schedule) -> bool:
+    """The outermost dimension of ``result`` is a time loop: a plain loop of every statement, not already
+    parallel, that no subscript of an array written in the region uses (fdtd2d's input ``fict[t]`` may)."""
+    dims0 = [result.affs[n][0] for n in result.affs]
+    if 0 in result.marked or not dims0 or any(a.is_cst() for a in dims0):
+        return False
+    written = {w.array for st in result.scop.statements for w in st.writes}
+    for n, a in zip(result.affs, dims0):
+        stmt = result.scop.statement(n)
+        k = iterator_of(a, stmt)
+        if k is None or any(acc.array in written and _uses(acc, k) for acc in stmt.accesses):
+            return False
+    return True
+
+
 def step_text(threads: int | None, sizes: Sizes | None = None) -> str:
-    """``optimize``, ``optimize(2)``, ``optimize(2, 16, 128)``: the step that reproduces a choice."""
-    if sizes is None or (sizes.rows == STRIP_ROWS and sizes.wave == WAVE_TILE and not sizes.tile):
+    """``optimize``, ``optimize(2)``, ``optimize(2, 16, 128)``, ``optimize(1, 8, 0, 0, 32)``: the step that
+    reproduces a choice (the vector width is written where it is not the default build's)."""
+    if sizes is None or (sizes.rows == STRIP_ROWS and sizes.wave == WAVE_TILE and not sizes.tile
+                         and sizes.vector == DEFAULT_VECTOR_BYTES):
         return "optimize" if threads is None else f"optimize({threads})"
     wave = sizes.wave[0] if sizes.wave[0] == sizes.wave[1] else f"({sizes.wave[0]}, {sizes.wave[1]})"
-    tile = ", 1" if sizes.tile else ""
+    tile = f", {int(sizes.tile)}, {sizes.vector}" if sizes.vector != DEFAULT_VECTOR_BYTES else (
+        ", 1" if sizes.tile else "")
     return f"optimize({threads if threads is not None else sizes.threads}, {sizes.rows}, {wave}{tile})"
 
 
 def optimize(s: Schedule, threads: int | None = None, rows: int = STRIP_ROWS, wave: int = WAVE_TILE[0],
-             tile: int = 0) -> Schedule:
-    """The ``optimize`` step (``optimize``, ``optimize(threads)``, ``optimize(threads, rows, wave[, 1])``
-    with cache tiling offered when the last is 1): keep the fusion of the schedule,
+             tile: int = 0, vector: int = 0) -> Schedule:
+    """The ``optimize`` step (``optimize``, ``optimize(threads)``, ``optimize(threads, rows, wave[, tile[,
+    vector]]])`` with cache tiling offered when ``tile`` is 1 and ``vector`` the vector width in bytes of the
+    build, 0 for the build in effect, :mod:`polylab.schedule.target`): keep the fusion of the schedule,
     rewrite each statement's private loops by the best legal affine map among interchange, parallel
     strip-mining, strips of independent chains (with a tile-level wavefront when threads > 1) and tiling
     (see :mod:`polylab.schedule.optimize`).
@@ -1261,7 +1324,7 @@ def optimize(s: Schedule, threads: int | None = None, rows: int = STRIP_ROWS, wa
     the chosen rewriting. Legal: every candidate is checked exactly; parallel dimensions are marked
     exactly; no statement ends with fewer parallel loops than the starting schedule with ``parallel``.
     """
-    return optimize_schedule(s, threads, rows, wave, tile).schedule
+    return optimize_schedule(s, threads, rows, wave, tile, vector).schedule
 
 
 # --------------------------------------------------------------------------------------------------------

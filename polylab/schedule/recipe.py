@@ -85,7 +85,7 @@ SCHEDULE_STEPS: StepTable = table(
     make_step("tile_wavefront", tiling.tile_wavefront, usage="tile_wavefront(size, ...)"),
     make_step("parallel", transform.parallel),
     make_step("sequential", transform.sequential),
-    make_step("optimize", optimize.optimize, usage="optimize([threads], [rows], [wave], [tile])"),
+    make_step("optimize", optimize.optimize, usage="optimize([threads], [rows], [wave], [tile], [vector])"),
 )
 
 _USER_STEPS: dict[str, Step] = {}

@@ -89,20 +89,23 @@ def _contract_all(schedule: Schedule, lines: list[str]) -> Schedule:
 
 
 def optimize_program(schedule: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
-                     wave: int = WAVE_TILE[0], tile: int = 0) -> tuple[Schedule, OptimizeReport]:
+                     wave: int = WAVE_TILE[0], tile: int = 0, vector: int = 0) -> tuple[Schedule, OptimizeReport]:
     """Storage steps and the loop optimizer (see the module text): the final schedule (of the rewritten
-    SCoP) and the report of every choice. ``threads``, ``rows``, ``wave``, ``tile``: as for
+    SCoP) and the report of every choice. ``threads``, ``rows``, ``wave``, ``tile``, ``vector``: as for
     :func:`polylab.schedule.optimize.optimize_schedule`."""
     lines: list[str] = []
     prepared = _prepare(schedule, lines)
-    report = optimize_schedule(prepared, threads, rows, wave, tile)
+    report = optimize_schedule(prepared, threads, rows, wave, tile, vector)
     after: list[str] = []
     out = _contract_all(report.schedule, after)
     all_lines = tuple(lines) + report.lines + tuple(after)
     if out is not report.schedule:
         all_lines += (f"after contraction: {out.text()}",
                       f"parallel loops per statement: {parallel_loops(out)}")
-    steps = schedule.steps + (report.schedule.steps[-1] if threads is not None else "optimize",)
+    # the step that reproduces the choice: with its threads and, where it is not the default build's, the
+    # vector width it chose for
+    last = report.schedule.steps[-1]
+    steps = schedule.steps + (last if threads is not None or last.count(",") >= 4 else "optimize",)
     out = replace(out, steps=steps, notes=all_lines)
     details = dict(out.details)
     details["optimize"] = replace(report, schedule=out, lines=all_lines)
@@ -111,8 +114,9 @@ def optimize_program(schedule: Schedule, threads: int | None = None, rows: int =
 
 
 def step_optimize(schedule: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
-                  wave: int = WAVE_TILE[0], tile: int = 0) -> Schedule:
-    """Recipe step ``optimize`` (``optimize(T)`` for ``T`` threads, ``optimize(T, rows, wave[, 1])``): storage
+                  wave: int = WAVE_TILE[0], tile: int = 0, vector: int = 0) -> Schedule:
+    """Recipe step ``optimize`` (``optimize(T)`` for ``T`` threads, ``optimize(T, rows, wave[, tile[, vector]])``
+    with ``vector`` the vector width in bytes of the build, 0 for the build in effect): storage
     steps where they apply and the loop optimizer of :mod:`polylab.schedule.optimize`; the report is
     ``details['optimize']``."""
-    return optimize_program(schedule, threads, rows, wave, tile)[0]
+    return optimize_program(schedule, threads, rows, wave, tile, vector)[0]

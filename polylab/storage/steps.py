@@ -87,7 +87,7 @@ STORAGE_STEPS: StepTable = table(
     make_step("fuse_producers", step_interleave),
     make_step("contract", step_contract),
     make_step("storage", step_storage),
-    make_step("optimize", step_optimize, usage="optimize([threads], [rows], [wave], [tile])"),
+    make_step("optimize", step_optimize, usage="optimize([threads], [rows], [wave], [tile], [vector])"),
 )
 
 

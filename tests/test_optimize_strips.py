@@ -1,0 +1,147 @@
+"""Time strips of one-dimensional stencils (:func:`polylab.schedule.timetile.time_strips`) and the build
+target the optimizer chooses for (:mod:`polylab.schedule.target`).
+
+Every strip schedule here is checked against brute force: the reference interpreter runs the original
+program in its own order and the transformed one under the strip schedule, and every live-out element
+must agree bit for bit. The strips are made 4 points wide so that small parameter values span several."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import polylab
+from polylab.reference.interpret import same_live_out
+from polylab.schedule import check, optimize as opt, parse_schedule
+from polylab.schedule.core import original
+from polylab.schedule.target import (DEFAULT_VECTOR_BYTES, build_target, vector_bytes,
+                                     vector_bytes_of_flags)
+from polylab.schedule.timetile import strip_rows, time_strips
+from polylab.storage import recipe_steps
+
+JACOBI_1D = """double A[N];
+double B[N];
+for (t = 0; t < T; t++) {
+  for (i = 1; i < N - 1; i++)
+    B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1]);
+  for (i = 1; i < N - 1; i++)
+    A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1]);
+}
+"""
+SMALL = {"N": 23, "T": 7}
+
+
+def optimized(scop, spec: str):
+    return parse_schedule(scop, spec, steps=recipe_steps())
+
+
+def lines(s) -> str:
+    return " ".join(s.details["optimize"].lines)
+
+
+@pytest.fixture
+def narrow(monkeypatch):
+    """Strips 4 points wide, whatever the cache model says."""
+    monkeypatch.setattr(opt, "strip_width", lambda scop: 4)
+
+
+def test_jacobi_1d_gets_strips_with_skew_2_and_its_second_statement_shifted(narrow):
+    scop = polylab.parse(JACOBI_1D).scop
+    s = optimized(scop, "optimize(1, 8, 0, 0, 32)")
+    assert "time strips 4 points wide" in lines(s) and "rows + 2t; shifted: S1 + 1" in lines(s), lines(s)
+    assert s.expressions("S0")[0] == "(floor((2t + i)/4))" and s.expressions("S1")[0] == "(floor((1 + 2t + i)/4))"
+    assert check(s).legal
+    # the strips run one after the other; each step's loops are vector loops, not OpenMP loops
+    assert 0 not in s.parallel_dims and not s.marked
+    assert set(s.parallel_dims) >= {3, 4}
+    assert same_live_out(scop, s.scop, SMALL, schedule=s.union_map) == []
+    # the step that reproduces the choice names the vector width
+    assert s.steps == ("optimize(1, 8, 0, 0, 32)",)
+
+
+def test_no_strips_for_the_default_build_or_with_threads(narrow):
+    scop = polylab.parse(JACOBI_1D).scop
+    assert "time strips" not in lines(optimized(scop, "optimize(1)"))
+    two = optimized(scop, "optimize(2, 8, 0, 0, 32)")
+    assert "time strips" not in lines(two) and two.marked   # the step-by-step parallel loops stay
+    # a time loop of a few steps: nothing to keep in cache
+    assert "time strips" not in lines(optimized(scop.with_parameters({"T": 3}), "optimize(1, 8, 0, 0, 32)"))
+
+
+def test_the_build_target_in_effect_is_what_optimize_chooses_for(narrow):
+    scop = polylab.parse(JACOBI_1D).scop
+    assert vector_bytes() == DEFAULT_VECTOR_BYTES
+    with build_target(32):
+        assert vector_bytes() == 32 and vector_bytes(64) == 64
+        s = optimized(scop, "optimize(1)")
+    assert vector_bytes() == DEFAULT_VECTOR_BYTES
+    assert "time strips" in lines(s) and s.steps == ("optimize(1, 8, 0, 0, 32)",)
+    with pytest.raises(ValueError):
+        with build_target(0):
+            pass
+
+
+def test_vector_width_of_build_flags(monkeypatch):
+    monkeypatch.setattr("polylab.schedule.target.native_vector_bytes", lambda: 32)
+    assert vector_bytes_of_flags(()) == DEFAULT_VECTOR_BYTES == 16
+    assert vector_bytes_of_flags(("-O3",)) == 16
+    assert vector_bytes_of_flags(("-march=native", "-ffp-contract=off")) == 32
+    assert vector_bytes_of_flags(("-mavx2",)) == 32
+    monkeypatch.setattr("polylab.schedule.target.native_vector_bytes", lambda: 16)
+    assert vector_bytes_of_flags(("-march=native",)) == 16
+
+
+def test_a_negative_vector_width_is_an_error_with_a_hint():
+    scop = polylab.parse(JACOBI_1D).scop
+    with pytest.raises(polylab.PolylabError) as err:
+        optimized(scop, "optimize(1, 8, 0, 0, -32)")
+    assert "vector width" in err.value.message
+
+
+def test_strips_need_one_loop_per_statement_inside_a_time_loop():
+    # two-dimensional stencils and a statement of the time loop alone: no strips
+    assert strip_rows(original(polylab.parse_file(polylab.example_path("jacobi2d.c")).scop)) is None
+    src = "double A[N];\ndouble s[T];\nfor (t = 0; t < T; t++) {\n  s[t] = A[0];\n" \
+          "  for (i = 1; i < N - 1; i++)\n    A[i] = 0.5 * (A[i - 1] + A[i + 1]);\n}\n"
+    assert strip_rows(original(polylab.parse(src).scop)) is None
+
+
+@st.composite
+def one_d_stencils(draw):
+    """A time loop around one to three 1-D stencil loops over two arrays, each statement writing ``A`` or
+    ``B`` from random neighbours of either (in place, Jacobi-like or Gauss-Seidel-like)."""
+    n = draw(st.integers(1, 3))
+    body = []
+    for _ in range(n):
+        dst = draw(st.sampled_from(["A", "B"]))
+        src = draw(st.sampled_from(["A", "B"]))
+        offs = draw(st.lists(st.integers(-2, 2), min_size=1, max_size=3, unique=True))
+        terms = " + ".join(f"0.{k + 1} * {src}[i + {d}]" for k, d in enumerate(offs))
+        body.append(f"  for (i = 2; i < N - 2; i++)\n    {dst}[i] = {terms};\n")
+    return "double A[N];\ndouble B[N];\nfor (t = 0; t < T; t++) {\n" + "".join(body) + "}\n"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(one_d_stencils())
+def test_random_1d_stencils_in_strips_compute_what_the_original_does(src):
+    scop = polylab.parse(src).scop
+    strips = time_strips(original(scop), 4)
+    if strips is None:   # no skew and shifts tried are legal: nothing to check but that it said so
+        return
+    s = strips[0]
+    assert check(s).legal, (src, s.text())
+    assert same_live_out(scop, scop, {"N": 21, "T": 6}, schedule=s.union_map) == [], (src, s.text())
+
+
+def test_optimize_native_on_the_command_line_names_the_width(monkeypatch, capsys, tmp_path):
+    from polylab.cli import main
+
+    monkeypatch.setattr("polylab.schedule.target.native_vector_bytes", lambda: 32)
+    path = tmp_path / "jacobi1d.c"
+    path.write_text(JACOBI_1D)
+    assert main(["optimize", str(path), "--threads", "1", "--native"]) == 0
+    out = capsys.readouterr().out
+    assert "time strips" in out and out.rstrip().endswith("spec: optimize(1, 8, 0, 0, 32)")
+    assert main(["optimize", str(path), "--threads", "1", "--native", "--tune"]) == 2
+    err = capsys.readouterr().err
+    assert "--tune" in err and "Traceback" not in err
