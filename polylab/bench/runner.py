@@ -27,9 +27,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from polylab import render
 from polylab.bench.spec import prepare_variant
-from polylab.schedule.target import build_target, vector_bytes_of_flags
 from polylab.bench.sweep import Case, Kernel
 from polylab.errors import IllegalTransformationError, PolylabError
+from polylab.schedule.target import build_target, vector_bytes_of_flags
 from polylab.version import __version__
 from polylab import toolchain as tc
 

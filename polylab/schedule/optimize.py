@@ -23,6 +23,10 @@ affine maps of its private loops ``(l_1, .., l_m)``:
   ``(a, b)`` inside a tile-level wavefront over ``(t, a + g t)``, ``g`` in 0, 1: each tile runs ``T``
   steps of ``t`` over ``T`` rows while they stay in cache, and a wave of tiles is one OpenMP start
   (sl3 after folding, seidel2d with the skew ``g = 1``);
+* *time strips* of a one-dimensional stencil (:func:`polylab.schedule.timetile.time_strips`): strips
+  ``W`` skewed points wide that run every time step while their points stay in the L1 cache
+  (:func:`strip_width`), for one thread and a build with vectors of at least :data:`STRIP_MIN_VECTOR`
+  bytes (:mod:`polylab.schedule.target`: ``optimize``'s fifth argument, or the build in effect);
 * *tiling* of a permutable band of private loops with sizes from a cache model
   (:func:`cache_tile_sizes`): ``(floor(l_1 / T_1), .., floor(l_k / T_k), l_1, .., l_k)``, offered when
   asked for (``optimize(T, rows, wave, 1)``; ``--tune`` times it) and where an array is reused across the
