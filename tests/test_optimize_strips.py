@@ -145,3 +145,29 @@ def test_optimize_native_on_the_command_line_names_the_width(monkeypatch, capsys
     assert main(["optimize", str(path), "--threads", "1", "--native", "--tune"]) == 2
     err = capsys.readouterr().err
     assert "--tune" in err and "Traceback" not in err
+
+
+def test_bench_builds_each_variant_for_the_vectors_of_its_timed_build(monkeypatch, tmp_path):
+    """``polylab bench --native`` (a case with NATIVE_TIMING_FLAGS) chooses its variants for this
+    machine's vectors; a plain case for the default build's."""
+    from polylab.bench import runner
+    from polylab.bench.sweep import NATIVE_TIMING_FLAGS, Case, load_kernel
+    from polylab.errors import ScheduleError
+
+    monkeypatch.setattr("polylab.schedule.target.native_vector_bytes", lambda: 32)
+    seen = []
+
+    def spy(scop, spec):
+        seen.append(vector_bytes())
+        raise ScheduleError("stop here: nothing to time in this test")
+
+    monkeypatch.setattr(runner, "prepare_variant", spy)
+    path = tmp_path / "jacobi1d.c"
+    path.write_text(JACOBI_1D)
+    kernel = load_kernel(str(path))
+    for flags in (NATIVE_TIMING_FLAGS, ()):
+        case = Case(kernel.name, "optimize(1)", "optimize(1)", 1, None, SMALL, SMALL, "openmp", flags)
+        result = runner.run_case(kernel, case, None, repeat=1, warmup=0, timeout=10)
+        assert result.status == runner.ERROR and "stop here" in result.reason
+    assert seen == [32, DEFAULT_VECTOR_BYTES]
+    assert vector_bytes() == DEFAULT_VECTOR_BYTES
