@@ -293,3 +293,63 @@ def test_statements_of_the_row_loop_itself_do_not_block_the_jam():
         assert [e for e in s.expressions(n) if not e.lstrip("-").isdigit()] == ["(floor((i)/8))", "i"]
     for N in (19, 8, 3):
         assert same_live_out(scop, s.scop, {"N": N}, schedule=s.union_map) == []
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_reduction_loop_is_jammed_into_the_vector_loop(threads):
+    """gemm's ``C[i][j] += alpha * A[i][k] * B[k][j]`` in the order ``(i, k, j)``: four iterations of the
+    reduction loop ``k`` run inside the vector loop ``j``, so each ``C[i][j]`` takes four updates between
+    one load and one store, in the order of ``k`` (bit for bit the original's sums)."""
+    scop = polylab.parse_file(polylab.example_path("gemm.c")).scop
+    s = optimized(scop, f"optimize({threads})")
+    assert "4 iterations of the reduction loop" in lines(s), lines(s)
+    assert "floor((k)/4)" in s.expressions("S1")[-3] and s.expressions("S1")[-2:] == ["j", "k"]
+    assert check(s).legal
+    assert 0 in s.marked                         # the parallel i loop is kept
+    for params in ({"NI": 3, "NJ": 9, "NK": 11}, {"NI": 2, "NJ": 8, "NK": 4}, {"NI": 2, "NJ": 3, "NK": 2}):
+        assert same_live_out(scop, s.scop, params, schedule=s.union_map) == [], params
+    # the full strips of k have constant bounds inside the vector loop: gcc unrolls them
+    code = generate(scop, s, "c").kernel
+    assert "<= 4 * c3 + 3; c" in code, code
+    from polylab.experiment import verify
+
+    v = verify(scop, s, "openmp", params={"NI": 5, "NJ": 12, "NK": 10}, threads=threads)
+    assert v.verified, v.reason
+
+
+def test_no_reduction_jam_where_the_sums_already_stay_in_registers_or_nothing_accumulates():
+    # mvt's transposed product is strip-mined along its vector loop: the strip's sums stay in registers
+    # across the whole reduction loop already
+    s = optimized(polylab.parse_file(polylab.example_path("mvt.c")).scop, "optimize(1)")
+    assert "reduction loop" not in lines(s)
+    # a loop around a vector loop that writes a different element in each of its iterations
+    copy = scop_of("double A[N][M]; double B[N][M];\nfor (i = 0; i < N; i++)\n  for (j = 0; j < M; j++)\n"
+                   "    A[i][j] = B[i][j] + 1.0;\n")
+    assert "reduction loop" not in lines(optimized(copy, "optimize(1)"))
+
+
+@st.composite
+def reductions(draw):
+    """A three-deep nest whose statement accumulates into an element that does not depend on one of the
+    loops, with the loops in a random order and random operand subscripts: gemm, syrk, covariance and
+    transposed-product shapes, some with a second statement reading the sums."""
+    order = draw(st.permutations(["i", "j", "k"]))
+    a = draw(st.sampled_from(["A[i][k]", "A[k][i]", "A[j][k]"]))
+    b = draw(st.sampled_from(["B[k][j]", "B[j][k]", "A[k][j]"]))
+    second = draw(st.sampled_from(["", "    D[i][j] = C[i][j] * 0.5;\n"]))
+    loops = "".join(f"{'  ' * d}for ({v} = 0; {v} < {v.upper()}; {v}++)\n" for d, v in enumerate(order))
+    body = f"{'  ' * 3}C[i][j] = C[i][j] + {a} * {b};\n"
+    text = "double A[40][40]; double B[40][40]; double C[I][J]; double D[I][J];\n" + loops + body
+    if second:
+        text += "for (i = 0; i < I; i++)\n  for (j = 0; j < J; j++)\n" + second
+    return text
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reductions(), st.integers(1, 9), st.integers(1, 10), st.sampled_from([1, 2]))
+def test_optimized_reductions_compute_what_the_original_does(text, n, m, threads):
+    scop = scop_of(text)
+    s = optimized(scop, f"optimize({threads})")
+    assert check(s).legal
+    assert same_live_out(scop, s.scop, {"I": n, "J": m, "K": (n + m) % 7 + 1}, schedule=s.union_map) == [], (
+        text, s.text())
