@@ -73,7 +73,10 @@ element along its innermost loop, or a recurrence that reads what it wrote a few
 it, adi's tridiagonal sweeps; :func:`chain_loop`) are jammed: ``k`` rows run together,
 ``(.., floor(i / k), j, .., i)`` (:mod:`polylab.schedule.jam`, :func:`_jam_rows`), where that is legal
 (exact), keeps the parallel loops and breaks at least as many chains as it takes vector loops; the code
-generator isolates the full strips, whose constant-bound row loop gcc unrolls: unroll-and-jam.
+generator isolates the full strips, whose constant-bound row loop gcc unrolls: unroll-and-jam. A
+*reduction loop* around a vector loop (gemm's ``k`` around ``j``, :func:`reduction_loop`) is jammed the
+other way: 4 of its iterations run inside the vector loop, so each element takes 4 updates between one
+load and one store, in the original order (:func:`_jam_reductions`).
 
 Storage steps (folding, dead writes, contraction) change the SCoP and live in the storage layer, which
 adds them around this search in its own ``optimize`` recipe step (:mod:`polylab.storage.steps`).
