@@ -1209,10 +1209,10 @@ def _jam_rows(s: Schedule, rows: int, floor: dict[str, int], lines: list[str]) -
             lines.append(f"jam: not around {', '.join(chains)}: {', '.join(lost)} would lose more vector "
                          f"loops than chains are broken")
             continue
-        cand = jammed(s, d, names, rows)
-        if cand is None or any(parallel_loops(cand)[n] < v for n, v in floor.items()):
+        cand, why = _kept_jam(s, d, names, rows, floor)
+        if cand is None:
             lines.append(f"jam: {rows} rows around the chain{'s' if len(chains) > 1 else ''} of "
-                         f"{', '.join(chains)} {'illegal (exact check)' if cand is None else 'would lose a parallel loop'}")
+                         f"{', '.join(chains)} {why}")
             continue
         s = cand
         lines.append(f"jam: {rows} rows of dimension {d} run together in {', '.join(sorted(names))} "
@@ -1255,6 +1255,18 @@ def _plain_loop(aff: Aff) -> bool:
         abs(a.get_coefficient_val(isl.dim_type.in_, k).to_python()) for k in range(a.dim(isl.dim_type.in_)))[-1:] == [1]
 
 
+def _kept_jam(s: Schedule, d: int, names: frozenset[str], rows: int,
+              floor: dict[str, int]) -> tuple[Schedule | None, str]:
+    """:func:`polylab.schedule.jam.jammed` when it is legal and keeps the parallel loops ``floor`` asks
+    for; else None and why not."""
+    cand = jammed(s, d, names, rows)
+    if cand is None:
+        return None, "illegal (exact check)"
+    if any(parallel_loops(cand)[n] < v for n, v in floor.items()):
+        return None, "would lose a parallel loop"
+    return cand, ""
+
+
 def _jam_reductions(s: Schedule, floor: dict[str, int], lines: list[str]) -> Schedule:
     """``s`` with :data:`REDUCTION_ROWS` iterations of the first reduction loop (:func:`reduction_loop`)
     jammed into the vector loop inside it (:func:`polylab.schedule.jam.jammed`): ``(.., floor(k / R), j, .., k)``,
@@ -1280,10 +1292,10 @@ def _jam_reductions(s: Schedule, floor: dict[str, int], lines: list[str]) -> Sch
         # every statement of the group must be such a reduction around its vector loop at d
         if any(reduction_loop(s, s.scop.statement(n)) != d for n in names):
             continue
-        cand = jammed(s, d, names, REDUCTION_ROWS)
-        if cand is None or any(parallel_loops(cand)[n] < v for n, v in floor.items()):
+        cand, why = _kept_jam(s, d, names, REDUCTION_ROWS, floor)
+        if cand is None:
             lines.append(f"jam: {REDUCTION_ROWS} iterations of the reduction loop of {', '.join(sorted(names))} "
-                         f"{'illegal (exact check)' if cand is None else 'would lose a parallel loop'}")
+                         f"{why}")
             continue
         lines.append(f"jam: {REDUCTION_ROWS} iterations of the reduction loop at dimension {d} run inside the "
                      f"vector loop of {', '.join(sorted(names))} (unroll-and-jam): each element takes "
