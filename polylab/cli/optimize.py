@@ -52,7 +52,7 @@ def run(args) -> int:
     from polylab.errors import PolylabError
     from polylab.experiment import schedule_from_spec
     from polylab.model.params import parse_params
-    from polylab.schedule.optimize import STRIP_ROWS, available_threads
+    from polylab.schedule.optimize import Sizes, available_threads, step_text
     from polylab.schedule.target import DEFAULT_VECTOR_BYTES, native_vector_bytes
 
     scop, path = load_scop(args.file, **source_options(args))
@@ -63,7 +63,7 @@ def run(args) -> int:
         raise PolylabError("--tune times its candidates with the default build, not -march=native",
                            hint="drop --native to tune, or drop --tune to choose for -march=native")
     vector = native_vector_bytes() if args.native else DEFAULT_VECTOR_BYTES
-    spec = f"optimize({threads})" if vector == DEFAULT_VECTOR_BYTES else f"optimize({threads}, {STRIP_ROWS}, 0, 0, {vector})"
+    spec = step_text(threads, Sizes(threads, vector=vector))
     schedule = schedule_from_spec(scop, spec)
     report = schedule.details["optimize"]
     out = report.to_json()

@@ -1236,7 +1236,9 @@ def reduction_loop(s: Schedule, st: Statement) -> int | None:
         return None
     d, p = live[-2], live[-1]
     k, kp = iterator_of(v[d], st), iterator_of(v[p], st)
-    if k is None or kp is None or not _plain_loop(v[d]) or any(_uses(w, k) for w in st.writes):
+    # k must be the loop itself (no tile or strip division in its dimension)
+    if k is None or kp is None or v[d].get_pieces()[0][1].dim(isl.dim_type.div) or any(
+            _uses(w, k) for w in st.writes):
         return None
     # a strip of the vector loop (mvt's floor(i / 32) around j and i) already keeps its sums in
     # registers across the reduction loop: nothing to gain
@@ -1244,15 +1246,6 @@ def reduction_loop(s: Schedule, st: Statement) -> int | None:
         return None
     accumulates = any(r.array == w.array and r.relation.is_equal(w.relation) for w in st.writes for r in st.reads)
     return d if accumulates else None
-
-
-def _plain_loop(aff: Aff) -> bool:
-    """``aff`` is an iterator plus a constant (not a tile, strip or wavefront dimension)."""
-    if aff.n_piece() != 1:
-        return False
-    a = aff.get_pieces()[0][1]
-    return a.get_denominator_val().is_one() and a.dim(isl.dim_type.div) == 0 and sorted(
-        abs(a.get_coefficient_val(isl.dim_type.in_, k).to_python()) for k in range(a.dim(isl.dim_type.in_)))[-1:] == [1]
 
 
 def _kept_jam(s: Schedule, d: int, names: frozenset[str], rows: int,
@@ -1326,15 +1319,7 @@ def _time_tiles(result: Schedule, size: int, label: str, log: list[str]) -> list
     the outer loop is not a time loop (a plain loop of every statement that no subscript of an array
     written in the region uses), is already parallel, runs fewer than ``size`` steps for every parameter
     value, or cannot be tiled, and where the region's data fits in cache (:func:`fits_in_cache`)."""
-    if not _time_loop(result):
-        return []
-    dims0 = [result.affs[n][0] for n in result.affs]
-    context = result.scop.context
-    spans = [value_span(a, result.scop.statement(n).domain.intersect_params(context))
-             for n, a in zip(result.affs, dims0)]
-    if all(x is not None and x < size for x in spans):
-        return []
-    if fits_in_cache(result.scop):   # the data stays in cache for every step anyway
+    if not _tileable_time_loop(result, size):
         return []
     tiled = time_tiled(result, size)
     if tiled is None:
@@ -1365,17 +1350,24 @@ def _time_strips(result: Schedule, sizes: Sizes, label: str, log: list[str]) -> 
     narrower than :data:`STRIP_MIN_VECTOR` bytes, where the outer loop is not a time loop (as for
     :func:`_time_tiles`), runs fewer than :data:`STRIP_MIN_STEPS` steps for every parameter value, or the
     region's data fits in cache."""
-    if sizes.threads != 1 or sizes.vector < STRIP_MIN_VECTOR or not _time_loop(result):
-        return []
-    context = result.scop.context
-    spans = [value_span(result.affs[n][0], result.scop.statement(n).domain.intersect_params(context))
-             for n in result.affs]
-    if all(x is not None and x < STRIP_MIN_STEPS for x in spans) or fits_in_cache(result.scop):
+    if sizes.threads != 1 or sizes.vector < STRIP_MIN_VECTOR or not _tileable_time_loop(result, STRIP_MIN_STEPS):
         return []
     strips = time_strips(result, strip_width(result.scop))
     if strips is None:
         return []
     return [(mark_parallel(strips[0]), f"{label}, time strips", log + [strips[1]], True, True)]
+
+
+def _tileable_time_loop(result: Schedule, steps: int) -> bool:
+    """Tiles across the outer loop of ``result`` (time tiles, time strips) can keep data in cache: it is a
+    time loop (:func:`_time_loop`) that runs at least ``steps`` steps for some parameter value, and the
+    region's data does not fit in cache anyway (:func:`fits_in_cache`)."""
+    if not _time_loop(result):
+        return False
+    context = result.scop.context
+    spans = [value_span(result.affs[n][0], result.scop.statement(n).domain.intersect_params(context))
+             for n in result.affs]
+    return not all(x is not None and x < steps for x in spans) and not fits_in_cache(result.scop)
 
 
 def _time_loop(result: Schedule) -> bool:

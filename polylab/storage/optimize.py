@@ -21,6 +21,7 @@ legality check.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from types import MappingProxyType
 
@@ -102,10 +103,12 @@ def optimize_program(schedule: Schedule, threads: int | None = None, rows: int =
     if out is not report.schedule:
         all_lines += (f"after contraction: {out.text()}",
                       f"parallel loops per statement: {parallel_loops(out)}")
-    # the step that reproduces the choice: with its threads and, where it is not the default build's, the
-    # vector width it chose for
+    # the step that reproduces the choice: plain ``optimize`` (the threads of the machine it runs on) when
+    # none were given and the step names nothing but them; else the step itself (with the vector width it
+    # chose for, where that is not the default build's)
     last = report.schedule.steps[-1]
-    steps = schedule.steps + (last if threads is not None or last.count(",") >= 4 else "optimize",)
+    steps = schedule.steps + (last if threads is not None or not re.fullmatch(r"optimize\(\d+\)", last)
+                              else "optimize",)
     out = replace(out, steps=steps, notes=all_lines)
     details = dict(out.details)
     details["optimize"] = replace(report, schedule=out, lines=all_lines)
