@@ -32,9 +32,11 @@ the statements placed so far) make every dependence go to the same or a later st
 jacobi-1d needs ``g = 2`` and ``c = 1`` for its second statement: ``A[i]`` of step ``t`` reads ``B[i + 1]``
 of the same step, and ``B[i]`` of step ``t + 1`` reads ``A[i - 1]`` of step ``t``. The strips are
 sequential, so only the one-thread optimizer offers them, and only for builds with vectors of at least 32
-bytes (:mod:`polylab.schedule.target`): jacobi-1d (N = 200000, T = 500, one thread) with ``W = 1024`` ran
-at 1.26x of the original with ``-march=native`` (AVX2) and at 0.70x with plain ``-O3``, whose two-lane
-SSE2 arithmetic bounds the original more than the L3 cache does.
+bytes (:mod:`polylab.schedule.target`): jacobi-1d (N = 200000, T = 500, one thread) with ``W = 1024``
+ran at 0.70x of the original with plain ``-O3``, whose two-lane SSE2 arithmetic bounds the original more
+than the L3 cache does; with ``-march=native`` (AVX2) at 1.26x, 1.27x, 0.93x and 0.88x in four bench
+runs, and at 1.54-1.60x with both kernels alternating in one process (``docs/performance.md``: on the
+development VM the harness's initial values decide which speed a process of the strips gets).
 
 Measured at one thread (fdtd2d, NX = NY = 1000, T = 50; the arrays fit the 32 MiB last-level cache but
 not L2): the source order 1.0x, the updates fused with shifts 1.3x, fused and tiled in time 3.7x of the
