@@ -98,6 +98,15 @@ def test_a_negative_vector_width_is_an_error_with_a_hint():
     assert "vector width" in err.value.message
 
 
+def test_a_negative_vector_width_on_the_command_line_is_a_located_error_not_a_traceback(capsys):
+    from polylab.cli import main
+
+    assert main(["codegen", "jacobi2d.c", "--schedule", "optimize(1, 8, 0, 0, -32)", "--kernel-only"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "jacobi2d.c:1:1" in err
+    assert "vector width of optimize" in err and "hint:" in err
+
+
 def test_strips_need_one_loop_per_statement_inside_a_time_loop():
     # two-dimensional stencils and a statement of the time loop alone: no strips
     assert strip_rows(original(polylab.parse_file(polylab.example_path("jacobi2d.c")).scop)) is None
