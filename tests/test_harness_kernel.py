@@ -63,7 +63,7 @@ def test_issue_case_kernel_does_its_work_at_every_optimisation_level(flags):
 def test_the_kernel_is_noipa_and_called_through_a_volatile_pointer():
     scop = polylab.parse(ISSUE_CASE).scop
     for text in (original_program(scop), generate(scop, None, "openmp").program):
-        assert "#define POLYLAB_KERNEL static __attribute__((noipa))" in text
+        assert '#define POLYLAB_KERNEL static __attribute__((noipa, optimize("align-loops=64")))' in text
         assert "POLYLAB_KERNEL void kernel(int N" in text
         assert "(*volatile polylab_kernel)(int N" in text and "polylab_kernel(N, B, A);" in text
 

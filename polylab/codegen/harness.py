@@ -19,8 +19,14 @@ their outputs can be compared element by element:
 * the kernel is declared ``POLYLAB_KERNEL`` (``static __attribute__((noipa))`` under gcc,
   ``noinline`` elsewhere) and called through a ``volatile`` function pointer, fenced by compiler barriers:
   the compiler can neither inline it, nor move work across the timer readings, nor use anything it infers
-  about the kernel's body (such as "it has no effect") to drop the call. Each of the ``REPEAT`` runs
-  prints ``polylab-time <seconds>`` (``CLOCK_MONOTONIC``; CUDA: events);
+  about the kernel's body (such as "it has no effect") to drop the call. Under gcc the kernel's loops are
+  also aligned to 64 bytes (``optimize("align-loops=64")``): a short hot loop runs at a speed that depends
+  on its address modulo the instruction-fetch block, and that address moves whenever unrelated code around
+  the kernel changes size (measured on this project's AMD EPYC VM: jacobi-1d's time strips took 42-88 ms
+  depending on the build (builds that differed only in ``polylab_init``) and now and then on the process;
+  aligned, 44-60 ms in every build and process; the original 74 ms aligned, 82 ms not). Every variant,
+  the original and every peer share this harness, so the alignment is the same for all of them. Each of
+  the ``REPEAT`` runs prints ``polylab-time <seconds>`` (``CLOCK_MONOTONIC``; CUDA: events);
 * after the last run the outputs are written as described in :mod:`polylab.toolchain.compare`. By default
   these are the live-out elements (``Scop.live_out`` when the model knows them, else every array the
   region writes); with ``POLYLAB_OUTPUTS=written`` in the environment, every array the region writes,
@@ -91,9 +97,11 @@ _FLOAT_TYPES = ("float", "double", "long double")
 _HARNESS_C = r"""
 /* keeps the compiler from moving work across the timer readings */
 #define POLYLAB_BARRIER() __asm__ __volatile__("" ::: "memory")
-/* the kernel is never inlined, and its callers never use what the compiler infers about its body */
+/* the kernel is never inlined, and its callers never use what the compiler infers about its body; under
+   gcc its loops start on 64-byte boundaries, so that its time does not depend on where the rest of the
+   program happened to place them (see polylab.codegen.harness) */
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#define POLYLAB_KERNEL static __attribute__((noipa))
+#define POLYLAB_KERNEL static __attribute__((noipa, optimize("align-loops=64")))
 #else
 #define POLYLAB_KERNEL static __attribute__((noinline))
 #endif
