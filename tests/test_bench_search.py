@@ -27,6 +27,17 @@ def test_each_run_parses_the_kernel_anew_and_times_the_whole_search():
     assert r.to_json()["seconds"] == r.seconds
 
 
+def test_each_run_starts_without_the_distances_an_earlier_run_cached(monkeypatch):
+    # the analysis and legality caches are keyed by value, so an equal SCoP parsed anew would find the
+    # earlier run's results: each run clears them just before its clock starts
+    import polylab.bench.search as search
+    events = []
+    monkeypatch.setattr(search, "clear_caches", lambda: events.append("clear"))
+    monkeypatch.setattr(search, "prepare_variant", lambda scop, spec: events.append("search"))
+    search_time(lambda: load_kernel("gemm.c"), "optimize(1)", runs=3)
+    assert events == ["clear", "search"] * 3
+
+
 def test_a_refused_spec_raises_the_readers_error():
     with pytest.raises(PolylabError):
         search_time(lambda: load_kernel("gemm.c"), "optimize(1); tilez(3)", runs=1)

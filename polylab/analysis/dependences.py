@@ -36,7 +36,7 @@ import itertools
 import math
 import weakref
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Iterable, Iterator
 
 import islpy as isl
@@ -44,7 +44,7 @@ import islpy as isl
 from polylab import render
 from polylab.analysis.loops import LoopStructure
 from polylab.errors import AnalysisError
-from polylab.model.islutil import point_coordinates, readable
+from polylab.model.islutil import dim_names, point_coordinates, readable
 from polylab.model.budget import bounded, tick
 from polylab.model.scop import Access, Scop
 
@@ -435,13 +435,33 @@ def _raw_pairs(scop: Scop, st: LoopStructure, kind: str) -> dict[tuple[str, int,
             if b.kind != want_snk or b.array != a.array:
                 continue
             tick()
-            same = a.relation.apply_range(b.relation.reverse()).intersect_params(scop.context)
-            if same.is_empty():
-                continue
-            rel = same.intersect(times(s.name, a).lex_lt_map(times(t.name, b)))
-            if not rel.is_empty():
-                out[(s.name, a.index, t.name, b.index)] = rel.coalesce()
+            ts, tt = times(s.name, a), times(t.name, b)
+            rel = _ordered_pairs(a.relation, b.relation, ts, tt, scop.context,
+                                 dim_names(a.relation, b.relation, ts, tt))
+            if rel is not None:
+                out[(s.name, a.index, t.name, b.index)] = rel
     return out
+
+
+@lru_cache(maxsize=4096)
+def _ordered_pairs(access_s: isl.Map, access_t: isl.Map, time_s: isl.Map, time_t: isl.Map,
+                   context: isl.Set, names: tuple) -> isl.Map | None:
+    """``{ S[x] -> T[y] : access_s(x) = access_t(y), time_s(x) <lex time_t(y) }`` within ``context``, or
+    None when empty. Cached by value (isl objects hash and compare by content; ``names``, the arguments'
+    :func:`~polylab.model.islutil.dim_names`, completes the key): the SCoPs the storage steps make from
+    one another share most statements, accesses and time maps (adi's three SCoPs: most pairs)."""
+    same = access_s.apply_range(access_t.reverse()).intersect_params(context)
+    if same.is_empty():
+        return None
+    rel = same.intersect(time_s.lex_lt_map(time_t))
+    return None if rel.is_empty() else rel.coalesce()
+
+
+def clear_caches() -> None:
+    """Forget the cached ordered pairs and value-based pairs (:func:`_ordered_pairs`, :func:`_not_killed`):
+    for timing an analysis as if it were the first in the process."""
+    _ordered_pairs.cache_clear()
+    _not_killed.cache_clear()
 
 
 #: the pairs of :func:`_raw_pairs` of each SCoP analysed, per kind. A SCoP is an immutable value compared
@@ -479,6 +499,21 @@ _KILL = {"flow": ("output", "flow"), "anti": ("anti", "output"), "output": ("out
          "input": ("anti", "flow")}
 
 
+@lru_cache(maxsize=4096)
+def _not_killed(rel: isl.Map, same_statement: bool, kills: tuple[tuple[isl.Map, isl.Map], ...],
+                names: tuple) -> isl.Map:
+    """``rel`` (less the identity when source and sink are one statement) minus ``r1 ; r2`` for every
+    kill ``(r1, r2)``. Cached by value like :func:`_ordered_pairs` (``names``: ``rel``'s dimension names)."""
+    if same_statement:
+        rel = rel.subtract(isl.Map.identity(rel.get_space()))
+    for r1, r2 in kills:
+        tick()
+        rel = rel.subtract(r1.apply_range(r2))
+        if rel.is_empty():
+            break
+    return rel
+
+
 def _value_based(scop: Scop, st: LoopStructure, kind: str) -> list[Dependence]:
     """Memory-based pairs minus those with a write ``w`` to the element strictly between:
     ``D_value = D_memory - U_w (D_1(u -> w) ; D_2(w -> v))`` (``;`` is composition, each ``D`` relates
@@ -488,15 +523,14 @@ def _value_based(scop: Scop, st: LoopStructure, kind: str) -> list[Dependence]:
     out = []
     for key, rel in _pairs(scop, st, kind).items():
         s, a, t, b = key
-        rel = _without_self(key, rel)
+        kills = []
         for w in writes:
             tick()
             r1 = _pairs(scop, st, first).get((s, a) + w)
             r2 = _pairs(scop, st, second).get(w + (t, b))
             if r1 is not None and r2 is not None:
-                rel = rel.subtract(r1.apply_range(r2))
-                if rel.is_empty():
-                    break
+                kills.append((r1, r2))
+        rel = _not_killed(rel, s == t, tuple(kills), dim_names(rel))
         dep = _make(scop, st, kind, s, a, t, b, scop.statement(s).accesses[a].array, rel, True)
         if dep is not None:
             out.append(dep)

@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 from polylab.bench.spec import prepare_variant, short_label
 from polylab.bench.sweep import Kernel
 from polylab.render import text_table
+from polylab.schedule.legality import clear_caches
 
 __all__ = ["DEFAULT_SEARCH_SPECS", "SearchTime", "cpu_seconds", "search_table", "search_time", "search_times"]
 
@@ -67,6 +68,7 @@ def search_time(load: Callable[[], Kernel], spec: str, *, runs: int = 3) -> Sear
     kernel = None
     for _ in range(runs):
         kernel = load()
+        clear_caches()   # equal SCoPs parsed anew would find the distances of the run before
         t0 = cpu_seconds()
         prepare_variant(kernel.scop, spec)
         times.append(cpu_seconds() - t0)

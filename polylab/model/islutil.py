@@ -11,7 +11,7 @@ from typing import Mapping, TypeVar
 
 import islpy as isl
 
-__all__ = ["fix_parameters", "integer_val", "isl_identifier", "maps_of", "parameter_values", "point_coordinates",
+__all__ = ["dim_names", "fix_parameters", "integer_val", "isl_identifier", "maps_of", "parameter_values", "point_coordinates",
            "portable_text", "read_portable", "readable",
            "restore_identifiers", "sets_of"]
 
@@ -50,6 +50,15 @@ def sets_of(uset: isl.UnionSet | isl.Set) -> list[isl.Set]:
     out: list[isl.Set] = []
     uset.foreach_set(out.append)
     return out
+
+
+def dim_names(*objs: isl.Map | isl.Set) -> tuple[tuple[str | None, ...], ...]:
+    """The names of the input and output (set) dimensions of each object. isl's hash and equality of two
+    maps ignore these names (``{ S[i] -> A[i] }`` equals ``{ S[k] -> A[k] }``), so a cache keyed by isl
+    values adds them to its key: a hit then returns a result whose names are those a new computation
+    would print."""
+    return tuple(tuple(o.get_dim_name(t, k) for t in (isl.dim_type.in_, isl.dim_type.out)
+                       for k in range(o.dim(t))) for o in objs)
 
 
 def readable(obj: isl.Set | isl.Map | isl.UnionSet | isl.UnionMap) -> str:

@@ -25,11 +25,13 @@ import islpy as isl
 
 from polylab import render
 from polylab.analysis import DependenceGraph
+from polylab.analysis.dependences import clear_caches as clear_analysis_caches
 from polylab.errors import IllegalTransformationError, ModelError
 from polylab.model.budget import bounded
 from polylab.model import Scop
 from polylab.model.islutil import fix_parameters, parameter_values, point_coordinates
-from polylab.schedule.core import Schedule, lexmin_point
+from polylab.schedule.core import Schedule, lexmin_point, pair_deltas
+from polylab.schedule.core import clear_caches as clear_distance_caches
 from polylab.schedule.deps import Dep, dependences
 
 
@@ -204,14 +206,29 @@ def is_violated(schedule: Schedule, dep: Dep) -> bool:
     which costs about twice as much."""
     scop = schedule.scop
     pspace = scop.context.get_space()
-    times = (dep.relation.align_params(pspace)
-             .intersect_domain(scop.statement(dep.source).domain.align_params(pspace))
-             .intersect_range(scop.statement(dep.sink).domain.align_params(pspace))
-             .apply_domain(schedule.maps[dep.source].align_params(pspace))
-             .apply_range(schedule.maps[dep.sink].align_params(pspace)))
-    delta = times.deltas()
+    relation = (dep.relation.align_params(pspace)
+                .intersect_domain(scop.statement(dep.source).domain.align_params(pspace))
+                .intersect_range(scop.statement(dep.sink).domain.align_params(pspace)))
+    return _breaks(relation, schedule.maps[dep.source].align_params(pspace),
+                   schedule.maps[dep.sink].align_params(pspace), scop.context)
+
+
+@functools.lru_cache(maxsize=4096)
+def _breaks(relation: isl.Map, theta_s: isl.Map, theta_t: isl.Map, context: isl.Set) -> bool:
+    """:func:`is_violated` on its values (cached by value: a search checks the same dependence under the
+    same two time maps many times, each candidate changing a few statements' maps)."""
+    delta = pair_deltas(relation, theta_s, theta_t)
     bad = _lex_nonpositive(delta.dim(isl.dim_type.set)).align_params(delta.get_space())
-    return not delta.intersect(bad).intersect_params(scop.context).is_empty()
+    return not delta.intersect(bad).intersect_params(context).is_empty()
+
+
+def clear_caches() -> None:
+    """Forget the cached time distances and verdicts (:func:`pair_deltas`, :func:`is_violated`) and the
+    analysis layer's ordered pairs: for timing a search as if it were the first in the process
+    (``polylab bench --search-time``)."""
+    clear_distance_caches()
+    _breaks.cache_clear()
+    clear_analysis_caches()
 
 
 def counterexample(schedule: Schedule, dep: Dep, pairs: isl.Map) -> Violation:
