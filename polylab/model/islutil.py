@@ -7,13 +7,13 @@ layer above the model uses them (isl stays the arithmetic; nothing here computes
 from __future__ import annotations
 
 from functools import cache
-from typing import Mapping, TypeVar
+from typing import Mapping, Sequence, TypeVar
 
 import islpy as isl
 
 __all__ = ["dim_names", "fix_parameters", "integer_val", "isl_identifier", "maps_of", "parameter_values", "point_coordinates",
            "portable_text", "read_portable", "readable",
-           "restore_identifiers", "sets_of"]
+           "restore_identifiers", "sets_of", "union_all"]
 
 _IslObject = TypeVar("_IslObject", isl.Set, isl.Map, isl.UnionSet, isl.UnionMap, isl.BasicSet, isl.BasicMap)
 
@@ -50,6 +50,19 @@ def sets_of(uset: isl.UnionSet | isl.Set) -> list[isl.Set]:
     out: list[isl.Set] = []
     uset.foreach_set(out.append)
     return out
+
+
+def union_all(items: Sequence[isl.Set], empty: isl.Set) -> isl.Set:
+    """The union of ``items`` (``empty`` when there are none), joined pairwise in a balanced tree: a
+    left-to-right chain copies the growing list of disjuncts at every step (adi's time distances, 102
+    sets: 10 ms as a chain, 2 ms as a tree)."""
+    level = list(items)
+    if not level:
+        return empty
+    while len(level) > 1:
+        level = [level[k].union(level[k + 1]) if k + 1 < len(level) else level[k]
+                 for k in range(0, len(level), 2)]
+    return level[0]
 
 
 def dim_names(*objs: isl.Map | isl.Set) -> tuple[tuple[str | None, ...], ...]:
