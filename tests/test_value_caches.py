@@ -59,3 +59,27 @@ def test_verdicts_and_distances_are_the_same_with_or_without_the_caches(a, b, sw
     assert is_legal(cold) == warm[0]
     assert cold.deltas.is_equal(warm[1])
     assert is_legal(original(scop))
+
+
+def _deltas_by_union_map(s):
+    # the definition: theta restricted to the domains, applied to both ends of every dependence
+    from polylab.model.islutil import maps_of
+    from polylab.schedule.deps import union
+    theta = s.union_map
+    pairs = union(s.dependences, s.scop).apply_domain(theta).apply_range(theta)
+    space = isl.Space.set_alloc(s.scop.context.get_ctx(), 0, s.n_dims).align_params(s.scop.context.get_space())
+    out = isl.Set.empty(space)
+    for m in maps_of(pairs):
+        out = out.union(m.deltas().align_params(space))
+    return out.intersect_params(s.scop.context)
+
+
+def test_deltas_keep_to_the_domains_when_the_dependences_given_do_not():
+    scop = polylab.parse(PROGRAM.format(i="i", j="j")).scop
+    loose = isl.UnionMap("[N] -> { S0[i, j] -> S0[i + 1, j - 5] }")    # no domain: pairs outside it too
+    s = parse_schedule(scop, "[N] -> { S0[i, j] -> [i, j] }", deps=loose)
+    assert s.deltas.is_equal(_deltas_by_union_map(s))
+    assert s.deltas.is_equal(isl.Set("[N] -> { [1, -5] : N >= 7 }"))
+    for spec in ("optimize(1)", "wavefront", "[N] -> { S0[i, j] -> [i + j, j] }"):
+        t = parse_schedule(scop, spec)
+        assert t.deltas.is_equal(_deltas_by_union_map(t)), spec

@@ -47,9 +47,27 @@ def _pair_deltas(relation: isl.Map, theta_s: isl.Map, theta_t: isl.Map, names: t
     return relation.apply_domain(theta_s).apply_range(theta_t).deltas()
 
 
+@lru_cache(maxsize=64)
+def pair_relations(deps: tuple[Dep, ...], scop: Scop) -> tuple[tuple[str, str, isl.Map], ...]:
+    """``(S, T, R_ST)`` for every statement pair with a dependence: ``R_ST`` the union of the dependences
+    from ``S`` to ``T``, restricted to the two iteration domains, parameters aligned with the context.
+    Cached per dependence tuple and SCoP (both compared by identity: a search's schedules share them)."""
+    pspace = scop.context.get_space()
+    out: dict[tuple[str, str], isl.Map] = {}
+    for d in deps:
+        key = (d.source, d.sink)
+        rel = d.relation.align_params(pspace)
+        out[key] = out[key].union(rel) if key in out else rel
+    return tuple((src, snk, rel.intersect_domain(scop.statement(src).domain.align_params(pspace))
+                  .intersect_range(scop.statement(snk).domain.align_params(pspace)))
+                 for (src, snk), rel in out.items())
+
+
 def clear_caches() -> None:
-    """Forget the cached time distances of :func:`pair_deltas`."""
+    """Forget the cached time distances of :func:`pair_deltas` and the relations of
+    :func:`pair_relations`."""
     _pair_deltas.cache_clear()
+    pair_relations.cache_clear()
 
 
 @dataclass(frozen=True)
@@ -336,15 +354,14 @@ class Schedule:
     def deltas(self) -> isl.Set:
         """``Delta``: the time distances ``theta(v) - theta(u)`` of all dependent pairs ``u -> v``,
         the union over statement pairs ``(S, T)`` of ``{ theta_T(y) - theta_S(x) : S[x] -> T[y] in R_ST }``
-        (``R_ST`` the union of the dependences from ``S`` to ``T``; see :func:`pair_deltas`)."""
-        relations: dict[tuple[str, str], isl.Map] = {}
-        for d in self.dependences:
-            key = (d.source, d.sink)
-            relations[key] = relations[key].union(d.relation) if key in relations else d.relation
-        space = isl.Space.set_alloc(self.scop.context.get_ctx(), 0, self.n_dims).align_params(
-            self.scop.context.get_space())
-        out = union_all([pair_deltas(rel, self.maps[src], self.maps[snk]).align_params(space)
-                         for (src, snk), rel in relations.items()], isl.Set.empty(space))
+        (``R_ST`` the union of the dependences from ``S`` to ``T`` on the two domains, see
+        :func:`pair_relations` and :func:`pair_deltas`)."""
+        pspace = self.scop.context.get_space()
+        space = isl.Space.set_alloc(self.scop.context.get_ctx(), 0, self.n_dims).align_params(pspace)
+        out = union_all([pair_deltas(rel, self.maps[src].align_params(pspace),
+                                     self.maps[snk].align_params(pspace)).align_params(space)
+                         for src, snk, rel in pair_relations(self.dependences, self.scop)],
+                        isl.Set.empty(space))
         # not coalesced: the queries below intersect it with one constraint set and test emptiness, which
         # costs less on the raw union than coalescing it does (deriche: 0.1 s per schedule)
         return out.intersect_params(self.scop.context)
