@@ -11,9 +11,9 @@ from typing import Mapping, Sequence, TypeVar
 
 import islpy as isl
 
-__all__ = ["dim_names", "fix_parameters", "integer_val", "isl_identifier", "maps_of", "parameter_values", "point_coordinates",
-           "portable_text", "read_portable", "readable",
-           "restore_identifiers", "sets_of", "union_all"]
+__all__ = ["dim_names", "fix_parameters", "integer_val", "isl_identifier", "maps_of", "parameter_values",
+           "point_coordinates", "portable_text", "read_portable", "readable", "restore_identifiers", "sets_of",
+           "union_all"]
 
 _IslObject = TypeVar("_IslObject", isl.Set, isl.Map, isl.UnionSet, isl.UnionMap, isl.BasicSet, isl.BasicMap)
 

@@ -47,20 +47,25 @@ def _pair_deltas(relation: isl.Map, theta_s: isl.Map, theta_t: isl.Map, names: t
     return relation.apply_domain(theta_s).apply_range(theta_t).deltas()
 
 
+def on_domains(relation: isl.Map, scop: Scop, source: str, sink: str) -> isl.Map:
+    """``relation`` (pairs ``source[x] -> sink[y]``) with the parameters of the context, restricted to the
+    two statements' iteration domains."""
+    pspace = scop.context.get_space()
+    return (relation.align_params(pspace).intersect_domain(scop.statement(source).domain.align_params(pspace))
+            .intersect_range(scop.statement(sink).domain.align_params(pspace)))
+
+
 @lru_cache(maxsize=64)
 def pair_relations(deps: tuple[Dep, ...], scop: Scop) -> tuple[tuple[str, str, isl.Map], ...]:
     """``(S, T, R_ST)`` for every statement pair with a dependence: ``R_ST`` the union of the dependences
     from ``S`` to ``T``, restricted to the two iteration domains, parameters aligned with the context.
     Cached per dependence tuple and SCoP (both compared by identity: a search's schedules share them)."""
-    pspace = scop.context.get_space()
     out: dict[tuple[str, str], isl.Map] = {}
     for d in deps:
         key = (d.source, d.sink)
-        rel = d.relation.align_params(pspace)
+        rel = on_domains(d.relation, scop, d.source, d.sink)
         out[key] = out[key].union(rel) if key in out else rel
-    return tuple((src, snk, rel.intersect_domain(scop.statement(src).domain.align_params(pspace))
-                  .intersect_range(scop.statement(snk).domain.align_params(pspace)))
-                 for (src, snk), rel in out.items())
+    return tuple((src, snk, rel) for (src, snk), rel in out.items())
 
 
 def clear_caches() -> None:

@@ -30,7 +30,7 @@ from polylab.errors import IllegalTransformationError, ModelError
 from polylab.model.budget import bounded
 from polylab.model import Scop
 from polylab.model.islutil import fix_parameters, parameter_values, point_coordinates
-from polylab.schedule.core import Schedule, lexmin_point, pair_deltas
+from polylab.schedule.core import Schedule, lexmin_point, on_domains, pair_deltas
 from polylab.schedule.core import clear_caches as clear_distance_caches
 from polylab.schedule.deps import Dep, dependences
 
@@ -206,11 +206,9 @@ def is_violated(schedule: Schedule, dep: Dep) -> bool:
     which costs about twice as much."""
     scop = schedule.scop
     pspace = scop.context.get_space()
-    relation = (dep.relation.align_params(pspace)
-                .intersect_domain(scop.statement(dep.source).domain.align_params(pspace))
-                .intersect_range(scop.statement(dep.sink).domain.align_params(pspace)))
-    return _breaks(relation, schedule.maps[dep.source].align_params(pspace),
-                   schedule.maps[dep.sink].align_params(pspace), scop.context)
+    return _breaks(on_domains(dep.relation, scop, dep.source, dep.sink),
+                   schedule.maps[dep.source].align_params(pspace), schedule.maps[dep.sink].align_params(pspace),
+                   scop.context)
 
 
 @functools.lru_cache(maxsize=4096)
