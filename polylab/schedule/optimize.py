@@ -1071,8 +1071,10 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         lines += log
     if best is not None:
         floor = source_par if threads == 1 else parallel_loops(final)
-        final = _jam_rows(final, sizes.rows, floor, lines)
-        final = _jam_reductions(final, floor, lines)
+        chains = _jam_rows(final, sizes.rows, floor, lines)
+        # the code generator isolates the full strips of one depth per band, so a reduction jam at another
+        # depth would run with min() bounds: none after a chain's jam (see _jam_reductions)
+        final = chains if chains is not final else _jam_reductions(final, floor, lines)
     final = replace(final, steps=s.steps + (step_text(threads, sizes),))
     lines.append(f"result: {final.text()}")
     lines.append(f"parallel loops per statement: {parallel_loops(final)} (starting schedule with "
@@ -1270,9 +1272,8 @@ def _jam_reductions(s: Schedule, floor: dict[str, int], lines: list[str]) -> Sch
     the ``(i, k, j)`` order with ``R = 4``, slower with 8 (SSE2 runs out of registers)."""
     # the code generator isolates the full strips of one depth per band: a second jam at another depth
     # (2mm's two products) would run with min() bounds that gcc neither unrolls nor vectorizes (2mm: 0.3x
-    # of the unjammed order, measured), so only the first group is jammed, and none after a chain's jam
-    if any(line.startswith("jam: ") and " run together " in line for line in lines):
-        return s
+    # of the unjammed order, measured), so only the first group is jammed (and the caller jams none after
+    # a chain's jam)
     done: set[str] = set()
     for st in s.scop.statements:
         if st.name in done:
