@@ -104,6 +104,15 @@ def constant_expression(stmt: Statement) -> Expr | None:
     return body.value
 
 
+def source_constant(scop: Scop, sources: tuple[Source, ...], live_in: isl.Map) -> Expr | None:
+    """The constant a read sees: the one constant expression every source statement stores
+    (:func:`constant_expression`) when the read has sources and no live-in instance; else None."""
+    if not sources or not live_in.is_empty():
+        return None
+    exprs = [constant_expression(scop.statement(s.statement)) for s in sources]
+    return exprs[0] if all(e is not None for e in exprs) and all(e == exprs[0] for e in exprs) else None
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class Dataflow(TextDisplay):
     """Sources of every read, live-in reads, last writes; see the module documentation."""
@@ -204,10 +213,11 @@ def dataflow(scop: Scop, *, live: isl.UnionSet | str | None = None) -> Dataflow:
     by_read: dict[tuple[str, int], list[Source]] = {}
     for d in graph.dependences:
         by_read.setdefault((d.sink, d.sink_access), []).append(Source(d.source, d.source_access, d.relation))
-    # live-in instances: no write of the element at all before the read (memory-based flow sources)
-    memory = compute_dependences(scop, kinds=("flow", "output"))
+    # live-in instances: no write of the element at all before the read. A read instance has an earlier
+    # write of its element exactly when it has a last one, its value-based source: the sourced instances
+    # are the ranges of the value-based flows
     sourced: dict[tuple[str, int], isl.Set] = {}
-    for d in memory.of_kind("flow"):
+    for d in graph.dependences:
         key = (d.sink, d.sink_access)
         rng = d.relation.range()
         sourced[key] = sourced[key].union(rng) if key in sourced else rng
@@ -225,13 +235,10 @@ def dataflow(scop: Scop, *, live: isl.UnionSet | str | None = None) -> Dataflow:
             li = nosrc.get((stmt.name, acc.index))
             if li is None:
                 li = isl.Map.empty(acc.relation.get_space())
-            const = None
-            if li.is_empty() and srcs:
-                exprs = [constant_expression(scop.statement(s.statement)) for s in srcs]
-                if all(e is not None for e in exprs) and all(e == exprs[0] for e in exprs):
-                    const = exprs[0]
-            reads.append(ReadSources(stmt.name, acc.index, acc.array, acc.text, srcs, li, const))
+            reads.append(ReadSources(stmt.name, acc.index, acc.array, acc.text, srcs, li,
+                                     source_constant(scop, srcs, li)))
     live_set = _live_elements(scop, live)
+    memory = compute_dependences(scop, kinds=("output",))
     last = []
     for stmt in scop.statements:
         for acc in stmt.writes:

@@ -520,14 +520,15 @@ def _value_based(scop: Scop, st: LoopStructure, kind: str) -> list[Dependence]:
     accesses to one element, so the composed pairs touch the same element as ``w``)."""
     first, second = _KILL[kind]
     writes = [(s.name, a.index) for s in scop.statements for a in s.writes]
+    to_w, from_w = _pairs(scop, st, first), _pairs(scop, st, second)
     out = []
     for key, rel in _pairs(scop, st, kind).items():
         s, a, t, b = key
         kills = []
         for w in writes:
             tick()
-            r1 = _pairs(scop, st, first).get((s, a) + w)
-            r2 = _pairs(scop, st, second).get(w + (t, b))
+            r1 = to_w.get((s, a) + w)
+            r2 = from_w.get(w + (t, b))
             if r1 is not None and r2 is not None:
                 kills.append((r1, r2))
         rel = _not_killed(rel, s == t, tuple(kills), dim_names(rel))

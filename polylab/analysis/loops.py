@@ -19,7 +19,8 @@ the longest common prefix of their tree paths. This definition works for imperfe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import islpy as isl
@@ -118,10 +119,20 @@ class LoopStructure:
 
     scop: Scop
     dims: dict[str, tuple[ScheduleDim, ...]]
+    #: the whole time maps built so far (:meth:`time_map` without ``positions``), one per statement: the
+    #: dependence analysis asks for them once per pair of accesses and kind
+    time_maps: dict[str, isl.Map] = field(default_factory=dict, repr=False)
 
     @staticmethod
     def of(scop: Scop) -> "LoopStructure":
-        return _build(scop)
+        """The loop structure of ``scop``, read from its schedule tree once per SCoP (a SCoP is an
+        immutable value compared by identity; each analysis of one asks for it: adi's search analyses its
+        three SCoPs seven times), its time maps shared by every analysis of the SCoP."""
+        known = _READ.get(scop)
+        if known is None:
+            built = _build(scop)
+            known = _READ[scop] = (built.dims, built.time_maps)
+        return LoopStructure(scop, *known)
 
     # -- per statement --------------------------------------------------------------------------------
     def loop_dims(self, stmt: str) -> tuple[int, ...]:
@@ -152,12 +163,6 @@ class LoopStructure:
         n = self.common_prefix(s, t)
         return tuple(k for k in range(n) if self.dims[s][k].is_loop)
 
-    @cached_property
-    def time_maps(self) -> dict[str, isl.Map]:
-        """The whole time maps built so far (:meth:`time_map` without ``positions``), one per statement:
-        the dependence analysis asks for them once per pair of accesses and kind."""
-        return {}
-
     def time_map(self, stmt: str, positions: tuple[int, ...] | None = None) -> isl.Map:
         """``{ S[x] -> [theta_S(x)] }`` restricted to ``S``'s domain (only ``positions`` when given)."""
         if positions is None:
@@ -182,6 +187,11 @@ class LoopStructure:
         for s in self.scop.statements:
             out = out.union(isl.UnionMap.from_map(self.time_map(s.name)))
         return out
+
+
+#: per SCoP: its time dimensions and time maps (:meth:`LoopStructure.of`); the entries hold no reference to
+#: the SCoP, so they go when it does
+_READ: "weakref.WeakKeyDictionary[Scop, tuple[dict, dict]]" = weakref.WeakKeyDictionary()
 
 
 def _build(scop: Scop) -> LoopStructure:

@@ -284,16 +284,21 @@ class Schedule:
                                 hint="give a time vector for every statement: "
                                      + "; ".join(f"{s.name}[{', '.join(s.iterators)}] -> [...]"
                                                  for s in scop.statements))
-        n = max((maps[s.name].dim(isl.dim_type.out) for s in scop.statements), default=0)
-        norm: dict[str, isl.Map] = {}
-        for s in scop.statements:
-            m = maps[s.name].align_params(pspace)
-            affs = stmt_affs(m)
-            affs += [zero_aff(s, pspace)] * (n - len(affs))
-            norm[s.name] = map_from_affs(s, pspace, affs)
+        affs = {s.name: stmt_affs(maps[s.name].align_params(pspace)) for s in scop.statements}
         dep_tuple = dependences(scop, deps) if deps is not None else None
-        return cls(scop, MappingProxyType(norm), tuple(steps), frozenset(marked), tuple(notes), dep_tuple,
-                   MappingProxyType(dict(details or {})))
+        return cls._of_affs(scop, affs, tuple(steps), frozenset(marked), tuple(notes), dep_tuple,
+                            MappingProxyType(dict(details or {})))
+
+    @classmethod
+    def _of_affs(cls, scop: Scop, affs: Mapping[str, Sequence[isl.PwAff]], *fields) -> "Schedule":
+        """The schedule whose statement ``S`` has the time vector ``affs[S]``, padded with zeros to the
+        longest; ``fields``: the dataclass fields after ``maps``."""
+        pspace = scop.context.get_space()
+        n = max((len(affs[s.name]) for s in scop.statements), default=0)
+        norm = {s.name: map_from_affs(s, pspace, [a.align_params(pspace) for a in affs[s.name]]
+                                      + [zero_aff(s, pspace)] * (n - len(affs[s.name])))
+                for s in scop.statements}
+        return cls(scop, MappingProxyType(norm), *fields)
 
     def with_maps(self, maps: Mapping[str, isl.Map], step: str | None, *, marked: frozenset[int] = frozenset(),
                   notes: Sequence[str] = (), details: Mapping[str, object] | None = None) -> "Schedule":
@@ -302,10 +307,12 @@ class Schedule:
                                  marked=marked, notes=tuple(notes), details=details)
         return replace(out, deps=self.deps)
 
-    def with_affs(self, affs: Mapping[str, Sequence[isl.PwAff]], step: str | None, **kw) -> "Schedule":
-        pspace = self.scop.context.get_space()
-        maps = {s.name: map_from_affs(s, pspace, list(affs[s.name])) for s in self.scop.statements}
-        return self.with_maps(maps, step, **kw)
+    def with_affs(self, affs: Mapping[str, Sequence[isl.PwAff]], step: str | None, *,
+                  marked: frozenset[int] = frozenset(), notes: Sequence[str] = (),
+                  details: Mapping[str, object] | None = None) -> "Schedule":
+        """Like :meth:`with_maps`, from the time vectors as affine functions (one map built per statement)."""
+        return Schedule._of_affs(self.scop, affs, self.steps + ((step,) if step else ()), frozenset(marked),
+                                 tuple(notes), self.deps, MappingProxyType(dict(details or {})))
 
     # -- simple views ---------------------------------------------------------------------------------
     @property

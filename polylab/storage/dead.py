@@ -22,12 +22,13 @@ removed instance is nobody's source.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 import islpy as isl
 
 from polylab.analysis import dataflow
+from polylab.analysis.dataflow import Dataflow, source_constant
 from polylab.model.islutil import sets_of
 from polylab.model.scop import Scop
 from polylab.render import Displayable, esc, text_table
@@ -64,6 +65,9 @@ class DeadWriteReport(Displayable):
     rounds: int
     converged: bool
     seconds: float = 0.0
+    #: the dataflow of the new SCoP, derived from the old one's (:func:`restricted_dataflow`); None when
+    #: it could not be
+    dataflow: Dataflow | None = field(default=None, repr=False)
 
     def text(self) -> str:
         lines = [f"remove_dead_writes (live-out: {self.live_out}; {self.rounds} round(s))"]
@@ -143,5 +147,39 @@ def remove_dead_writes(scop: Scop, *, live_out: isl.UnionSet | str | None = None
         new_dom = new_dom.union(isl.UnionSet.from_set(s.domain))
     new_scop = replace(scop, statements=tuple(stmts), schedule=scop.schedule.intersect_domain(new_dom))
     report = DeadWriteReport(tuple(changes), "all arrays" if live is None else str(live), done, converged,
-                             time.perf_counter() - t0)
+                             time.perf_counter() - t0, restricted_dataflow(flow, new_scop))
     return new_scop, report
+
+
+def restricted_dataflow(flow: Dataflow, scop: Scop) -> Dataflow | None:
+    """The dataflow of ``scop``, a SCoP whose statements are some of ``flow.scop``'s, in the same order and
+    with the same accesses and schedule, each on a subset of its domain (what :func:`remove_dead_writes`
+    makes), derived from ``flow`` instead of analysed anew; None when some removed instance is the source
+    of a kept read or the last write of a live element (then the sources change).
+
+    Otherwise nothing a kept read sees changes: its source ``w`` is the last write of the element before
+    it, still there, and the writes removed are a subset of the others, so ``w`` stays the last; a read
+    with no write before it still has none; a live element's last write stays. So every relation is
+    ``flow``'s restricted to the kept instances (exact), and only a read's constant
+    (:func:`~polylab.analysis.dataflow.source_constant`) is found again, its live-in part and sources
+    being fewer."""
+    doms = {s.name: s.domain for s in scop.statements}
+    reads = []
+    for r in flow.reads:
+        if r.statement not in doms:
+            continue
+        sink = doms[r.statement]
+        sources = []
+        for src in r.sources:
+            rel = src.relation.intersect_range(sink)
+            if rel.is_empty():
+                continue
+            if src.statement not in doms or not rel.domain().is_subset(doms[src.statement]):
+                return None
+            sources.append(replace(src, relation=rel))
+        live_in = r.live_in.intersect_domain(sink)
+        reads.append(replace(r, sources=tuple(sources), live_in=live_in,
+                             constant=source_constant(scop, tuple(sources), live_in)))
+    if any(s not in doms or not m.domain().is_subset(doms[s]) for s, _, m in flow.last_writes):
+        return None
+    return Dataflow(scop, tuple(reads), flow.last_writes, flow.live)

@@ -25,10 +25,12 @@ from typing import Iterable
 import islpy as isl
 
 from polylab.analysis import dataflow
+from polylab.analysis.dataflow import Dataflow
 from polylab.errors import IllegalTransformationError, ScheduleError
 from polylab.model.islutil import maps_of, sets_of
 from polylab.model.scop import Scop
-from polylab.schedule import Schedule, check, is_legal
+from polylab.schedule import Schedule, check
+from polylab.schedule.legality import is_violated
 from polylab.storage.islutil import pad_schedule, padded_map, schedule_of, schedule_on, time_dims
 from polylab.render import Displayable, esc
 
@@ -127,7 +129,7 @@ def _first_consumer_map(p: str, it: str, dom: isl.Set, F: isl.UnionMap, outer_c:
 
 
 def interleave(scop: Scop, schedule: Schedule | None = None, *, producers: Iterable[str] | None = None,
-               explain: bool = True) -> tuple[Schedule, InterleaveReport]:
+               explain: bool = True, flow: Dataflow | None = None) -> tuple[Schedule, InterleaveReport]:
     """A legal schedule that runs each producer instance in the outer iteration that first needs it.
 
     See the module text for the maps. ``schedule``: the consumers' schedule to start from (default: the
@@ -135,12 +137,15 @@ def interleave(scop: Scop, schedule: Schedule | None = None, *, producers: Itera
     before the region). Returns the new schedule (the steps of ``schedule`` followed by ``interleave``) and
     the report. Raises :class:`IllegalTransformationError` when neither placement is legal; with
     ``explain=False`` its message names no violating pair (the same exact check, without the search for a
-    counterexample: for callers that only need to know, such as ``optimize``).
+    counterexample: for callers that only need to know, such as ``optimize``). ``flow``: the dataflow of
+    ``scop`` when the caller has it (:func:`~polylab.storage.dead.remove_dead_writes` reports its new
+    SCoP's); analysed here otherwise.
     """
     t0 = time.perf_counter()
     base = schedule_on(scop, schedule)
     T = padded_map(base)
-    flow = dataflow(scop)   # exact value-based dataflow of the reads
+    if flow is None or flow.scop is not scop:
+        flow = dataflow(scop)   # exact value-based dataflow of the reads (only their sources are used)
     if producers is None:
         has_source = {rf.statement for rf in flow.reads if rf.sources}
         prods = [s.name for s in scop.statements if s.name not in has_source]
@@ -201,7 +206,10 @@ def interleave(scop: Scop, schedule: Schedule | None = None, *, producers: Itera
             why = ("every dependence u -> v has T(u) <lex T(v)" if legal
                    else "violated: " + verdict.violations[0].message)
         else:
-            legal = is_legal(candidate)
+            # every dependence is checked when the candidate is legal; the producers' first, since the
+            # placement moves them (a refused candidate is refused after fewer checks)
+            deps = sorted(candidate.dependences, key=lambda d: d.source not in prods and d.sink not in prods)
+            legal = not any(is_violated(candidate, d) for d in deps)
             why = ("every dependence u -> v has T(u) <lex T(v)" if legal
                    else "a dependence is violated (exact check; `interleave` alone shows a violating pair)")
         tried.append((rule, "legal" if legal else why))

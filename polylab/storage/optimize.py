@@ -53,13 +53,15 @@ def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
                  f"({', '.join(f'{f.statement}: {f.text} = {f.constant.text}' for f in frep.folded)})")
     cur = _same_times(schedule, folded, "fold_live_ins")
     inits = list(constant_writers(folded))
+    flow = None
     if inits:
         dead, drep = remove_dead_writes(folded, statements=inits)
         lines.append(f"remove_dead_writes: initialisations {', '.join(inits)} restricted to the elements "
                      f"still read")
         cur = _same_times(cur, dead, "remove_dead_writes")
+        flow = drep.dataflow
     try:
-        inter, irep = interleave(cur.scop, cur, explain=False)
+        inter, irep = interleave(cur.scop, cur, explain=False, flow=flow)
         lines.append(f"interleave: producers {', '.join(irep.producers)} run in the iteration of their "
                      f"first consumer ({irep.rule})")
         cur = inter

@@ -1,0 +1,87 @@
+"""The dataflow that dead-write removal derives for its new SCoP equals the one analysed anew
+(:func:`polylab.storage.dead.restricted_dataflow`), on every shipped kernel; a restriction that removes a
+source is refused."""
+
+from pathlib import Path
+
+import islpy as isl
+import pytest
+
+import polylab
+from polylab.analysis import dataflow
+from polylab.reference.builder import make_scop, statement
+from polylab.storage import fold_live_ins, remove_dead_writes
+from polylab.storage.dead import restricted_dataflow
+from polylab.storage.fold import constant_writers
+
+
+def _kernels() -> list[str]:
+    root = Path(polylab.example_path("sweep2d.c")).parent
+    names = [n for n in polylab.examples() if n.endswith((".c", ".sy"))]
+    return sorted(set(names)) + sorted(f"polybench/{p.name}" for p in (root / "polybench").glob("*.c"))
+
+
+def _scop(name: str):
+    root = Path(polylab.example_path("sweep2d.c")).parent
+    return polylab.parse_file(root / name if "/" in name else polylab.example_path(name)).scop
+
+
+def _same(a, b) -> None:
+    """Two dataflows of one SCoP agree exactly: per read its sources, live-in part and constant; the last
+    writes."""
+    assert [(r.statement, r.access) for r in a.reads] == [(r.statement, r.access) for r in b.reads]
+    for r, s in zip(a.reads, b.reads):
+        assert [(x.statement, x.access) for x in r.sources] == [(x.statement, x.access) for x in s.sources], r
+        assert all(x.relation.is_equal(y.relation) for x, y in zip(r.sources, s.sources)), r
+        assert r.live_in.is_equal(s.live_in), r
+        assert r.constant == s.constant, r
+    assert [(w, k) for w, k, _ in a.last_writes] == [(w, k) for w, k, _ in b.last_writes]
+    assert all(m.is_equal(n) for (_, _, m), (_, _, n) in zip(a.last_writes, b.last_writes))
+
+
+@pytest.mark.parametrize("name", _kernels())
+def test_derived_dataflow_is_the_analysed_one(name):
+    scop = _scop(name)
+    folded, _ = fold_live_ins(scop)
+    cases = [remove_dead_writes(scop), remove_dead_writes(folded)]
+    inits = list(constant_writers(folded))
+    if inits:
+        cases.append(remove_dead_writes(folded, statements=inits))
+    for new, rep in cases:
+        # dead-write removal keeps every source of a kept read and every live last write, so the
+        # derivation always applies to what it made
+        assert rep.dataflow is not None and rep.dataflow.scop is new
+        _same(rep.dataflow, dataflow(new, live=rep.dataflow.live))
+
+
+def test_a_restriction_that_removes_a_source_is_not_derived():
+    s0 = statement("S0", "[N] -> { S0[i] : 0 <= i < N }", "a[i]", "1.0")
+    s1 = statement("S1", "[N] -> { S1[i] : 0 <= i < N }", "b[i]", "a[i] * 2.0")
+    scop = make_scop("t", [s0, s1], arrays=[("a", "double", ("N",)), ("b", "double", ("N",))],
+                     schedule="[N] -> { S0[i] -> [0, i]; S1[i] -> [1, i] }",
+                     live_out="[N] -> { b[i] : 0 <= i < N }")
+    flow = dataflow(scop)
+    assert flow.read("S1", 1).constant is not None
+    # S0[N - 1] writes the value S1[N - 1] reads: without it the read is partly live-in
+    dom = isl.Set("[N] -> { S0[i] : 0 <= i < N - 1 }")
+    cut = scop.statements[0]
+    cut = type(cut)(**{**cut.__dict__, "domain": dom,
+                       "accesses": tuple(a.__class__(**{**a.__dict__, "relation": a.relation.intersect_domain(dom)})
+                                         for a in cut.accesses)})
+    smaller = type(scop)(**{**scop.__dict__, "statements": (cut, scop.statements[1])})
+    assert restricted_dataflow(flow, smaller) is None
+    # the same statements, nothing removed: derived, and equal to the analysis
+    _same(restricted_dataflow(flow, scop), flow)
+
+
+def test_slicing_rounds_derive_the_dataflow_of_the_slice():
+    """Several rounds cut statements down to the cone of the live-out element, kept reads included."""
+    s0 = statement("S0", "[N] -> { S0[i] : 0 <= i < N }", "a[i]", "1.0")
+    s1 = statement("S1", "[N] -> { S1[i] : 0 <= i < N }", "b[i]", "a[i] * 2.0")
+    s2 = statement("S2", "[N] -> { S2[i] : 0 <= i < N }", "c[i]", "b[i] + a[i]")
+    scop = make_scop("t", [s0, s1, s2], arrays=[(x, "double", ("N",)) for x in "abc"],
+                     schedule="[N] -> { S0[i] -> [0, i]; S1[i] -> [1, i]; S2[i] -> [2, i] }",
+                     live_out="[N] -> { c[0] }")
+    new, rep = remove_dead_writes(scop, rounds=3)
+    assert new.statement("S1").domain.is_equal(isl.Set("[N] -> { S1[0] : N > 0 }"))
+    _same(rep.dataflow, dataflow(new, live=rep.dataflow.live))
