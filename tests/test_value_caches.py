@@ -83,3 +83,27 @@ def test_deltas_keep_to_the_domains_when_the_dependences_given_do_not():
     for spec in ("optimize(1)", "wavefront", "[N] -> { S0[i, j] -> [i + j, j] }"):
         t = parse_schedule(scop, spec)
         assert t.deltas.is_equal(_deltas_by_union_map(t)), spec
+
+
+def test_relabelled_keeps_the_facts_of_the_maps_and_not_those_of_the_marks():
+    """``Schedule.relabelled`` (marks, steps, notes) carries the cached facts that depend on the maps and
+    dependences only; the tree, whose coincident flags are the marks, is built anew."""
+    import pytest
+
+    from polylab.schedule.core import MAP_FACTS
+    from polylab.schedule.transform import mark_parallel
+
+    scop = polylab.parse(PROGRAM.format(i="i", j="j")).scop
+    s = parse_schedule(scop, "wavefront; sequential")
+    fresh = parse_schedule(scop, "wavefront")
+    assert not s.marked
+    facts = {name: getattr(s, name) for name in MAP_FACTS}
+    tree_before = s.tree
+    marked = mark_parallel(s)
+    assert marked.marked == frozenset(fresh.parallel_dims) and marked.marked
+    for name in MAP_FACTS:   # the very objects: not computed again
+        assert marked.__dict__[name] is facts[name]
+    assert marked.deltas.is_equal(fresh.deltas) and marked.bands == fresh.bands
+    assert "tree" not in marked.__dict__ and str(marked.tree) != str(tree_before)
+    with pytest.raises(ValueError):
+        s.relabelled(maps=s.maps)

@@ -247,6 +247,11 @@ def distance_set(n: int, text: str) -> isl.Set:
     return isl.Set(f"{{ [{names}] : {text} }}")
 
 
+#: the cached properties of a :class:`Schedule` that depend only on its SCoP, maps and dependences (not on
+#: the marks, steps, notes or details), carried over by :meth:`Schedule.relabelled`
+MAP_FACTS = ("affs", "union_map", "deltas", "parallel_dims", "bands")
+
+
 # --------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class Schedule:
@@ -313,6 +318,18 @@ class Schedule:
         """Like :meth:`with_maps`, from the time vectors as affine functions (one map built per statement)."""
         return Schedule._of_affs(self.scop, affs, self.steps + ((step,) if step else ()), frozenset(marked),
                                  tuple(notes), self.deps, MappingProxyType(dict(details or {})))
+
+    def relabelled(self, **changes) -> "Schedule":
+        """``dataclasses.replace(self, **changes)`` for the fields other than the SCoP, the maps and the
+        dependences (steps, marks, notes, details), keeping the exact facts already computed that depend
+        only on those three (:data:`MAP_FACTS`: time vectors, distances, parallel dimensions, bands)."""
+        if {"scop", "maps", "deps"} & changes.keys():
+            raise ValueError("relabelled keeps the SCoP, the maps and the dependences; use with_maps")
+        out = replace(self, **changes)
+        for name in MAP_FACTS:
+            if name in self.__dict__:
+                out.__dict__[name] = self.__dict__[name]
+        return out
 
     # -- simple views ---------------------------------------------------------------------------------
     @property

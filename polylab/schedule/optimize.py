@@ -629,9 +629,9 @@ def _pick(layout: _Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, flo
             start = layout.offsets(trial)[n]
             block = range(start, start + len(shape.loops))
             marked = prefix_marked | {d for d in block if not vec[d].is_cst() and cand.is_coincident(d)}
-            cand = replace(cand, marked=frozenset(marked))
+            cand = cand.relabelled(marked=frozenset(marked))
         else:
-            cand = replace(cand, marked=layout.whole_marks(trial))
+            cand = cand.relabelled(marked=layout.whole_marks(trial))
         n_par = sum(1 for d, a in enumerate(vec) if not a.is_cst() and d in cand.marked)
         if n_par < floor_par:
             continue
@@ -671,7 +671,7 @@ def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: l
     choices = []
     start = layout.build(loops_of, base.steps)
     prefix_marked = frozenset(d for d in range(layout.width) if not start.is_scalar(d) and start.is_coincident(d))
-    start = replace(start, marked=prefix_marked)
+    start = start.relabelled(marked=prefix_marked)
     marked, exact = set(prefix_marked), layout.separate
     prefix_only = layout.build({n: [] for n in layout.names}, base.steps)
     open_deps = [d for d in base.dependences if is_violated(prefix_only, d)]
@@ -693,9 +693,9 @@ def _from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: l
         marked |= own
     result = layout.build(loops_of, base.steps)
     if exact:
-        return replace(result, marked=frozenset(marked)), choices, False
+        return result.relabelled(marked=frozenset(marked)), choices, False
     if not layout.separate:
-        return replace(result, marked=layout.whole_marks(loops_of)), choices, True
+        return result.relabelled(marked=layout.whole_marks(loops_of)), choices, True
     return mark_parallel(result), choices, True
 
 
@@ -1075,15 +1075,15 @@ def optimize_schedule(s: Schedule, threads: int | None = None, rows: int = STRIP
         # the code generator isolates the full strips of one depth per band, so a reduction jam at another
         # depth would run with min() bounds: none after a chain's jam (see _jam_reductions)
         final = chains if chains is not final else _jam_reductions(final, floor, lines)
-    final = replace(final, steps=s.steps + (step_text(threads, sizes),))
+    final = final.relabelled(steps=s.steps + (step_text(threads, sizes),))
     lines.append(f"result: {final.text()}")
     lines.append(f"parallel loops per statement: {parallel_loops(final)} (starting schedule with "
                  f"parallel: {source_par})")
     openmp, why = openmp_dims(final, threads)
     if openmp != final.marked:
-        final = replace(final, marked=openmp)
+        final = final.relabelled(marked=openmp)
         lines += why
-    final = replace(final, notes=tuple(lines))
+    final = final.relabelled(notes=tuple(lines))
     return OptimizeReport(final, tuple(lines), tuple(choices), MappingProxyType(source_par),
                           time.perf_counter() - t0)
 

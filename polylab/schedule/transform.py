@@ -190,9 +190,7 @@ def parallel(s: Schedule) -> Schedule:
     iteration of the outer loops touch no common element in a conflicting way. Always legal; it changes
     no order, only what code generation may run at once.
     """
-    out = s.with_maps(s.maps, "parallel", marked=frozenset(s.parallel_dims), notes=s.notes,
-                      details=s.details)
-    return out
+    return s.relabelled(steps=s.steps + ("parallel",), marked=frozenset(s.parallel_dims))
 
 
 def sequential(s: Schedule) -> Schedule:
@@ -203,10 +201,9 @@ def sequential(s: Schedule) -> Schedule:
     ``{ S0[t, i] -> [...] }; sequential``: isl text marks every exactly parallel dimension, and at one
     thread each OpenMP loop still costs a team start per execution and an outlined body.
     """
-    return s.with_maps(s.maps, "sequential", marked=frozenset(), notes=s.notes, details=s.details)
+    return s.relabelled(steps=s.steps + ("sequential",), marked=frozenset())
 
 
 def mark_parallel(s: Schedule) -> Schedule:
     """Like :func:`parallel` but without recording a step (used by searches)."""
-    out = s.with_maps(s.maps, None, marked=frozenset(s.parallel_dims), notes=s.notes, details=s.details)
-    return out
+    return s.relabelled(marked=frozenset(s.parallel_dims))

@@ -111,10 +111,10 @@ def optimize_program(schedule: Schedule, threads: int | None = None, rows: int =
     last = report.schedule.steps[-1]
     steps = schedule.steps + (last if threads is not None or not re.fullmatch(r"optimize\(\d+\)", last)
                               else "optimize",)
-    out = replace(out, steps=steps, notes=all_lines)
+    out = out.relabelled(steps=steps, notes=all_lines)
     details = dict(out.details)
     details["optimize"] = replace(report, schedule=out, lines=all_lines)
-    out = replace(out, details=MappingProxyType(details))
+    out = out.relabelled(details=MappingProxyType(details))
     return out, details["optimize"]
 
 
