@@ -237,7 +237,7 @@ def dataflow(scop: Scop, *, live: isl.UnionSet | str | None = None) -> Dataflow:
                 li = isl.Map.empty(acc.relation.get_space())
             reads.append(ReadSources(stmt.name, acc.index, acc.array, acc.text, srcs, li,
                                      source_constant(scop, srcs, li)))
-    live_set = _live_elements(scop, live)
+    live_set = live_elements(scop, live)
     memory = compute_dependences(scop, kinds=("output",))
     last = []
     for stmt in scop.statements:
@@ -255,7 +255,8 @@ def dataflow(scop: Scop, *, live: isl.UnionSet | str | None = None) -> Dataflow:
     return Dataflow(scop, tuple(reads), tuple(last), live_set)
 
 
-def _live_elements(scop: Scop, live) -> isl.UnionSet:
+def live_elements(scop: Scop, live) -> isl.UnionSet:
+    """The elements live after the region as :func:`dataflow` reads its ``live`` argument."""
     everything = _all_elements(scop)
     if live is None:
         live = scop.live_out

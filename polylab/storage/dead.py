@@ -28,7 +28,7 @@ from typing import Iterable
 import islpy as isl
 
 from polylab.analysis import dataflow
-from polylab.analysis.dataflow import Dataflow, source_constant
+from polylab.analysis.dataflow import Dataflow, live_elements, source_constant
 from polylab.model.islutil import sets_of
 from polylab.model.scop import Scop
 from polylab.render import Displayable, esc, text_table
@@ -95,13 +95,16 @@ class DeadWriteReport(Displayable):
 
 
 def remove_dead_writes(scop: Scop, *, live_out: isl.UnionSet | str | None = None, rounds: int = 1,
-                       statements: Iterable[str] | None = None) -> tuple[Scop, DeadWriteReport]:
+                       statements: Iterable[str] | None = None, flow: Dataflow | None = None
+                       ) -> tuple[Scop, DeadWriteReport]:
     """Restrict every statement to the instances whose value is read in the region or is live-out.
 
     ``live_out``: an isl union set (or its text) of the elements read after the region; default
     ``scop.live_out``, and every element of every array when that is None too. ``rounds``: how many
     times to remove (see the module text; 1 keeps every instance that some read of the region uses).
     ``statements``: restrict only these statements (default: all), e.g. only the initialisation.
+    ``flow``: the dataflow of ``scop`` when the caller has it (``fold_live_ins`` reports its new SCoP's),
+    used when its live set is the one asked for; analysed here otherwise.
     """
     t0 = time.perf_counter()
     only = set(statements) if statements is not None else None
@@ -111,7 +114,8 @@ def remove_dead_writes(scop: Scop, *, live_out: isl.UnionSet | str | None = None
         live = isl.UnionSet(live_out)
     else:
         live = live_out
-    flow = dataflow(scop, live=live)
+    if flow is None or flow.scop is not scop or not flow.live.is_equal(live_elements(scop, live)):
+        flow = dataflow(scop, live=live)
     F = flow.flow_map()
     live_last = flow.last_write_instances()
     kept = scop.domain.intersect_params(scop.context)

@@ -21,10 +21,11 @@ qualify are kept, each with the reason (which instances see which source).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from polylab.analysis import dataflow
+from polylab.analysis.dataflow import Dataflow, live_elements, source_constant
 from polylab.errors import ModelError
 from polylab.model.expr import ArrayRef, Assignment, Binary, Const, Expr, assignment_to_c, transform, walk
 from polylab.model.scop import Access, Scop, Statement
@@ -72,6 +73,8 @@ class FoldReport(Displayable):
     folded: tuple[FoldedRead, ...]
     kept: tuple[KeptRead, ...]
     seconds: float = 0.0
+    #: the dataflow of the new SCoP, derived from the old one's (:func:`folded_dataflow`)
+    dataflow: Dataflow | None = field(default=None, repr=False)
 
     def text(self) -> str:
         lines = [f"fold_live_ins: {len(self.folded)} read(s) folded to constants, {len(self.kept)} kept"]
@@ -173,7 +176,8 @@ def fold_live_ins(scop: Scop, *, initial_values: Mapping[str, Any] | None = None
     folded: list[FoldedRead] = []
     kept: list[KeptRead] = []
     to_fold: dict[str, dict[int, Const]] = {}
-    for rf in dataflow(scop).reads:
+    flow = dataflow(scop)
+    for rf in flow.reads:
         s = stmts[rf.statement]
         a = s.accesses[rf.access]
         ctype = scop.array(a.array).ctype
@@ -215,5 +219,31 @@ def fold_live_ins(scop: Scop, *, initial_values: Mapping[str, Any] | None = None
         folded.append(FoldedRead(**base, constant=c,
                                  sources="every instance reads " + " or ".join(sorted(set(next(iter(values.values())))))))
     new_stmts = tuple(replace_reads(s, to_fold.get(s.name, {})) for s in scop.statements)
-    report = FoldReport(tuple(folded), tuple(kept), time.perf_counter() - t0)
-    return replace(scop, statements=new_stmts), report
+    new = replace(scop, statements=new_stmts)
+    report = FoldReport(tuple(folded), tuple(kept), time.perf_counter() - t0,
+                        folded_dataflow(flow, new, {n: set(c) for n, c in to_fold.items()}))
+    return new, report
+
+
+def folded_dataflow(flow: Dataflow, scop: Scop, removed: Mapping[str, set[int]]) -> Dataflow:
+    """The dataflow of ``scop``: ``flow.scop`` with the reads ``removed`` (statement -> access indices)
+    replaced by constants and the accesses renumbered (:func:`replace_reads`), derived from ``flow``
+    (computed with the default live set) instead of analysed anew.
+
+    The domains, the schedule and every write are unchanged, so every remaining read has the same sources
+    and live-in instances, and every write the same last instances; only the access numbers change, a
+    read's constant is found again (its source statements' right-hand sides may have become constant
+    expressions), and, when the SCoP declares no live-out set, the live set (every element an access
+    touches) loses the elements only the removed reads touched, which no write writes."""
+    renum = {s.name: {a.index: k for k, a in enumerate(x for x in s.accesses
+                                                        if x.index not in removed.get(s.name, ()))}
+             for s in flow.scop.statements}
+    reads = []
+    for r in flow.reads:
+        if r.access in removed.get(r.statement, ()):
+            continue
+        sources = tuple(replace(src, access=renum[src.statement][src.access]) for src in r.sources)
+        reads.append(replace(r, access=renum[r.statement][r.access], sources=sources,
+                             constant=source_constant(scop, sources, r.live_in)))
+    last = tuple((s, renum[s][a], m) for s, a, m in flow.last_writes)
+    return Dataflow(scop, tuple(reads), last, live_elements(scop, None))

@@ -55,7 +55,7 @@ def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
     inits = list(constant_writers(folded))
     flow = None
     if inits:
-        dead, drep = remove_dead_writes(folded, statements=inits)
+        dead, drep = remove_dead_writes(folded, statements=inits, flow=frep.dataflow)
         lines.append(f"remove_dead_writes: initialisations {', '.join(inits)} restricted to the elements "
                      f"still read")
         cur = _same_times(cur, dead, "remove_dead_writes")

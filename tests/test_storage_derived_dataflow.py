@@ -1,6 +1,6 @@
-"""The dataflow that dead-write removal derives for its new SCoP equals the one analysed anew
-(:func:`polylab.storage.dead.restricted_dataflow`), on every shipped kernel; a restriction that removes a
-source is refused."""
+"""The dataflows that folding and dead-write removal derive for their new SCoPs equal the ones analysed
+anew (:func:`polylab.storage.fold.folded_dataflow`, :func:`polylab.storage.dead.restricted_dataflow`), on
+every shipped kernel; a restriction that removes a source is refused."""
 
 from pathlib import Path
 
@@ -42,7 +42,10 @@ def _same(a, b) -> None:
 @pytest.mark.parametrize("name", _kernels())
 def test_derived_dataflow_is_the_analysed_one(name):
     scop = _scop(name)
-    folded, _ = fold_live_ins(scop)
+    folded, frep = fold_live_ins(scop)
+    assert frep.dataflow is not None and frep.dataflow.scop is folded
+    _same(frep.dataflow, dataflow(folded))
+    assert frep.dataflow.live.is_equal(dataflow(folded).live)
     cases = [remove_dead_writes(scop), remove_dead_writes(folded)]
     inits = list(constant_writers(folded))
     if inits:
