@@ -418,10 +418,10 @@ def _raw_pairs(scop: Scop, st: LoopStructure, kind: str) -> dict[tuple[str, int,
     """Per pair of references of ``kind``: ``{ S[x] -> T[y] : same element, (theta_S(x), o_S) <lex
     (theta_T(y), o_T) }`` within the context, *including* a read and the write of one instance."""
     want_src, want_snk = _PAIR[kind]
-    memo: dict[tuple[str, str], isl.Map] = {}
+    memo = _EXTENDED.setdefault(scop, {})
 
     def times(stmt: str, acc: Access) -> isl.Map:
-        # one extended time map per statement and access kind, built when a pair first needs it
+        # one extended time map per statement and access kind of the SCoP, built when a pair first needs it
         key = (stmt, acc.kind)
         if key not in memo:
             memo[key] = _extended_time(st, stmt, acc)
@@ -469,6 +469,10 @@ def clear_caches() -> None:
 #: memory-based flow and output pairs, and the storage steps ask for both analyses of each SCoP they
 #: make (adi's search: 7 analyses of 3 SCoPs). Kept while the SCoP lives.
 _RAW_PAIRS: "weakref.WeakKeyDictionary[Scop, dict[str, dict]]" = weakref.WeakKeyDictionary()
+
+
+#: the extended time maps (:func:`_extended_time`) of each SCoP analysed, per statement and access kind
+_EXTENDED: "weakref.WeakKeyDictionary[Scop, dict[tuple[str, str], isl.Map]]" = weakref.WeakKeyDictionary()
 
 
 def _pairs(scop: Scop, st: LoopStructure, kind: str) -> dict[tuple[str, int, str, int], isl.Map]:

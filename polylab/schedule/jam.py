@@ -25,8 +25,8 @@ Measured on bicg and atax (N = M = 4000, one thread, gcc -O3): 1.95x and 2.5x of
 
 from __future__ import annotations
 
-from polylab.schedule.core import Schedule, const_aff, const_value, floor_div
-from polylab.schedule.legality import is_violated
+from polylab.schedule.core import Schedule, const_aff, const_value, floor_div, pair_relations
+from polylab.schedule.legality import pair_broken
 from polylab.schedule.transform import mark_parallel
 
 
@@ -55,10 +55,11 @@ def jammed(s: Schedule, d: int, names: frozenset[str], rows: int) -> Schedule | 
     cand = s.with_affs(new, None, notes=s.notes, details=s.details)
     # exact legality of ``cand``, checked on ``s`` where the two agree: the time vectors of two statements
     # outside ``names`` both get the constant 0 at ``q``, so their distance is the one under ``s`` with a 0
-    # inserted, which is lexicographically negative exactly when the old one is (a verdict on ``s`` that
-    # the search already checked is a cache hit)
-    inside = [dep for dep in cand.dependences if dep.source in names or dep.sink in names]
-    if any(is_violated(cand, dep) for dep in inside) or any(
-            is_violated(s, dep) for dep in cand.dependences if dep.source not in names and dep.sink not in names):
+    # inserted, which is lexicographically negative exactly when the old one is. Checked per statement
+    # pair: the distances are those that ``s``'s parallel loops were found from and that ``cand``'s will
+    # be (cache hits)
+    pairs = pair_relations(cand.dependences, cand.scop)
+    if any(pair_broken(cand, a, b, rel) for a, b, rel in pairs if a in names or b in names) or any(
+            pair_broken(s, a, b, rel) for a, b, rel in pairs if a not in names and b not in names):
         return None
     return mark_parallel(cand)

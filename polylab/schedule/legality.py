@@ -211,6 +211,16 @@ def is_violated(schedule: Schedule, dep: Dep) -> bool:
                    scop.context)
 
 
+def pair_broken(schedule: Schedule, source: str, sink: str, relation: isl.Map) -> bool:
+    """:func:`is_violated` for ``relation``, the union of the dependences from ``source`` to ``sink`` on
+    their domains (:func:`~polylab.schedule.core.pair_relations`): True when some pair of it is broken,
+    i.e. when some of those dependences is. Its time distances are those :attr:`Schedule.deltas` unions
+    (one cache entry serves both)."""
+    pspace = schedule.scop.context.get_space()
+    return _breaks(relation, schedule.maps[source].align_params(pspace),
+                   schedule.maps[sink].align_params(pspace), schedule.scop.context)
+
+
 @functools.lru_cache(maxsize=4096)
 def _breaks(relation: isl.Map, theta_s: isl.Map, theta_t: isl.Map, context: isl.Set) -> bool:
     """:func:`is_violated` on its values (cached by value: a search checks the same dependence under the
