@@ -53,6 +53,31 @@ def test_sl3_contracts_to_two_planes(sl3_ready):
         assert clobbers(sl3_ready, sched.union_map, "x", lambda e: (e[0] % 2, e[1], e[2]), {"n": n}) == []
 
 
+def test_without_explanations_the_choice_and_proof_are_the_same(sl3_ready, monkeypatch):
+    """``explain=False`` skips the full conflicts that only explain refuted moduli: the same attempts,
+    verdicts, moduli and proof, fewer conflict computations, and each refusal still says why."""
+    import importlib
+
+    C = importlib.import_module("polylab.storage.contract")
+
+    sched, _ = interleave(sl3_ready)
+    calls = []
+    real = C._conflicts
+    monkeypatch.setattr(C, "_conflicts", lambda *a: calls.append(1) or real(*a))
+    _, _, full = contract(sl3_ready, sched, "x")
+    n_full = len(calls)
+    calls.clear()
+    new, _, quick = contract(sl3_ready, sched, "x", explain=False)
+    assert len(calls) < n_full
+    assert [(a.moduli, a.safe) for a in quick.attempts] == [(a.moduli, a.safe) for a in full.attempts]
+    assert quick.moduli == full.moduli == (2,) and quick.conflict_set == full.conflict_set
+    refused = [a for a in quick.attempts if not a.safe]
+    assert refused and all("live" in a.conflict or "same slot" in a.conflict for a in refused)
+    assert "overwrites" not in refused[0].conflict and "overwrites" in full.attempts[0].conflict
+    for n in range(1, 6):
+        assert same_live_out(sl3_scop(), new, {"n": n}) == []
+
+
 def test_sl3_one_plane_is_refused_with_an_example(sl3_ready):
     sched, _ = interleave(sl3_ready)
     with pytest.raises(StorageError) as exc:

@@ -386,7 +386,7 @@ class _Setup:
 
 def contract(scop: Scop, schedule: Schedule | None = None, array: str = "", *,
              dims: Sequence[int] | None = None, modulus: int | Sequence[int] | None = None,
-             max_modulus: int | None = None, buffer: str | None = None
+             max_modulus: int | None = None, buffer: str | None = None, explain: bool = True
              ) -> tuple[Scop, Schedule, ContractionReport]:
     """The smallest modulo mapping of ``array`` under ``schedule`` that loses no value (module text).
 
@@ -400,7 +400,10 @@ def contract(scop: Scop, schedule: Schedule | None = None, array: str = "", *,
     is unbounded (all planes live at once) the moduli up to ``max_modulus`` (default
     ``UNBOUNDED_SCAN``) are scanned and, as a rule, all refused with the reason. ``max_modulus`` also
     caps the bounded search. The first refuted moduli are explained by a full conflict
-    ``(w, w', r)``, the next ones by a pair of simultaneously live elements.
+    ``(w, w', r)``, the next ones by a pair of simultaneously live elements; ``explain=False`` (for
+    callers that only need the choice, such as ``optimize``) skips the full conflicts, which are most of
+    the step's time when many moduli are refused (sl3 under its time tiles): the choice and its proof
+    are the same.
     The parallel (coincident) marks of ``schedule`` are kept where they are still exactly coincident
     for the contracted SCoP (its buffer adds false dependences); the report lists the dropped ones.
     Returns the new SCoP (``array`` replaced by ``buffer``, default ``<array>buf``, in every statement,
@@ -422,7 +425,7 @@ def contract(scop: Scop, schedule: Schedule | None = None, array: str = "", *,
         raise StorageError(f"no statement instance of {scop.name} runs: there is no storage of {array} to "
                            "contract", hint="contract an array that the program writes")
     setup = _setup(scop, base, arr, dims, buffer)
-    chosen, attempts, conflict_text, live = _search(setup, modulus, max_modulus)
+    chosen, attempts, conflict_text, live = _search(setup, modulus, max_modulus, explain)
     new_scop, smap, extents = _rewrite(setup, chosen, base)
     umap = setup.T_new if setup.copies else setup.T
     out = schedule_of(new_scop, umap.coalesce(), steps=base.steps + (f"contract({array})",))
@@ -546,7 +549,7 @@ def _refutation(st: _Setup, live: LiveDistances, mods: tuple[int, ...], delta: t
     return Attempt(mods, False, text, params)
 
 
-def _search(st: _Setup, modulus: int | Sequence[int] | None, max_modulus: int | None
+def _search(st: _Setup, modulus: int | Sequence[int] | None, max_modulus: int | None, explain: bool = True
             ) -> tuple[tuple[int, ...], tuple[Attempt, ...], str, LiveDistances | None]:
     """The chosen moduli, every attempt, the (empty) conflict set of the choice and Delta (None when the
     modulus was given); :class:`ContractionRefused` when no candidate is safe."""
@@ -564,7 +567,7 @@ def _search(st: _Setup, modulus: int | Sequence[int] | None, max_modulus: int | 
     for mods in map(tuple, candidates):
         delta = live.witness(mods) if live is not None else None
         if live is not None and delta is not None:      # refuted by Delta
-            refuted = sum(1 for a in attempts if not a.safe)
+            refuted = sum(1 for a in attempts if not a.safe) + (0 if explain else EXPLAINED)
             attempts.append(_refutation(st, live, mods, delta, refuted, mods == tuple(candidates[-1])))
             continue
         same = _same_slot(st.scop.context.get_space(), st.array, st.arr.rank, st.dims, mods)

@@ -82,7 +82,7 @@ def _contract_all(schedule: Schedule, lines: list[str]) -> Schedule:
         if cur.scop.live_out is None or written.is_subset(cur.scop.live_out):
             continue
         try:
-            _, new, crep = contract(cur.scop, cur, arr.name)
+            _, new, crep = contract(cur.scop, cur, arr.name, explain=False)
         except PolylabError as exc:
             lines.append(f"contract({arr.name}): refused ({exc.message})")
             continue
