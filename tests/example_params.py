@@ -1,4 +1,9 @@
-"""Small parameter values for every shipped example kernel (fast builds and runs in the tests)."""
+"""Small parameter values for every shipped example kernel (fast builds and runs in the tests), and the
+corpus of shipped kernels."""
+
+from pathlib import Path
+
+import polylab
 
 #: example file name -> parameter values
 PARAMS = {
@@ -13,3 +18,16 @@ PARAMS = {
     "sl3.sy": {"n": 12},
     "sweep2d.c": {"N": 12},
 }
+
+
+def corpus() -> list[str]:
+    """Every shipped example kernel, the PolyBench-style ones (``polybench/``) included."""
+    root = Path(polylab.example_path("sweep2d.c")).parent
+    names = [n for n in polylab.examples() if n.endswith((".c", ".sy"))]
+    return sorted(set(names)) + sorted(f"polybench/{p.name}" for p in (root / "polybench").glob("*.c"))
+
+
+def scop_of(name: str):
+    """The SCoP of a :func:`corpus` entry."""
+    root = Path(polylab.example_path("sweep2d.c")).parent
+    return polylab.parse_file(root / name if "/" in name else polylab.example_path(name)).scop

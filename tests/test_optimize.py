@@ -37,6 +37,7 @@ from polylab.schedule.transform import distribute, mark_parallel
 from polylab.storage import recipe_steps
 
 sys.path.insert(0, str(Path(__file__).parent))
+from example_params import corpus, scop_of  # noqa: E402
 from strategies import affine_nests  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,18 +47,6 @@ SMALL = {
     "mvt.c": {"N": 4}, "fdtd2d.c": {"T": 2, "NX": 4, "NY": 3}, "heat3d.c": {"N": 5, "T": 2},
     "sl3.sy": {"n": 6},
 }
-
-
-def corpus() -> list[str]:
-    """Every shipped example kernel, the PolyBench-style ones (``polybench/``) included."""
-    root = Path(polylab.example_path("sweep2d.c")).parent
-    names = [n for n in polylab.examples() if n.endswith((".c", ".sy"))]
-    return sorted(set(names)) + sorted(f"polybench/{p.name}" for p in (root / "polybench").glob("*.c"))
-
-
-def scop_of(name: str):
-    root = Path(polylab.example_path("sweep2d.c")).parent
-    return polylab.parse_file(root / name if "/" in name else polylab.example_path(name)).scop
 
 
 def optimized(scop, spec: str = "optimize(2)"):

@@ -2,28 +2,15 @@
 anew (:func:`polylab.storage.fold.folded_dataflow`, :func:`polylab.storage.dead.restricted_dataflow`), on
 every shipped kernel; a restriction that removes a source is refused."""
 
-from pathlib import Path
-
 import islpy as isl
 import pytest
 
-import polylab
+from example_params import corpus, scop_of
 from polylab.analysis import dataflow
 from polylab.reference.builder import make_scop, statement
 from polylab.storage import fold_live_ins, remove_dead_writes
 from polylab.storage.dead import restricted_dataflow
 from polylab.storage.fold import constant_writers
-
-
-def _kernels() -> list[str]:
-    root = Path(polylab.example_path("sweep2d.c")).parent
-    names = [n for n in polylab.examples() if n.endswith((".c", ".sy"))]
-    return sorted(set(names)) + sorted(f"polybench/{p.name}" for p in (root / "polybench").glob("*.c"))
-
-
-def _scop(name: str):
-    root = Path(polylab.example_path("sweep2d.c")).parent
-    return polylab.parse_file(root / name if "/" in name else polylab.example_path(name)).scop
 
 
 def _same(a, b) -> None:
@@ -39,9 +26,9 @@ def _same(a, b) -> None:
     assert all(m.is_equal(n) for (_, _, m), (_, _, n) in zip(a.last_writes, b.last_writes))
 
 
-@pytest.mark.parametrize("name", _kernels())
+@pytest.mark.parametrize("name", corpus())
 def test_derived_dataflow_is_the_analysed_one(name):
-    scop = _scop(name)
+    scop = scop_of(name)
     folded, frep = fold_live_ins(scop)
     assert frep.dataflow is not None and frep.dataflow.scop is folded
     _same(frep.dataflow, dataflow(folded))
