@@ -4,8 +4,13 @@ every shipped kernel; a restriction that removes a source is refused."""
 
 import islpy as isl
 import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
 
+import polylab
 from example_params import corpus, scop_of
+from polylab.errors import TooComplexError
+from strategies import affine_nests, declarations
 from polylab.analysis import dataflow
 from polylab.reference.builder import make_scop, statement
 from polylab.storage import fold_live_ins, remove_dead_writes
@@ -75,3 +80,41 @@ def test_slicing_rounds_derive_the_dataflow_of_the_slice():
     new, rep = remove_dead_writes(scop, rounds=3)
     assert new.statement("S1").domain.is_equal(isl.Set("[N] -> { S1[0] : N > 0 }"))
     _same(rep.dataflow, dataflow(new, live=rep.dataflow.live))
+
+
+#: constant initialisations put before a random nest, so that some of its reads fold and some
+#: initialisation instances are dead
+PREAMBLES = (
+    "for (i = 0; i < N + 3; i++)\n  C[i] = 1.0;\n",
+    "for (i = 0; i < N + 2; i++)\n  for (j = 0; j < M + 2; j++)\n    A[i][j] = 0.5;\n",
+    "for (i = 0; i < 2 * N + 1; i++)\n  C[2 * i] = 2.0;\nfor (i = 0; i < M + 1; i++)\n  B[i][i] = 0.5;\n",
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(init=st.sampled_from(PREAMBLES), src=affine_nests(max_depth=2, max_statements=3))
+def test_derived_dataflows_on_random_nests(init, src):
+    """Random nests after constant initialisations: the folded SCoP's and the dead-write SCoP's derived
+    dataflows are the analysed ones."""
+    head = declarations()
+    assert src.startswith(head)
+    try:
+        program = polylab.parse(head + "\n" + init + src[len(head):])
+    except polylab.PolylabError:
+        assume(False)
+    assume(program.scops)
+    scop = program.scop
+    try:
+        folded, frep = fold_live_ins(scop)
+        _same(frep.dataflow, dataflow(folded))
+        event(f"{len(frep.folded)} read(s) folded")
+        inits = list(constant_writers(folded))
+        cases = [remove_dead_writes(folded, statements=inits, flow=frep.dataflow),
+                 remove_dead_writes(folded, rounds=2)]
+        for new, rep in cases:
+            assert rep.dataflow is not None
+            _same(rep.dataflow, dataflow(new, live=rep.dataflow.live))
+    except TooComplexError:   # the analysis layer's own limits are tested there
+        assume(False)
+    event("a statement restricted" if any(c.after is None or not c.removed().is_empty()
+                                          for _, rep in cases for c in rep.changes) else "nothing restricted")
