@@ -167,14 +167,13 @@ def _interrupt_after(seconds: float) -> threading.Timer:
 
 
 def _gone(pid: int) -> bool:
-    """Whether ``pid`` no longer exists (or is a zombie of another parent, reaped soon: waited for)."""
+    """Whether ``pid`` is gone within 5 s: it no longer exists (its /proc entry is missing, or vanishes
+    while being read); a process still being killed, or a zombie of another parent, is waited for."""
     for _ in range(100):
         try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
+            Path(f"/proc/{pid}/stat").read_text()
+        except (FileNotFoundError, ProcessLookupError):
             return True
-        if state != "Z":
-            return False
         time.sleep(0.05)
     return False
 
