@@ -2,6 +2,8 @@
 anew (:func:`polylab.storage.fold.folded_dataflow`, :func:`polylab.storage.dead.restricted_dataflow`), on
 every shipped kernel; a restriction that removes a source is refused."""
 
+from dataclasses import replace
+
 import islpy as isl
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
@@ -59,11 +61,10 @@ def test_a_restriction_that_removes_a_source_is_not_derived():
     assert flow.read("S1", 1).constant is not None
     # S0[N - 1] writes the value S1[N - 1] reads: without it the read is partly live-in
     dom = isl.Set("[N] -> { S0[i] : 0 <= i < N - 1 }")
-    cut = scop.statements[0]
-    cut = type(cut)(**{**cut.__dict__, "domain": dom,
-                       "accesses": tuple(a.__class__(**{**a.__dict__, "relation": a.relation.intersect_domain(dom)})
-                                         for a in cut.accesses)})
-    smaller = type(scop)(**{**scop.__dict__, "statements": (cut, scop.statements[1])})
+    s0 = scop.statements[0]
+    cut = replace(s0, domain=dom, accesses=tuple(replace(a, relation=a.relation.intersect_domain(dom))
+                                                 for a in s0.accesses))
+    smaller = replace(scop, statements=(cut, scop.statements[1]))
     assert restricted_dataflow(flow, smaller) is None
     # the same statements, nothing removed: derived, and equal to the analysis
     _same(restricted_dataflow(flow, scop), flow)

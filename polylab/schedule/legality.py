@@ -204,18 +204,15 @@ def is_violated(schedule: Schedule, dep: Dep) -> bool:
     of the pairs, parameters kept) against ``{ delta <=lex 0 }``: a pair violates exactly when its distance
     lies there. This avoids building the lexicographic order between two schedule maps per dependence,
     which costs about twice as much."""
-    scop = schedule.scop
-    pspace = scop.context.get_space()
-    return _breaks(on_domains(dep.relation, scop, dep.source, dep.sink),
-                   schedule.maps[dep.source].align_params(pspace), schedule.maps[dep.sink].align_params(pspace),
-                   scop.context)
+    return pair_broken(schedule, dep.source, dep.sink,
+                       on_domains(dep.relation, schedule.scop, dep.source, dep.sink))
 
 
 def pair_broken(schedule: Schedule, source: str, sink: str, relation: isl.Map) -> bool:
-    """:func:`is_violated` for ``relation``, the union of the dependences from ``source`` to ``sink`` on
-    their domains (:func:`~polylab.schedule.core.pair_relations`): True when some pair of it is broken,
-    i.e. when some of those dependences is. Its time distances are those :attr:`Schedule.deltas` unions
-    (one cache entry serves both)."""
+    """:func:`is_violated` for ``relation``, pairs ``source[x] -> sink[y]`` on the two domains: one
+    dependence, or the union of those from ``source`` to ``sink``
+    (:func:`~polylab.schedule.core.pair_relations`), which is broken exactly when one of them is. The
+    union's time distances are those :attr:`Schedule.deltas` unions (one cache entry serves both)."""
     pspace = schedule.scop.context.get_space()
     return _breaks(relation, schedule.maps[source].align_params(pspace),
                    schedule.maps[sink].align_params(pspace), schedule.scop.context)

@@ -567,6 +567,7 @@ def _search(st: _Setup, modulus: int | Sequence[int] | None, max_modulus: int | 
     for mods in map(tuple, candidates):
         delta = live.witness(mods) if live is not None else None
         if live is not None and delta is not None:      # refuted by Delta
+            # without explanations, every refutation counts as one past those a full conflict explains
             refuted = sum(1 for a in attempts if not a.safe) + (0 if explain else EXPLAINED)
             attempts.append(_refutation(st, live, mods, delta, refuted, mods == tuple(candidates[-1])))
             continue
