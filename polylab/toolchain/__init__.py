@@ -5,7 +5,8 @@ The toolchain knows nothing of polyhedra: it turns C or CUDA *text* into cached 
 and compares the arrays a harness writes (:func:`compare_outputs`; the protocol is documented in
 :mod:`polylab.toolchain.compare`) and times repeated runs (:func:`time_binary`). :func:`report` says which
 tools this machine has (C compiler, OpenMP, nvcc, a GPU, mlir-opt) and, for each missing one, why and what
-to install.
+to install. :mod:`polylab.toolchain.sandbox` runs untrusted commands (a student's code) in a bubblewrap
+sandbox: own PID namespace, no network, read-only system, one writable folder.
 """
 
 from polylab.toolchain.build import (BASELINE_FLAGS, FAST_FLAGS, NATIVE_FLAGS, VERIFY_FLAGS, Binary,
@@ -20,6 +21,7 @@ from polylab.toolchain.compilers import (Availability, Compiler, Tool, Toolchain
                                          c_compiler_status, cuda_compiler, cuda_compiler_status, gpu_status,
                                          has_gpu, mlir_opt, mlir_opt_status, openmp_status, report,
                                          supports_openmp)
+from polylab.toolchain import sandbox
 from polylab.toolchain.diagnostics import Diagnostic, parse_diagnostics
 from polylab.toolchain.runner import (DEFAULT_MEMORY_LIMIT_MB, OUTPUT_DIR_VARIABLE, RunResult,
                                       compile_and_run, run, signal_description)
@@ -34,5 +36,5 @@ __all__ = [
     "compile", "compile_and_run", "compile_many", "cuda_compiler", "cuda_compiler_status", "cuda_flags",
     "entry_is_intact", "gpu_status", "has_gpu", "kill_process_group", "mlir_opt", "mlir_opt_status",
     "openmp_status", "parse_checksums", "parse_diagnostics", "parse_times", "read_array", "read_indices",
-    "read_outputs", "report", "run", "signal_description", "speedup", "supports_openmp", "time_binary",
+    "read_outputs", "report", "run", "sandbox", "signal_description", "speedup", "supports_openmp", "time_binary",
 ]
