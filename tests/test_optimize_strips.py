@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import polylab
 from polylab.reference.interpret import same_live_out
-from polylab.schedule import check, optimize as opt, parse_schedule
+from polylab.schedule import check, parse_schedule
+from polylab.schedule.optimize import timed
 from polylab.schedule.core import original
 from polylab.schedule.target import (DEFAULT_VECTOR_BYTES, build_target, vector_bytes,
                                      vector_bytes_of_flags)
@@ -42,7 +43,7 @@ def lines(s) -> str:
 @pytest.fixture
 def narrow(monkeypatch):
     """Strips 4 points wide, whatever the cache model says."""
-    monkeypatch.setattr(opt, "strip_width", lambda scop: 4)
+    monkeypatch.setattr(timed, "strip_width", lambda scop: 4)
 
 
 def test_jacobi_1d_gets_strips_with_skew_2_and_its_second_statement_shifted(narrow):

@@ -1,0 +1,165 @@
+"""Unroll-and-jam after the structure is chosen: chains and reduction loops."""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from polylab.model import Statement
+from polylab.schedule.core import Schedule
+from polylab.schedule.jam import group, jammed
+from polylab.schedule.optimize.loops import iterator_of, loop_dims, parallel_loops, uses, value_span, vector_innermost
+from polylab.schedule.tuning import REDUCTION_ROWS, UNROLLED_SPAN
+
+
+def chain_loop(s: Schedule, st: Statement) -> tuple[int, int] | None:
+    """``(d, p)`` when statement ``st``'s innermost loop in ``s`` (dimension ``p``, the last one of at
+    least :data:`UNROLLED_SPAN` iterations) is a *chain*: no write of ``st`` depends on its iterator and
+    ``st`` reads the element it writes (an accumulation, ``q[i] = q[i] + A[i][j] * p[j]`` along ``j``:
+    each iteration waits for the previous one's add), or ``p`` carries a dependence (it is not exactly
+    parallel) and ``st`` reads what it wrote a constant distance along ``p`` (a recurrence,
+    ``S[i][j] = S[i][j] + S[i][j - 1]``, :func:`_recurrence`), and ``d`` is the innermost loop outside ``p`` whose
+    iterator every write depends on (its rows accumulate into different elements: independent chains);
+    None otherwise. A syntactic cost-model fact: whether jamming the rows is legal is checked exactly
+    (:func:`polylab.schedule.jam.jammed`)."""
+    v = s.affs[st.name]
+    domain = st.domain.intersect_params(s.scop.context)
+    live = [e for e in loop_dims(s, st.name) if (value_span(v[e], domain) or UNROLLED_SPAN) >= UNROLLED_SPAN]
+    if len(live) < 2 or not st.writes:
+        return None
+    p = live[-1]
+    k = iterator_of(v[p], st)
+    if k is None:
+        return None
+    accumulates = not any(uses(w, k) for w in st.writes) and any(
+        r.array == w.array and r.relation.is_equal(w.relation) for w in st.writes for r in st.reads)
+    if not accumulates and not (p not in s.parallel_dims and any(_recurrence(w, r, k) for w in st.writes
+                                                                  for r in st.reads)):
+        return None
+    for d in reversed(live[:-1]):
+        kd = iterator_of(v[d], st)
+        if kd is not None and all(uses(w, kd) for w in st.writes):
+            return d, p
+    return None
+
+
+def _recurrence(w, r, k: int) -> bool:
+    """Read ``r`` sees the element write ``w`` wrote a constant number of iterations of iterator ``k``
+    earlier or later, along ``k`` only: same array, same linear part ``F``, and the offsets differ only in
+    subscripts that are ``k`` plus a constant (``S[i][j - 1]`` read by ``S[i][j] = ..`` along ``j``)."""
+    F, G = w.matrix, r.matrix
+    if r.array != w.array or F is None or G is None or F != G:
+        return False
+    diff = [r_ for r_ in range(F.rows) if w.offset[r_, 0] != r.offset[r_, 0]]
+    return bool(diff) and all(int(F[r_, k]) == 1 and sum(abs(int(x)) for x in F.row(r_)) == 1 for r_ in diff)
+
+
+def jam_rows(s: Schedule, rows: int, floor: dict[str, int], lines: list[str]) -> Schedule:
+    """``s`` with ``rows`` rows jammed (:mod:`polylab.schedule.jam`) around every chain
+    (:func:`chain_loop`), where that is legal, keeps the parallel loops ``floor`` asks for, and the group
+    has at least as many chains as statements whose vector loop it takes away (the row loop becomes
+    the innermost loop of those with a vector loop inside it; one whose innermost loop is the row loop
+    keeps it, in strips: bicg's ``s[j] += r[i] * A[i][j]`` loses its vector loop, ``q[i]``'s chain of
+    4-cycle adds becomes 8 chains in flight; 1.95x of the source order, measured)."""
+    if rows < 2:
+        return s
+    done: set[str] = set()
+    for st in s.scop.statements:
+        found = chain_loop(s, st) if st.name not in done else None
+        if found is None:
+            continue
+        d = found[0]
+        names = group(s, st.name, d)
+        done |= names
+        chains = sorted(n for n in names if (chain_loop(s, s.scop.statement(n)) or (None,))[0] == d)
+        # a statement whose innermost loop is the row loop itself keeps it (in strips of ``rows``)
+        lost = sorted(n for n in names if vector_innermost(s, s.scop.statement(n))
+                      and loop_dims(s, n)[-1] != d)
+        if len(chains) < len(lost):
+            lines.append(f"jam: not around {', '.join(chains)}: {', '.join(lost)} would lose more vector "
+                         f"loops than chains are broken")
+            continue
+        cand, why = _kept_jam(s, d, names, rows, floor)
+        if cand is None:
+            lines.append(f"jam: {rows} rows around the chain{'s' if len(chains) > 1 else ''} of "
+                         f"{', '.join(chains)} {why}")
+            continue
+        s = cand
+        lines.append(f"jam: {rows} rows of dimension {d} run together in {', '.join(sorted(names))} "
+                     f"(unroll-and-jam): {len(chains)} chain{'s' if len(chains) > 1 else ''} "
+                     f"({', '.join(chains)}) of dependent operations run {rows} in flight instead of one")
+    return s
+
+
+def reduction_loop(s: Schedule, st: Statement) -> int | None:
+    """The dimension ``d`` of statement ``st``'s loop just outside its innermost one in ``s`` when the
+    innermost loop is a vector loop (exactly parallel, stride-1) and ``d`` is a *reduction* loop around it:
+    ``st`` accumulates into the element it writes (it reads it with the same subscripts) and no write
+    subscript uses ``d``'s iterator (gemm's ``C[i][j] += alpha * A[i][k] * B[k][j]`` in the order
+    ``(i, k, j)``: ``k`` around the vector loop ``j``); both loops of at least :data:`UNROLLED_SPAN`
+    iterations, the vector loop not strip-mined. None otherwise. A syntactic cost-model fact; legality is
+    checked exactly."""
+    v = s.affs[st.name]
+    domain = st.domain.intersect_params(s.scop.context)
+    live = [e for e in loop_dims(s, st.name) if (value_span(v[e], domain) or UNROLLED_SPAN) >= UNROLLED_SPAN]
+    if len(live) < 2 or not st.writes or live[-1] != loop_dims(s, st.name)[-1] or not vector_innermost(s, st):
+        return None
+    d, p = live[-2], live[-1]
+    k, kp = iterator_of(v[d], st), iterator_of(v[p], st)
+    # k must be the loop itself (no tile or strip division in its dimension)
+    if k is None or kp is None or v[d].get_pieces()[0][1].dim(isl.dim_type.div) or any(
+            uses(w, k) for w in st.writes):
+        return None
+    # a strip of the vector loop (mvt's floor(i / 32) around j and i) already keeps its sums in
+    # registers across the reduction loop: nothing to gain
+    if any(v[e].involves_dims(isl.dim_type.in_, kp, 1) for e in loop_dims(s, st.name) if e != p):
+        return None
+    accumulates = any(r.array == w.array and r.relation.is_equal(w.relation) for w in st.writes for r in st.reads)
+    return d if accumulates else None
+
+
+def _kept_jam(s: Schedule, d: int, names: frozenset[str], rows: int,
+              floor: dict[str, int]) -> tuple[Schedule | None, str]:
+    """:func:`polylab.schedule.jam.jammed` when it is legal and keeps the parallel loops ``floor`` asks
+    for; else None and why not."""
+    cand = jammed(s, d, names, rows)
+    if cand is None:
+        return None, "illegal (exact check)"
+    if any(parallel_loops(cand)[n] < v for n, v in floor.items()):
+        return None, "would lose a parallel loop"
+    return cand, ""
+
+
+def jam_reductions(s: Schedule, floor: dict[str, int], lines: list[str]) -> Schedule:
+    """``s`` with :data:`REDUCTION_ROWS` iterations of the first reduction loop (:func:`reduction_loop`)
+    jammed into the vector loop inside it (:func:`polylab.schedule.jam.jammed`): ``(.., floor(k / R), j, .., k)``,
+    where that is legal (exact) and keeps the parallel loops ``floor`` asks for. Each element of the vector
+    loop then takes ``R`` updates in a register between one load and one store, in the order of ``k`` (the
+    sums are bit for bit those of the original); the code generator isolates the full strips, whose
+    constant-bound ``k`` loop gcc unrolls inside the vector loop. gemm (800^3, one thread): 1.15-1.32x of
+    the ``(i, k, j)`` order with ``R = 4``, slower with 8 (SSE2 runs out of registers)."""
+    # the code generator isolates the full strips of one depth per band: a second jam at another depth
+    # (2mm's two products) would run with min() bounds that gcc neither unrolls nor vectorizes (2mm: 0.3x
+    # of the unjammed order, measured), so only the first group is jammed (and the caller jams none after
+    # a chain's jam)
+    done: set[str] = set()
+    for st in s.scop.statements:
+        if st.name in done:
+            continue
+        d = reduction_loop(s, st)
+        if d is None:
+            continue
+        names = group(s, st.name, d)
+        done |= names
+        # every statement of the group must be such a reduction around its vector loop at d
+        if any(reduction_loop(s, s.scop.statement(n)) != d for n in names):
+            continue
+        cand, why = _kept_jam(s, d, names, REDUCTION_ROWS, floor)
+        if cand is None:
+            lines.append(f"jam: {REDUCTION_ROWS} iterations of the reduction loop of {', '.join(sorted(names))} "
+                         f"{why}")
+            continue
+        lines.append(f"jam: {REDUCTION_ROWS} iterations of the reduction loop at dimension {d} run inside the "
+                     f"vector loop of {', '.join(sorted(names))} (unroll-and-jam): each element takes "
+                     f"{REDUCTION_ROWS} updates between one load and one store, in the original order")
+        return cand
+    return s

@@ -1,0 +1,108 @@
+"""Which parallel dimensions keep their OpenMP loop."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import islpy as isl
+
+from polylab.model import Statement
+from polylab.schedule.core import Schedule, map_from_affs
+from polylab.schedule.optimize.loops import local_span, loop_dims, subscripted
+from polylab.schedule.tuning import MIN_TEAM_WORK, UNROLLED_SPAN
+
+
+def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[str]]:
+    """The parallel dimensions of ``s`` that keep their OpenMP loop, and a line for each one left out.
+
+    A marked dimension inside a marked dimension of every statement that runs it gets no OpenMP loop: the
+    outer one is the parallel loop (a wave of time tiles may hold a single tile, and isl then drops the
+    tile loop, which would leave the inner loop as an OpenMP loop started once per row).
+
+    A marked dimension ``d`` is left to the vectorizer (unmarked; it stays exactly parallel) when, for
+    every statement with a loop at ``d``, ``d`` is its innermost loop (:func:`_innermost_long`: only
+    loops of a few constant iterations, which the compiler unrolls, may run inside it, such as the rows
+    of a jam), no loop around it is marked, and a
+    loop around it walks the arrays (a plain iterator that some access of the statement is subscripted
+    by): OpenMP would start the loop once per row of that walk, each start with one row of work (atax's
+    ``y[j] += A[i][j] * tmp[i]``, parallel in ``j`` inside the sequential ``i``: 0.36x of the original
+    on two threads, 4000 starts of 4000 iterations). A loop around it that no subscript uses (a time
+    loop, jacobi-1d's ``t``) repeats a whole sweep per start: kept, except for one thread, where OpenMP
+    only costs: the loop it outlines loses the kernel's ``restrict`` and is not vectorized (jacobi-1d at
+    one thread: 0.72x of the original with it)."""
+    keep = set(s.marked)
+    why = []
+    names = [st.name for st in s.scop.statements]
+    for d in sorted(s.marked):
+        users = [n for n in names if not s.affs[n][d].is_cst()]
+        if not users:
+            continue
+        if all(any(e in keep for e in loop_dims(s, n) if e < d) for n in users):
+            keep.discard(d)
+            why.append(f"dimension {d} is parallel inside a parallel loop: no OpenMP loop of its own (where "
+                       f"the outer parallel loop runs once, OpenMP would start it once per iteration "
+                       f"of the loops between them)")
+            continue
+        rows, per_row = [], True
+        for n in users:
+            dims = loop_dims(s, n)
+            stmt = s.scop.statement(n)
+            outer = [e for e in dims if e < d]
+            walks = [e for e in outer if any(subscripted(stmt, k) for k in range(stmt.depth)
+                                             if s.affs[n][e].involves_dims(isl.dim_type.in_, k, 1))]
+            if not _innermost_long(s, stmt, d) or any(e in keep for e in outer) or not (
+                    walks or threads == 1 and outer):
+                break
+            rows.append(f"{n}: {s.expressions(n)[(walks or outer)[-1]]}")
+            per_row = per_row and bool(walks)
+        else:
+            keep.discard(d)
+            why.append(f"dimension {d} is parallel but left to the vectorizer without OpenMP: it is the "
+                       f"innermost loop inside sequential loops ({'; '.join(rows)}), and "
+                       + ("OpenMP would start it once per row" if per_row else
+                          "with one thread OpenMP would only move it out of the kernel, away from its "
+                          "restrict arrays"))
+            continue
+        work = team_work(s, d, users)
+        if work is not None and work[1] < MIN_TEAM_WORK * work[0]:
+            keep.discard(d)
+            why.append(f"dimension {d} is parallel but runs sequentially: OpenMP would start a team "
+                       f"{work[0]} time{'s' if work[0] != 1 else ''} for {work[1]} statement instances "
+                       f"(about {work[1] // work[0]} per start, fewer than {MIN_TEAM_WORK}), and each "
+                       f"start costs microseconds")
+    return frozenset(keep), why
+
+
+def team_work(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | None:
+    """``(starts, instances)`` of an OpenMP loop at dimension ``d`` run by the statements ``users``, where
+    the sizes are constants (no parameter): ``starts = |{ theta_{<d}(x) : x in D_n, n in users }|`` is the
+    number of distinct values of the dimensions around ``d`` (each starts a team), ``instances =
+    sum_n |D_n|`` the statement instances they share (exact counts). None where the program has
+    parameters (the sizes are known only when it runs)."""
+    scop = s.scop
+    if scop.parameters:
+        return None
+    starts, instances = None, 0
+    try:
+        for n in users:
+            stmt = scop.statement(n)
+            domain = stmt.domain
+            instances += int(domain.count_val().to_python())
+            around = map_from_affs(stmt, domain.get_space(), list(s.affs[n][:d]))
+            prefix = around.intersect_domain(domain).range()
+            starts = prefix if starts is None else starts.union(prefix)
+        count = int(starts.count_val().to_python()) if d else 1
+    except isl.Error:  # isl could not count a set: unknown, as with parameters
+        return None
+    return max(count, 1), instances
+
+
+def _innermost_long(s: Schedule, stmt: Statement, d: int) -> bool:
+    """Dimension ``d`` is a loop of ``stmt`` in ``s`` and every loop of ``stmt`` inside it runs at most
+    :data:`UNROLLED_SPAN` iterations for all parameter values (the rows of a jam; the compiler unrolls
+    them completely: ``d`` is the innermost loop of the machine code)."""
+    domain = stmt.domain.intersect_params(s.scop.context)
+    dims = loop_dims(s, stmt.name)
+    v = s.affs[stmt.name]
+    return d in dims and all((local_span(stmt, v[:e], v[e], domain) or UNROLLED_SPAN + 1) <= UNROLLED_SPAN
+                             for e in dims if e > d)

@@ -1,0 +1,121 @@
+"""The fusion structures compared, and the facts about shared loops they are scored by."""
+
+from __future__ import annotations
+
+from polylab.schedule.core import Schedule, const_value
+from polylab.schedule.legality import is_legal
+from polylab.schedule.optimize.loops import loop_dims, private_start
+from polylab.schedule.optimize.machine import fits_in_cache
+from polylab.schedule.shiftfuse import fuse_with_shifts
+from polylab.schedule.transform import distribute
+from polylab.schedule.tuning import SEPARATE_LIMIT, SHIFT_FUSED
+
+
+def fused_pairs(s: Schedule) -> set[tuple[str, str]]:
+    """The pairs of statements that share at least one loop in ``s`` (a dimension that is a loop for
+    both, with equal constants on every earlier dimension constant for both)."""
+    out = set()
+    names = [st.name for st in s.scop.statements]
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            for d in range(s.n_dims):
+                x, y = s.affs[a][d], s.affs[b][d]
+                if x.is_cst() and y.is_cst():
+                    if const_value(x) != const_value(y):
+                        break
+                    continue
+                if not x.is_cst() and not y.is_cst():
+                    out.add((a, b))
+                break
+    return out
+
+
+def shared_loops(s: Schedule, a: str, b: str) -> int:
+    """How many loops statements ``a`` and ``b`` share in ``s`` (the loop dimensions of both before the
+    first dimension where they part: a constant that differs, or a loop of only one)."""
+    n = 0
+    for x, y in zip(s.affs[a], s.affs[b]):
+        if x.is_cst() and y.is_cst():
+            if const_value(x) != const_value(y):
+                break
+        elif x.is_cst() or y.is_cst():
+            break
+        else:
+            n += 1
+    return n
+
+
+def reuse_gained(source: Schedule, s: Schedule) -> int:
+    """Over the pairs of statements that access a common array, the loops they share in ``s`` beyond
+    those they share in ``source`` (a fusion: each such loop keeps the common elements of one iteration
+    in cache for both instead of streaming them once per statement)."""
+    arrays = {st.name: {a.array for a in st.accesses} for st in s.scop.statements}
+    names = [st.name for st in s.scop.statements]
+    return sum(max(0, shared_loops(s, a, b) - shared_loops(source, a, b))
+               for i, a in enumerate(names) for b in names[i + 1:] if arrays[a] & arrays[b])
+
+
+def reuse_lost(source: Schedule, s: Schedule) -> int:
+    """Pairs of statements that read a common array inside a shared loop of ``source`` and no longer
+    share a loop in ``s`` (each such distribution streams that array once more)."""
+    reads = {st.name: {a.array for a in st.reads} for st in s.scop.statements}
+    kept = fused_pairs(s)
+    return sum(1 for a, b in fused_pairs(source) if (a, b) not in kept and reads[a] & reads[b])
+
+
+def innermost_pairs(s: Schedule) -> set[tuple[str, str]]:
+    """The pairs of statements that run in one body of their innermost loop in ``s``: both have their
+    last loop at the same dimension ``d`` and share it (:func:`fused_pairs`' condition on every
+    dimension up to ``d``), so one iteration of that loop runs both."""
+    out = set()
+    last = {n: (loop_dims(s, n) or [None])[-1] for n in s.affs}
+    names = [st.name for st in s.scop.statements]
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            d = last[a]
+            if d is None or last[b] != d:
+                continue
+            if all(const_value(s.affs[a][e]) == const_value(s.affs[b][e])
+                   for e in range(d) if s.affs[a][e].is_cst() and s.affs[b][e].is_cst()):
+                out.add((a, b))
+    return out
+
+
+def chain_shadowed(source: Schedule, s: Schedule) -> set[str]:
+    """Statements whose work the source order hides behind a dependence chain and ``s`` no longer does.
+
+    A statement ``X`` that shares its innermost loop with ``Y`` in ``source``, where ``Y``'s innermost
+    loop in ``s`` is still sequential (a dependence chain: each iteration waits for the previous one's
+    result, e.g. bicg's ``q[i] += A[i][j] * p[j]`` along ``j``): the loop's time is the chain's latency
+    ``n * latency(+)``, and ``X``'s independent work runs in its shadow. Splitting ``X`` off gives it a
+    vector loop but adds its time, ``n / vector width`` cycles, to the chain's, which does not shrink: a
+    vector loop won that way is no gain (bicg distributed ran at 0.6x of its source order)."""
+    split = innermost_pairs(source) - innermost_pairs(s)
+    chain = {n for n in s.affs if loop_dims(s, n) and loop_dims(s, n)[-1] not in s.marked}
+    return {x for a, b in split for x, y in ((a, b), (b, a)) if y in chain}
+
+
+def bases(s: Schedule, threads: int = 2) -> list[tuple[str, Schedule]]:
+    """The fusion structures tried: the starting schedule, its statements distributed just inside its
+    outermost loop, and fully distributed (each a scalar dimension with the textual order,
+    :func:`polylab.schedule.transform.distribute`), those that are legal (exact check); and its sibling
+    perfect nests fused with shifts (:mod:`polylab.schedule.shiftfuse`: the nests' outer loops become
+    sequential, their vector loops stay; with more than one thread :func:`optimize_schedule` keeps it
+    only with time tiles, whose wave gives back a parallel loop), unless the data fits in cache
+    (:func:`fits_in_cache`). Programs of more than :data:`SEPARATE_LIMIT`
+    statements keep their fusion (the search stays fast)."""
+    out = [("fusion kept as in the starting schedule", s)]
+    if not 2 <= len(s.scop.statements) <= SEPARATE_LIMIT or not s.loop_dims:
+        return out
+    # the fusion streams each array once per outer iteration instead of once per nest: nothing to gain
+    # where the data stays in cache anyway (heat-3d at its small size: 0.51x of the original fused)
+    fused = None if fits_in_cache(s.scop) else fuse_with_shifts(s, {n: private_start(s, n) for n in s.affs})
+    if fused is not None:
+        out.append((f"{SHIFT_FUSED} ({'; '.join(fused[1])})", fused[0]))
+    first = s.loop_dims[0]
+    for level, label in ((first + 1, f"statements distributed inside the outermost loop (level {first + 1})"),
+                         (0, "statements fully distributed (level 0)")):
+        d = distribute(s, level)
+        if is_legal(d):
+            out.append((label, d))
+    return out
