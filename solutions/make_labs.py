@@ -19,7 +19,7 @@ Both kinds of notebook are committed without outputs and execution counts.
                                                # (then: otter assign DIR/lab1/lab1_affine.ipynb DIR/lab1/dist)
 
 Each solved notebook names its lab in its metadata (``{"polylab": {"lab": "lab1"}}``); the hidden cases of
-``solutions/hidden/<lab>.py`` go into otter's hidden tests, never into ``labs/``.
+``instructor/hidden/<lab>.py`` go into otter's hidden tests, never into ``labs/``.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def write_otter(out: Path, source: Path = HERE) -> list[Path]:
         lab = get_lab(nb.get("metadata", {}).get("polylab", {}).get("lab", ""))
         target = out / lab.name / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(dumps(master_notebook(nb, lab, load_hidden(source / "hidden", lab))), encoding="utf-8")
+        target.write_text(dumps(master_notebook(nb, lab, load_hidden(source.parent / "instructor" / "hidden", lab))), encoding="utf-8")
         written.append(target)
     return written
 

@@ -100,16 +100,29 @@ def test_readme_badge_opens_the_first_lab():
 
 
 def test_student_release_excludes_solutions_and_hidden_cases():
-    """What Binder opens: postBuild removes solutions/ (with hidden/) and tests/ from the image; the README's
-    main command opens labs/ only; labs/ holds no solution text."""
+    """What Binder opens: the build context leaves out .git, solutions/, instructor/ (the hidden cases) and
+    tests/ (``.dockerignore``, which repo2docker reads), and postBuild removes them again; the README's main
+    command opens labs/ only; no hidden case (its label) is in labs/, solutions/ or the package."""
     post = (BINDER / "postBuild").read_text()
-    assert "rm -rf solutions tests" in post
-    assert (ROOT / "solutions" / "hidden").is_dir() and not (ROOT / "labs" / "hidden").exists()
+    assert "rm -rf solutions tests instructor" in post
+    ignored = {ln.strip().strip("/") for ln in (ROOT / ".dockerignore").read_text().splitlines()
+               if ln.strip() and not ln.startswith("#")}
+    assert {".git", "solutions", "instructor", "tests"} <= ignored
+    assert (ROOT / "instructor" / "hidden").is_dir() and not (ROOT / "labs" / "hidden").exists()
+    assert not (ROOT / "solutions" / "hidden").exists()
     readme = (ROOT / "README.md").read_text()
     assert "jupyter lab labs/" in readme
-    for nb in (ROOT / "labs").glob("*.ipynb"):
-        text = nb.read_text()
-        assert "BEGIN SOLUTION" not in text and "all coefficients zero" not in text
+    from polylab.grading import get_lab, lab_names, load_hidden
+
+    labels = {c.label for n in lab_names() for cases in load_hidden(ROOT / "instructor" / "hidden", get_lab(n)).values()
+              for c in cases if len(c.label) > 12}
+    assert labels
+    shipped = [*(ROOT / "labs").glob("*.ipynb"), *(ROOT / "solutions").glob("*"), *(ROOT / "polylab").rglob("*.py")]
+    for path in shipped:
+        text = path.read_text(encoding="utf-8")
+        assert "BEGIN SOLUTION" not in text or path.parent.name != "labs"
+        found = [lb for lb in labels if lb in text]
+        assert not found, f"{path} holds hidden cases: {found}"
 
 
 def test_repo2docker_writes_the_expected_dockerfile():

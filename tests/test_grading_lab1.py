@@ -11,7 +11,7 @@ import sympy
 from grading_helpers import full_marks, grade
 from polylab.grading import get_lab, load_hidden
 
-HIDDEN = Path(__file__).resolve().parents[1] / "solutions" / "hidden"
+HIDDEN = Path(__file__).resolve().parents[1] / "instructor" / "hidden"
 
 SOLUTION = {"Z_F": [[1, 0]], "Z_c": (-1,), "B_F": [[1, 2], [0, 1]], "B_c": (0, 1),
             "rect_system": [[1, 0, 0, 0, 0], [-1, 0, 1, 0, -1], [0, 1, 0, 0, 0], [0, -1, 0, 1, -1]],

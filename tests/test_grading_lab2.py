@@ -13,7 +13,7 @@ from polylab.grading import Call, Calls, Case, check, get_lab, load_hidden
 from polylab.grading.checks import compare_sets
 from polylab.grading.labs import lab2
 
-HIDDEN = Path(__file__).resolve().parents[1] / "solutions" / "hidden"
+HIDDEN = Path(__file__).resolve().parents[1] / "instructor" / "hidden"
 SOLUTION = {"sweep2d_distances": {(1, 0), (0, 1)}, "Y_null": (2, -1), "Y_waw_direction": ("<", ">"),
             "gcd_test": lab2.gcd_test_reference, "banerjee_bounds": (-15, 9),
             "conservative_tests": {"gcd", "integer system", "banerjee"},

@@ -9,7 +9,7 @@ from grading_helpers import full_marks, grade
 from polylab.grading import get_lab, load_hidden
 from polylab.grading.labs import lab4
 
-HIDDEN = Path(__file__).resolve().parents[1] / "solutions" / "hidden"
+HIDDEN = Path(__file__).resolve().parents[1] / "instructor" / "hidden"
 SOLUTION = {"sl3_hyperplane": (1, 1, 1), "needs_221_hyperplane": (2, 2, 1), "waves_n10": 22,
             "largest_wave_n10": 48, "sweep_waves": lambda n: max(0, 3 * n - 8), "wave_stride": 159999,
             "slower_reason": "b"}

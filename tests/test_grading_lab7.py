@@ -34,7 +34,7 @@ def grade(name: str, *answer):
 
 def test_solution_scores_full_marks_with_the_hidden_cases():
     lab = get_lab("lab7")
-    hidden = load_hidden(ROOT / "solutions" / "hidden", lab) if (ROOT / "solutions" / "hidden").is_dir() else {}
+    hidden = load_hidden(ROOT / "instructor" / "hidden", lab) if (ROOT / "instructor" / "hidden").is_dir() else {}
     report = lab.grade(SOLUTION, hidden=hidden)
     assert [r.status for r in report.results] == ["correct"] * len(lab.questions), report.text
     assert report.score == report.max_score == lab.max_score >= 14 and len(lab.questions) >= 5
@@ -136,8 +136,8 @@ def test_q4_reference_counts_the_waves(n):
 
 def test_q4_wrong_paths_and_hidden_cases():
     q = get_lab("lab7").question("q4")
-    hidden = load_hidden(ROOT / "solutions" / "hidden", get_lab("lab7"))["q4"] \
-        if (ROOT / "solutions" / "hidden").is_dir() else (lab7.Case((1,), "N = 1: no iteration, no launch"),)
+    hidden = load_hidden(ROOT / "instructor" / "hidden", get_lab("lab7"))["q4"] \
+        if (ROOT / "instructor" / "hidden").is_dir() else (lab7.Case((1,), "N = 1: no iteration, no launch"),)
     r = q.grade({"point_waves": lambda N: 2 * N - 3}, "lab7", hidden)
     fb = "\n".join(r.feedback)
     assert r.status == "partial" and "hidden case 'N = 1: no iteration, no launch': wrong result" in fb

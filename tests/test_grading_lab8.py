@@ -15,7 +15,7 @@ from polylab.grading import check, get_lab, load_hidden
 from polylab.grading.labs import lab8
 
 ROOT = Path(__file__).resolve().parents[1]
-HIDDEN_DIR = ROOT / "solutions" / "hidden"
+HIDDEN_DIR = ROOT / "instructor" / "hidden"
 
 SOLUTION = {
     "levels": [{"lap"}, {"fli", "flj"}, {"res"}],

@@ -28,7 +28,7 @@ def _src(cell) -> str:
 def _master(path: Path) -> tuple[dict, object]:
     nb = json.loads(path.read_text())
     lab = get_lab(nb["metadata"]["polylab"]["lab"])
-    return master_notebook(nb, lab, load_hidden(ROOT / "solutions" / "hidden", lab)), lab
+    return master_notebook(nb, lab, load_hidden(ROOT / "instructor" / "hidden", lab)), lab
 
 
 @pytest.mark.parametrize("path", SOLVED, ids=lambda p: p.name)
@@ -41,7 +41,7 @@ def test_master_notebook_has_one_block_per_check_and_all_points(path):
     assert raw.count("# BEGIN SOLUTION") == raw.count("# END SOLUTION") == raw.count("# END QUESTION")
     tests = [_src(c) for c in master["cells"] if c["cell_type"] == "code" and "_pg.get_lab" in _src(c)]
     assert {q.name for q in lab.questions} <= {t.split(".question('")[1].split("'")[0] for t in tests}
-    hidden = load_hidden(ROOT / "solutions" / "hidden", lab)
+    hidden = load_hidden(ROOT / "instructor" / "hidden", lab)
     assert sum("hidden: true" in t for t in tests) == len([q for q in hidden if hidden[q]])
 
 

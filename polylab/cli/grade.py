@@ -4,7 +4,7 @@
 Each submission runs in its own process with a fresh kernel, cell by cell, under a time limit (for its
 cells) and a memory limit (address space of every process it starts); every process it started is killed at
 the end. Then the lab's checks, untouched by the student, run on the answers its cells produced, with the
-instructor's hidden cases (``--hidden DIR``, default ``solutions/hidden`` when it exists). Edited, deleted
+instructor's hidden cases (``--hidden DIR``, default ``instructor/hidden`` when it exists). Edited, deleted
 or reordered check cells change nothing. A submission that is not a notebook, belongs to another lab,
 loops forever (in Python or in C), exhausts memory, kills its kernel or raises is still graded: 0 for what it
 did not reach, with the reason.
@@ -26,7 +26,7 @@ from pathlib import Path
 from polylab.errors import PolylabError
 from polylab.grading import batch, report
 
-DEFAULT_HIDDEN = Path("solutions") / "hidden"
+DEFAULT_HIDDEN = Path("instructor") / "hidden"
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

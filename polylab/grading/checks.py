@@ -203,9 +203,11 @@ def compare_calls(calls: Calls, reference: Callable[..., Any], *,
                   equal: Callable[[Any, Any], bool] | None = None) -> Verdict:
     """The student's function against ``reference`` on every case: partial credit per case; each failing
     public case is shown with its call, what it returned (or raised) and what was expected; a failing
-    hidden case is shown by its label only."""
+    hidden case is shown by its label only. The last line counts the cases passed: ``public cases: 3/3;
+    the grader also runs hidden cases`` in a notebook, ``public cases: 3/3; hidden cases: 4/5`` when graded."""
     same = equal or (lambda a, b: a == b)
     ok, lines = 0, []
+    passed = {False: 0, True: 0}
     for call in calls.calls:
         expected = reference(*call.case.args)
         shown = (f"hidden case {call.case.label!r}" if call.hidden and call.case.label
@@ -219,6 +221,7 @@ def compare_calls(calls: Calls, reference: Callable[..., Any], *,
             good = False
         if good:
             ok += 1
+            passed[call.hidden] += 1
         elif call.hidden:
             lines.append(f"{shown}: wrong result" + (f" ({call.case.label})" if call.case.label else ""))
         else:
@@ -226,7 +229,10 @@ def compare_calls(calls: Calls, reference: Callable[..., Any], *,
             lines.append(f"{shown} returned {describe(call.value)}, expected {describe(expected)}{label}")
     if not calls.calls:
         return right()
-    return partial(ok, len(calls.calls), *_cap(lines))
+    public = len(calls.calls) - calls.hidden
+    count = f"public cases: {passed[False]}/{public}; " + (
+        "the grader also runs hidden cases" if calls.in_notebook else f"hidden cases: {passed[True]}/{calls.hidden}")
+    return partial(ok, len(calls.calls), *_cap(lines), count)
 
 
 __all__ = ["MAX_LINES", "compare_calls", "compare_isl", "compare_matrices", "compare_sets", "legal_schedule",

@@ -127,7 +127,7 @@ def decode_calls(function: str, cases: Sequence[tuple[Case, bool]], encoded: Seq
             calls.append(Call(case, None, str(got["error"]), hidden))
         else:
             calls.append(Call(case, decode(got.get("value")), None, hidden))
-    return Calls(function, tuple(calls))
+    return Calls(function, tuple(calls), in_notebook=False)
 
 
 __all__ = ["FUNCTION_TYPE", "decode", "decode_calls", "encode_args"]

@@ -22,7 +22,8 @@ from polylab.grading.verdict import Report, Result
 
 def check(target: str, *rest: Any, namespace: Mapping[str, Any] | None = None) -> Result | Report:
     """Grade one question, several, or a whole lab (see the module text). ``namespace`` defaults to the
-    caller's globals (the notebook's variables). Public cases only: hidden cases are the batch grader's."""
+    caller's globals (the notebook's variables). Public cases only (a function question's feedback ends with
+    ``public cases: 3/3; the grader also runs hidden cases``): hidden cases are the batch grader's."""
     ns = namespace if namespace is not None else sys._getframe(1).f_globals
     try:
         return _check(target, rest, ns)

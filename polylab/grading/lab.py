@@ -4,10 +4,14 @@
              title="distance vectors of the sweep", example="{(2, 0)}")
 
 ``check`` is a pure function: it receives the values of the ``answers`` variables (in that order) and
-returns a :class:`~polylab.grading.verdict.Verdict`. A question whose answer is a *function* declares
-``cases`` (public inputs); the runner calls the student's function on every case (and on the instructor's
-hidden cases when grading) and passes the :class:`Calls` to the check, which compares them with a
-reference implementation. :meth:`Question.grade` never raises for anything the student did: a missing
+returns a :class:`~polylab.grading.verdict.Verdict`. A question whose answer is a *function* declares its
+**public** ``cases`` here, in the lab module (they ship with the package; the notebook's check runs them);
+its **hidden** cases are not declared in the lab at all: they live in the instructor's folder
+(``instructor/hidden/<lab>.py``, read as data by :func:`polylab.grading.registry.load_hidden`, see there)
+and only ``polylab grade --hidden DIR`` adds them. The runner calls the student's function on every case
+(public, then hidden) and passes the :class:`Calls` to the check, which compares them with a reference
+implementation (:func:`polylab.grading.checks.compare_calls`, which ends its feedback with ``public cases:
+3/3; the grader also runs hidden cases`` in a notebook). :meth:`Question.grade` never raises for anything the student did: a missing
 variable, a malformed answer (:class:`~polylab.grading.answers.AnswerError`) or an answer the engine refuses
 (a :class:`~polylab.errors.PolylabError`) becomes a zero with the reason; a bug in the check itself is
 reported as status ``error``.
@@ -52,10 +56,12 @@ class Call:
 
 @dataclass(frozen=True)
 class Calls:
-    """The calls of a function answer on all cases, in order (public cases first)."""
+    """The calls of a function answer on all cases, in order (public cases first). ``in_notebook``: made
+    by a notebook's check (public cases only), not by the batch grader."""
 
     function: str
     calls: tuple[Call, ...]
+    in_notebook: bool = True
 
     @property
     def hidden(self) -> int:

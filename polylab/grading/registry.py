@@ -3,19 +3,32 @@
 A lab is a module ``polylab/grading/labs/<name>.py`` that defines ``LAB``, a :class:`~polylab.grading.lab.Lab`
 whose ``name`` is the module's name. :func:`lab_names` lists them; :func:`get_lab` imports one.
 
-Hidden cases are instructor files, outside the package and outside the student release: a directory
-(``solutions/hidden/`` in this repository) with one Python file per lab, ``<lab>.py``, defining
+**Public and hidden cases.** A question whose answer is a function declares its *public* cases in the lab
+module (``Question(..., cases=(Case(args, label), ...))``): they ship in the package, the notebook's
+``check(...)`` runs them (and says ``public cases: 3/3; the grader also runs hidden cases``), and the grader
+runs them too. Its *hidden* cases live only in the instructor's files, never in the package, ``labs/``,
+``solutions/`` or the Binder image: a folder (``instructor/hidden/`` in this repository, excluded from the
+student release by ``.dockerignore`` and ``binder/postBuild``; a private repository in a real course) with
+one file per lab, ``<lab>.py``:
+
+    from polylab.grading import Case
 
     HIDDEN = {"q5": [Case(([6, 9, 12], 4), "three coefficients, gcd 3 does not divide 4"), ...]}
 
-(``Case`` is :class:`polylab.grading.Case`). Only the batch grader reads them (``polylab grade --hidden DIR``).
+Only the batch grader reads them (``polylab grade --hidden DIR``, :func:`load_hidden`), and it reads the file
+as **data**: the text is parsed (``ast``), never run, so the file may hold only that assignment (a docstring
+and the import of ``Case`` are allowed), Python literals (numbers, text, tuples, lists, sets, dictionaries,
+``None``, booleans) and ``Case(args, "label")`` calls (or ``(args, "label")`` pairs). The inputs of hidden
+cases reach the student's kernel only at the end of its run, when the function answer is called on them; the
+expected answers are computed by the lab's reference in the grader and never enter the sandbox. A failing
+hidden case is shown by its label only.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
-import runpy
 from pathlib import Path
 from typing import Mapping
 
@@ -52,21 +65,19 @@ def all_labs() -> tuple[Lab, ...]:
 
 
 def load_hidden(directory: str | Path | None, lab: Lab) -> Mapping[str, tuple[Case, ...]]:
-    """The hidden cases of ``lab`` from ``directory/<lab>.py`` (empty when there is no such file).
-
-    The file is trusted instructor code. Each key must be a function question of the lab; each value a
-    sequence of :class:`Case` (or ``(args, label)`` pairs)."""
+    """The hidden cases of ``lab`` from ``directory/<lab>.py`` (empty when there is no such file), read as
+    data (see the module text). Each key must be a function question of the lab; each value a sequence of
+    ``Case(args, label)`` or ``(args, label)``."""
     if directory is None:
         return {}
     path = Path(directory) / f"{lab.name}.py"
     if not path.is_file():
         return {}
     try:
-        hidden = runpy.run_path(str(path)).get("HIDDEN", {})
-    except Exception as exc:  # the instructor's file is broken: say which file and why, grade nothing with it
-        raise PolylabError(f"cannot read the hidden cases in {path}: {type(exc).__name__}: {exc}",
-                           hint="the file defines HIDDEN = {'q5': [Case((...), 'label'), ...]}") from None
-    if not isinstance(hidden, Mapping):
+        hidden = _hidden_literal(path.read_text(encoding="utf-8"), path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolylabError(f"cannot read the hidden cases in {path}: {exc}") from None
+    if not isinstance(hidden, dict):
         raise PolylabError(f"{path}: HIDDEN is not a dictionary", hint="HIDDEN = {'q5': [Case(...), ...]}")
     out: dict[str, tuple[Case, ...]] = {}
     for qname, cases in hidden.items():
@@ -75,7 +86,7 @@ def load_hidden(directory: str | Path | None, lab: Lab) -> Mapping[str, tuple[Ca
             raise PolylabError(f"{path}: {lab.name}.{qname} is not a function question, so it has no cases",
                                hint="hidden cases are inputs for questions whose answer is a function")
         items = []
-        for c in cases:
+        for c in cases if isinstance(cases, (list, tuple)) else [cases]:
             if isinstance(c, Case):
                 items.append(c)
             elif isinstance(c, (tuple, list)) and len(c) == 2 and isinstance(c[0], (tuple, list)):
@@ -84,6 +95,57 @@ def load_hidden(directory: str | Path | None, lab: Lab) -> Mapping[str, tuple[Ca
                 raise PolylabError(f"{path}: {c!r} is not a Case", hint="write Case((arg1, arg2), 'label')")
         out[q.name] = tuple(items)
     return out
+
+
+_HIDDEN_HINT = "the file holds HIDDEN = {'q5': [Case((arg1, arg2), 'label'), ...]} and nothing else"
+
+
+def _hidden_literal(text: str, path: Path) -> object:
+    """The value of ``HIDDEN = ...`` in ``text``, evaluated as a literal in which ``Case(args, label)`` calls
+    are allowed; nothing in the file runs."""
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except SyntaxError as exc:
+        raise PolylabError(f"{path}, line {exc.lineno}: {exc.msg}", hint=_HIDDEN_HINT) from None
+    value = None
+    for k, node in enumerate(tree.body):
+        if k == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue  # from polylab.grading import Case: not run, only allowed
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == "HIDDEN" and value is None):
+            value = node.value
+            continue
+        raise PolylabError(f"{path}, line {node.lineno}: only HIDDEN = {{...}} is read here (the file is "
+                           "data, not a program)", hint=_HIDDEN_HINT)
+    if value is None:
+        raise PolylabError(f"{path} defines no HIDDEN", hint=_HIDDEN_HINT)
+    try:
+        return _literal(value)
+    except ValueError as exc:
+        raise PolylabError(f"{path}: {exc}", hint=_HIDDEN_HINT) from None
+
+
+def _literal(node: ast.AST) -> object:
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Case"
+            and not node.keywords and 1 <= len(node.args) <= 2):
+        args = _literal(node.args[0])
+        if not isinstance(args, (tuple, list)):
+            raise ValueError(f"line {node.lineno}: the first argument of Case is the tuple of arguments")
+        return Case(tuple(args), str(_literal(node.args[1])) if len(node.args) == 2 else "")
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = [_literal(e) for e in node.elts]
+        return {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)](items)
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            raise ValueError(f"line {node.lineno}: ** is not a literal")
+        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise ValueError(f"line {getattr(node, 'lineno', '?')}: {ast.unparse(node)[:60]} is not a literal "
+                         "(the file is read as data)") from None
 
 
 __all__ = ["all_labs", "get_lab", "lab_names", "load_hidden"]

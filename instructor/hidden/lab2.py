@@ -1,6 +1,6 @@
 """Hidden cases of lab 2 (instructors only: never copied to labs/, never in the student release).
 
-``polylab grade --hidden solutions/hidden`` adds them to the public cases of each function question; the
+``polylab grade --hidden instructor/hidden`` adds them to the public cases of each function question; the
 student sees a failing hidden case by its label only.
 """
 
