@@ -196,8 +196,8 @@ def run_case(case: Case, stats: Stats) -> None:
     compared, changed = oracle_check(case, scop, case.params)
     stats.elements += compared
     if v.verified and not changed:
-        raise Mismatch(f"verified, but the interpreter saw no element change: vacuous ({v.coverage})" + context)
-    if v.vacuous and changed and v.coverage is not None and v.coverage.mode == "written":
+        raise Mismatch(f"verified, but the interpreter saw no element change: vacuous ({v.census})" + context)
+    if v.vacuous and changed and v.census is not None and v.mode == "written":
         raise Mismatch(f"refused as vacuous, but the interpreter saw elements change: {v.reason}" + context)
     stats.outcomes["verified" if v.verified else "vacuous, refused"] += 1
 

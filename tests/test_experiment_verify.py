@@ -79,7 +79,7 @@ def test_wrong_code_is_caught_and_the_difference_located():
     v = verify(other, None, "c", params={"N": 6})
     assert v.verified is False
     assert v.first_difference is not None and v.first_difference.startswith("a[")
-    assert "original" in v.first_difference and "variant" in v.first_difference
+    assert "expected" in v.first_difference and "got" in v.first_difference
     assert "FAILED" in str(v)
 
 
@@ -90,11 +90,11 @@ def test_live_out_elements_are_reported_by_index():
     other = dataclasses.replace(scop, source=scop.source.replace("/ f", "/ (f + 1)"))
     assert other.source != scop.source
     v = verify(other, None, "c", params={"n": 8}, compare="live-out")
-    assert v.verified is False and v.coverage.mode == "live-out" and v.coverage.elements == 1
+    assert v.verified is False and v.mode == "live-out" and v.census.elements == 1
     assert v.first_difference.startswith("x[4][4][4]"), v.first_difference
     # by default every written element is compared: the first one the sweep writes already differs
     v = verify(other, None, "c", params={"n": 8})
-    assert v.verified is False and v.coverage.mode == "written" and v.coverage.elements == 8 ** 3
+    assert v.verified is False and v.mode == "written" and v.census.elements == 8 ** 3
     assert v.first_difference.startswith("x[1][1][1]"), v.first_difference
     assert (v.difference.array, v.difference.index) == ("x", (1, 1, 1))
 

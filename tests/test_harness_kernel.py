@@ -22,7 +22,7 @@ from polylab import toolchain as tc
 from polylab.codegen import generate, original_program
 from polylab.codegen.harness import initial_values
 from polylab.experiment import verify
-from polylab.experiment.verify import coverage_of, param_args, vacuity
+from polylab.experiment.verify import initial_of, param_args
 
 from example_params import PARAMS
 
@@ -45,7 +45,12 @@ def written_outputs(program: str, scop, params: dict, flags: tuple[str, ...], op
     binary = tc.compile(program, flags=flags, openmp=openmp)
     with tempfile.TemporaryDirectory() as tmp:
         tc.run(binary, param_args(scop, params), output_dir=tmp, env={tc.OUTPUTS_VARIABLE: tc.OUTPUTS_WRITTEN})
-        return tc.read_outputs(tmp)
+        return tc.read_run(tmp)
+
+
+def census(scop, params: dict, outputs: tc.Outputs) -> tc.Census:
+    """What the outputs hold, counted by the toolchain's differential run with the model's initial values."""
+    return tc.census(outputs, initial_of(scop, params))
 
 
 @pytest.mark.parametrize("flags", LEVELS, ids=lambda f: " ".join(f))
@@ -53,11 +58,11 @@ def test_issue_case_kernel_does_its_work_at_every_optimisation_level(flags):
     scop = polylab.parse(ISSUE_CASE).scop
     params = {"N": 8}
     reference = written_outputs(original_program(scop), scop, params, ("-O0",))
-    assert coverage_of(scop, params, reference, "written").computed == 6  # S1's six new values
+    assert census(scop, params, reference).computed == 6  # S1's six new values
     for program in (original_program(scop), generate(scop, None, "c").program):
         out = written_outputs(program, scop, params, flags)
-        assert coverage_of(scop, params, out, "written").computed == 6, "the kernel's work was dropped"
-        assert all(np.array_equal(out[k], reference[k]) for k in reference)
+        assert census(scop, params, out).computed == 6, "the kernel's work was dropped"
+        assert all(np.array_equal(out.arrays[k], reference.arrays[k]) for k in reference.arrays)
 
 
 def test_the_kernel_is_noipa_and_called_through_a_volatile_pointer():
@@ -82,9 +87,9 @@ def test_a_variant_whose_kernel_call_is_deleted_is_caught():
     assert v.verified is False and v.difference is not None and v.difference.array == "B"
     # and a reference that does no work makes the comparison vacuous, never "verified"
     out = written_outputs(idle.program, scop, {"N": 8}, tuple(tc.VERIFY_FLAGS))
-    coverage = coverage_of(scop, {"N": 8}, out, "written")
+    coverage = census(scop, {"N": 8}, out)
     assert coverage.elements == 12 and coverage.unchanged == 12 and coverage.computed == 0
-    assert "vacuous" in vacuity(coverage, {"N": 8})
+    assert "vacuous" in tc.vacuity(coverage)
 
 
 @pytest.mark.parametrize("name", sorted(PARAMS))
@@ -93,7 +98,7 @@ def test_every_example_kernel_changes_its_outputs_at_verify_and_timing_flags(nam
     params = PARAMS[name]
     for flags in (tuple(tc.VERIFY_FLAGS), ("-O3",)):
         out = written_outputs(original_program(scop), scop, params, flags)
-        coverage = coverage_of(scop, params, out, "written")
+        coverage = census(scop, params, out)
         assert coverage.computed > 0 and coverage.nan == 0 and coverage.inf == 0, (name, flags, coverage)
 
 
@@ -183,7 +188,7 @@ def test_typical_numerical_kernels_stay_finite_from_the_initial_values(source):
     scop = polylab.parse(source).scop
     v = verify(scop, None, "c", params={"N": 40})
     assert v.verified is True, str(v)
-    assert v.coverage.nan == 0 and v.coverage.inf == 0 and v.coverage.computed > 0, str(v.coverage)
+    assert v.census.nan == 0 and v.census.inf == 0 and v.census.computed > 0, str(v.census)
 
 
 def _kernel_assembly(program: str, tmp: Path) -> str:

@@ -57,7 +57,7 @@ def test_a_parameter_named_max_compiles_and_verifies():
     scop = polylab.parse(_kernel("max")).scop
     sched = parse_schedule(scop, "wavefront; tile(3, 3)", steps=recipe_steps())
     report = verify(scop, sched, target="c", params={"max": 9})
-    assert report.verified and report.coverage.elements > 0
+    assert report.verified and report.census.elements > 0
 
 
 def test_an_iterator_named_like_a_keyword_in_the_storage_steps():
@@ -150,7 +150,7 @@ def test_interleave_alone_on_sl3_verifies():
     scop = polylab.parse_file(polylab.example_path("sl3.sy")).scop
     sched = parse_schedule(scop, "interleave", steps=recipe_steps())
     report = verify(scop, sched, target="c", params={"n": 6})
-    assert report.verified and report.coverage.elements > 0
+    assert report.verified and report.census.elements > 0
 
 
 def test_contracting_an_array_of_a_program_that_never_runs_is_refused_at_the_step():

@@ -58,10 +58,11 @@ from polylab import toolchain as tc
 from polylab.bench.runner import ERROR, NOT_RUN, UNVERIFIED, VERIFIED, CaseResult, Retime, run_case as run_variant_case
 from polylab.bench.sweep import Case, Kernel
 from polylab.codegen import generate, original_program
-from polylab.codegen.harness import live_out_points, original_kernel
+from polylab.codegen.harness import original_kernel
 from polylab.errors import PolylabError
 from polylab.experiment import TIMING_FLAGS, VERIFY_FLAGS, check_params, time_program
-from polylab.experiment.verify import param_args
+from polylab.experiment.params import validate_params
+from polylab.experiment.verify import compile_original, param_args, run_against_original
 from polylab.model.scop import Scop
 
 __all__ = ["PEER_NAMES", "PEER_PREFIX", "REJECTED", "Peer", "PeerResult", "Transformed", "available_peers",
@@ -529,34 +530,24 @@ def _parallel(peer: Peer, binary: tc.Binary, threads: int | None) -> bool | None
 
 def _verify(scop: Scop, builds: Sequence[tuple[str, tc.Binary]], values: Mapping[str, int], *,
             threads: int | None, timeout: float) -> tuple[str, str | None] | None:
-    """Run the original program and each build at ``values``; None when every live-out array is equal bit
-    for bit, else (what differs, the first differing element)."""
-    args = param_args(scop, values)
-    reference = tc.compile(original_program(scop), flags=VERIFY_FLAGS)
-    with tempfile.TemporaryDirectory(prefix="polylab-peer-verify-") as tmp:
-        tc.run(reference, args, timeout=timeout, output_dir=f"{tmp}/original")
-        for k, (label, binary) in enumerate(builds):
-            tc.run(binary, args, timeout=timeout, threads=threads, output_dir=f"{tmp}/{k}")
-            cmp = tc.compare_outputs(f"{tmp}/original", f"{tmp}/{k}")
-            if cmp.equal:
-                continue
-            if cmp.first is None:
-                return f"the {label}'s output is not the original's: {'; '.join(cmp.problems)}", None
-            return (f"the {label}'s output differs from the original's in {cmp.mismatches} element(s), largest "
-                    f"relative error {cmp.max_rel_error:.3g} (a peer is verified only when bit-identical; "
-                    f"reordered or fused floating-point operations change the rounding)",
-                    _describe(scop, values, cmp.first))
+    """Run the original program and each build at ``values`` (the toolchain's differential run, through
+    :func:`polylab.experiment.verify.run_against_original`); None when every live-out element is equal bit
+    for bit and the comparison is not vacuous, else (why not, the first differing element or None)."""
+    check = validate_params(scop, values)
+    reference = compile_original(scop, VERIFY_FLAGS)
+    for label, binary in builds:
+        run = run_against_original(scop, reference, binary, check, threads=threads, timeout=timeout)
+        if run.verified is None:
+            return f"the {label}'s output cannot be verified: {run.reason}", None
+        if run.verified:
+            continue
+        if run.difference is None:
+            return f"the {label}'s output is not the original's: {run.first_difference}", None
+        cmp = run.comparison
+        return (f"the {label}'s output differs from the original's in {cmp.mismatches} element(s), largest "
+                f"relative error {cmp.max_rel_error:.3g} (a peer is verified only when bit-identical; "
+                f"reordered or fused floating-point operations change the rounding)", str(run.difference))
     return None
-
-
-def _describe(scop: Scop, values: Mapping[str, int], d: tc.ArrayDifference) -> str:
-    """``A[3][5]: original 1.25, peer 1.2500000000000002`` (an element of a gathered live-out set is named
-    by its indices)."""
-    index: tuple[int, ...] = d.index
-    points = live_out_points(scop, d.array, dict(values))
-    if points is not None and len(index) == 1 and index[0] < len(points):
-        index = points[index[0]]
-    return f"{d.array}{''.join(f'[{i}]' for i in index)}: original {d.expected!r}, peer {d.actual!r}"
 
 
 # ---- what a compiler peer reports -----------------------------------------------------------------------

@@ -14,8 +14,8 @@ verified) and measures times.
 from polylab.experiment.params import ParameterCheck, check_params, parameter_value, validate_params
 from polylab.experiment.schedules import require_legal, schedule_from_spec
 from polylab.experiment.timing import MIN_TIMED_SECONDS, TIMING_FLAGS, RunReport, measure, time_program, unresolved
-from polylab.experiment.verify import VERIFY_FLAGS, Coverage, Difference, Verification, verify
+from polylab.experiment.verify import VERIFY_FLAGS, SizeRun, Verification, verify
 
-__all__ = ["MIN_TIMED_SECONDS", "TIMING_FLAGS", "VERIFY_FLAGS", "Coverage", "Difference", "ParameterCheck", "RunReport", "Verification",
+__all__ = ["MIN_TIMED_SECONDS", "TIMING_FLAGS", "VERIFY_FLAGS", "ParameterCheck", "RunReport", "SizeRun", "Verification",
            "check_params", "measure", "parameter_value", "require_legal", "schedule_from_spec", "time_program",
            "unresolved", "validate_params", "verify"]

@@ -308,3 +308,49 @@ def validate_params(scop: Scop, params: Mapping[str, object] | None, *, complete
 def check_params(scop: Scop, params: Mapping[str, object] | None) -> dict[str, int]:
     """:func:`validate_params` with the defaults; the checked values in ``Scop.parameters`` order."""
     return dict(validate_params(scop, params).values)
+
+
+def _runs_twice(domain: isl.Set, depth: int) -> isl.Set:
+    """The parameter values at which loop ``depth`` of a statement with iteration ``domain`` runs at least
+    twice for some values of the loops around it: ``{ p : exists x, y in domain(p), x_j = y_j (j < depth),
+    x_depth < y_depth }``."""
+    pairs = isl.Map.from_domain_and_range(domain, domain)
+    for j in range(depth):
+        pairs = pairs.equate(isl.dim_type.in_, j, isl.dim_type.out, j)
+    return pairs.order_lt(isl.dim_type.in_, depth, isl.dim_type.out, depth).params()
+
+
+@dataclass(frozen=True)
+class LoopsTwice:
+    """Parameter values at which every loop of a SCoP that can run twice does (``values``; None when the
+    SCoP has no parameter or no such values exist), and the loops (``S0 loop 2``) that cannot run twice
+    at those values (``missed``)."""
+
+    values: Mapping[str, int] | None
+    missed: tuple[str, ...] = ()
+
+
+def loops_run_twice(scop: Scop) -> LoopsTwice:
+    """The smallest parameter values (non-negative, smallest sum, then lexicographically:
+    :func:`polylab.schedule.small_parameters`) at which every loop runs at least twice, for some values of
+    the loops around it. A loop that runs twice at no parameter values is left out; when no values make
+    all others run twice at once, the loops are taken in order and one that would empty the set is left
+    out (and named in ``missed``)."""
+    from polylab.schedule import small_parameters
+
+    if not scop.parameters:
+        return LoopsTwice(None)
+    chosen = scop.context
+    missed: list[str] = []
+    for st in scop.statements:
+        for depth in range(st.domain.dim(isl.dim_type.set)):
+            twice = _runs_twice(st.domain, depth).intersect(scop.context)
+            if twice.is_empty():
+                continue
+            narrower = chosen.intersect(twice)
+            if narrower.is_empty():
+                missed.append(f"{st.name} loop {depth + 1}")
+            else:
+                chosen = narrower
+    values = small_parameters(chosen)
+    return LoopsTwice({p: int(values[p]) for p in scop.parameters} if values is not None else None, tuple(missed))

@@ -91,12 +91,14 @@ class RunReport:
         if self.speedup_refused:
             out["speedup_refused"] = self.speedup_refused
         if self.verification is not None:
-            out["compared"] = self.verification.coverage.to_json() if self.verification.coverage else None
+            out["compared"] = self.verification.compared_json()
+            out["verified_sizes"] = [dict(p) for p in self.verification.verified_sizes]
             out["vacuous"] = self.verification.vacuous
             if self.verification.first_difference:
                 out["first_difference"] = self.verification.first_difference
-        if self.warnings:
-            out["warnings"] = list(self.warnings)
+        warnings = [*self.warnings, *(self.verification.remarks if self.verification is not None else ())]
+        if warnings:
+            out["warnings"] = warnings
         if self.reason:
             out["reason"] = self.reason
         return out

@@ -9,7 +9,7 @@ memory, every access inside its array, proved with isl), then both programs are 
 operations on each element gives bit-identical results), run with the same parameters, and their outputs
 are compared element by element, bit for bit.
 
-What is compared (:class:`Coverage`):
+What is compared (``Verification.mode``):
 
 * ``written`` (the default when the variant stores the same arrays as the original, i.e. no storage step
   changed them): every element some statement instance writes, in every written array
@@ -17,37 +17,39 @@ What is compared (:class:`Coverage`):
 * ``live-out`` (after a storage step, whose variant keeps only what is read after the region): the
   live-out elements.
 
-A comparison is called *vacuous*, and the variant is not called verified, when it cannot tell a wrong
-variant from a right one: no element was compared; every compared element is NaN in the original's output;
-every compared element still holds its initial value (the original's loops did not run, or its kernel was
-optimised away); or, comparing live-out elements only, their values do not change when the parameters
-shrink by one (the live-out does not depend on the part of the computation the larger size adds, like
-``sl3``'s single printed element for ``n >= 32``). Counts of NaN, infinite and unchanged elements are
-reported either way.
+The comparison itself is the toolchain's one differential run (:func:`polylab.toolchain.differential_run`):
+it refuses to call a vacuous comparison verified (no element compared, every compared element NaN or
+infinite, or none holding a computed value: :func:`polylab.toolchain.vacuity`) and warns when every compared
+element is 0. This module adds what only the model knows: the arrays' extents and initial values, and one
+more rule for live-out comparisons: their values must change when the parameters shrink by one (else the
+live-out does not depend on the part of the computation the larger size adds, like ``sl3``'s single
+printed element for ``n >= 32``).
+
+Several sizes (:class:`Verification` ``sizes``): besides the parameter values asked for, the variant is
+verified at the smallest values at which every loop runs at least twice
+(:func:`polylab.experiment.params.loops_run_twice`), so that "verified" never rests only on a run in which
+some loop ran no iteration or one (a variant whose wrong loop runs no iteration at the values asked for is
+caught at the other size).
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-
-import numpy as np
 
 from polylab import toolchain as tc
 from polylab.codegen import GeneratedCode, generate, original_program
-from polylab.codegen.extents import extent_values
-from polylab.codegen.harness import SOURCE_FILE, initial_elements, live_outs, output_points, source_text
+from polylab.codegen.harness import SOURCE_FILE, initial_elements, live_outs, source_text
 from polylab.errors import ModelError, ToolchainError, VerificationError
-from polylab.experiment.params import ParameterCheck, validate_params
+from polylab.experiment.params import ParameterCheck, loops_run_twice, validate_params
 from polylab.experiment.schedules import legal_schedule, variant_scop
+from polylab.model.budget import bounded
 from polylab.model.scop import Scop
 from polylab.schedule import Schedule
 
-__all__ = ["COMPARE_MODES", "VERIFY_FLAGS", "Coverage", "Difference", "Progress", "Verification", "compile_original",
-           "compile_variant", "coverage_of", "memory_limit", "no_progress", "param_args", "vacuity", "verify"]
+__all__ = ["COMPARE_MODES", "VERIFY_FLAGS", "Progress", "SizeRun", "Verification", "compile_original",
+           "compile_variant", "initial_of", "memory_limit", "no_progress", "param_args", "run_against_original",
+           "verify"]
 
 Progress = Callable[[str], None]
 
@@ -56,6 +58,9 @@ VERIFY_FLAGS: tuple[str, ...] = tc.VERIFY_FLAGS
 
 #: what :func:`verify` can compare: ``auto`` picks ``written`` unless a storage step changed the arrays
 COMPARE_MODES = ("auto", "written", "live-out")
+
+#: why a size was verified
+ASKED, TWICE = "the values asked for", "every loop runs at least twice"
 
 
 def no_progress(_: str) -> None:
@@ -73,84 +78,82 @@ def memory_limit(target: str) -> int | None:
     return None if target == "cuda" else tc.DEFAULT_MEMORY_LIMIT_MB
 
 
+def initial_of(scop: Scop, values: Mapping[str, int]) -> tc.Initial:
+    """The harness's initial values of ``scop``'s arrays at ``values``, as the toolchain's differential run
+    asks for them (array name, row-major flat indices -> values)."""
+    return lambda name, flat: initial_elements(scop, scop.array(name), values, flat)
+
+
+def _where(values: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in values.items())
+
+
 @dataclass(frozen=True)
-class Coverage:
-    """What a verification compared: ``mode`` (``written`` or ``live-out``), the arrays, how many elements,
-    and among them how many are NaN, infinite, or unchanged from their initial values, in the original
-    program's output."""
+class SizeRun:
+    """One differential run of a verification: the parameter values, why they were chosen (:data:`ASKED`
+    or :data:`TWICE`) and the toolchain's verdict."""
 
-    mode: str
-    arrays: tuple[str, ...]
-    elements: int
-    nan: int = 0
-    inf: int = 0
-    unchanged: int = 0
-
-    @property
-    def computed(self) -> int:
-        """Elements that hold a computed value: changed from their initial value and not NaN."""
-        return self.elements - self.nan - self.unchanged
-
-    def __str__(self) -> str:
-        what = "every element the program writes" if self.mode == "written" else "the live-out elements"
-        return (f"{self.elements:,} element(s) of {', '.join(self.arrays) or 'no array'} ({what}); "
-                f"{self.nan} NaN, {self.inf} infinite, {self.unchanged} unchanged from their initial values")
+    params: Mapping[str, int]
+    why: str
+    run: tc.DifferentialRun
 
     def to_json(self) -> dict:
-        return {"mode": self.mode, "arrays": list(self.arrays), "elements": self.elements, "nan": self.nan,
-                "inf": self.inf, "unchanged": self.unchanged}
-
-
-@dataclass(frozen=True)
-class Difference:
-    """The first element (in the order the outputs are written) where the variant differs from the
-    original, in the array's own coordinates."""
-
-    array: str
-    index: tuple[int, ...]
-    original: float | int
-    variant: float | int
-
-    def __str__(self) -> str:
-        idx = "".join(f"[{i}]" for i in self.index)
-        return f"{self.array}{idx}: original {self.original!r}, variant {self.variant!r}"
+        return {"params": dict(self.params), "why": self.why, "verified": self.run.verified,
+                "reason": self.run.reason, "compared": self.run.census.to_json()}
 
 
 @dataclass(frozen=True)
 class Verification:
     """The outcome of comparing a variant with the original program.
 
-    ``verified``: True (every compared element equal, and the comparison not vacuous), False (a
-    difference: ``difference`` says where) or None (not verified: the variant could not run here, or the
-    comparison was vacuous; ``reason`` says which). ``coverage``: what was compared. ``warnings``: the
+    ``verified``: True (every compared element equal at every size, and the comparison at the values asked
+    for not vacuous), False (a difference: ``difference`` says where, ``params`` at which values) or None
+    (not verified: the variant could not run here, or the comparison was vacuous; ``reason`` says which).
+    ``mode``: what was compared (``written`` or ``live-out``); ``sizes``: every run, the values asked for
+    first (:class:`SizeRun`); ``census``: what the run at the values asked for compared. ``warnings``: the
     compiler's warnings about the variant; ``parameter_warnings``: the parameter check's (accesses that
-    other parameter values would take out of their arrays).
+    other parameter values would take out of their arrays); ``remarks``: what the comparison warns of
+    (every compared element 0) and sizes that could not be verified.
     """
 
     verified: bool | None
     target: str
     params: Mapping[str, int]
     threads: int | None = None
-    comparison: tc.Comparison | None = None
-    difference: Difference | None = None
-    coverage: Coverage | None = None
+    mode: str | None = None
+    sizes: tuple[SizeRun, ...] = ()
     reason: str | None = None
     vacuous: bool = False
     code: GeneratedCode | None = field(default=None, repr=False)
     warnings: tuple[str, ...] = field(default=())
     parameter_warnings: tuple[str, ...] = field(default=())
+    remarks: tuple[str, ...] = field(default=())
 
     def __bool__(self) -> bool:
         return bool(self.verified)
 
     @property
+    def run(self) -> tc.DifferentialRun | None:
+        """The run that decided: the first that failed, else the one at the values asked for."""
+        failed = [s.run for s in self.sizes if s.run.verified is False]
+        return failed[0] if failed else self.sizes[0].run if self.sizes else None
+
+    @property
+    def census(self) -> tc.Census | None:
+        return self.sizes[0].run.census if self.sizes else None
+
+    @property
+    def comparison(self) -> tc.Comparison | None:
+        return self.run.comparison if self.run is not None else None
+
+    @property
+    def difference(self) -> tc.Difference | None:
+        return self.run.difference if self.run is not None else None
+
+    @property
     def first_difference(self) -> str | None:
-        """The first difference as text (``a[2][3]: original 1.5, variant 2.0``), or what else differs."""
-        if self.difference is not None:
-            return str(self.difference)
-        if self.comparison is not None and not self.comparison.equal:
-            return "; ".join(self.comparison.problems) or None
-        return None
+        """The first difference as text (``a[2][3]: expected 1.5, got 2.0``), or what else differs."""
+        return self.run.first_difference if self.run is not None else None
 
     def require(self) -> Verification:
         """``self`` when verified; else :class:`~polylab.errors.VerificationError` with the first
@@ -161,26 +164,51 @@ class Verification:
         if self.verified is False:
             raise VerificationError(f"the {self.target} variant's output differs from the original's at "
                                     f"{self.first_difference}", array=d.array if d else None,
-                                    index=d.index if d else None, expected=d.original if d else None,
-                                    actual=d.variant if d else None,
+                                    index=d.index if d else None, expected=d.expected if d else None,
+                                    actual=d.actual if d else None,
                                     hint="the schedule was accepted as legal: please report this case")
         raise VerificationError(f"not verified: {self.reason}", vacuous=self.vacuous,
                                 hint="verify at other parameter values" if self.vacuous else None)
 
+    def _compared(self) -> str:
+        what = "every element the program writes" if self.mode == "written" else "the live-out elements"
+        return f"{self.census} ({what})" if self.census is not None else ""
+
     def __str__(self) -> str:
         where = "".join(f", {k}={v}" for k, v in self.params.items())
+        notes = "".join(f"\n  warning: {r}" for r in self.remarks)
         if self.verified is None:
             head = f"not verified ({self.target}{where}): {self.reason}"
-            return head + (f"\n  compared: {self.coverage}" if self.coverage else "")
-        if self.verified:
-            return f"verified ({self.target}{where}): compared bit for bit {self.coverage}"
-        return (f"VERIFICATION FAILED ({self.target}{where}): first difference at {self.first_difference}"
-                f"\n{self.comparison}" + (f"\n  compared: {self.coverage}" if self.coverage else ""))
+            return head + (f"\n  compared: {self._compared()}" if self.census else "") + notes
+        if self.verified is False:
+            at = _where(self.run_params)
+            return (f"VERIFICATION FAILED ({self.target}{where}): first difference"
+                    f"{f' at {at}' if at and self.run_params != self.params else ''} at {self.first_difference}"
+                    f"\n{self.comparison}" + (f"\n  compared: {self._compared()}" if self.census else "") + notes)
+        also = "".join(f"\n  also verified at {_where(s.params)} ({s.why}): {s.run.census.elements:,} element(s)"
+                       for s in self.sizes[1:] if s.run.verified)
+        return f"verified ({self.target}{where}): compared bit for bit {self._compared()}{also}{notes}"
+
+    @property
+    def run_params(self) -> Mapping[str, int]:
+        """The parameter values of :attr:`run`."""
+        failed = [s.params for s in self.sizes if s.run.verified is False]
+        return failed[0] if failed else self.params
+
+    @property
+    def verified_sizes(self) -> tuple[Mapping[str, int], ...]:
+        """The parameter values at which the outputs were compared and found equal, not vacuously."""
+        return tuple(s.params for s in self.sizes if s.run.verified)
+
+    def compared_json(self) -> dict | None:
+        """What was compared at the values asked for (``mode`` and the toolchain's census)."""
+        return {"mode": self.mode, **self.census.to_json()} if self.census is not None else None
 
     def to_json(self) -> dict:
         return {"verified": self.verified, "target": self.target, "params": dict(self.params),
                 "threads": self.threads, "first_difference": self.first_difference, "reason": self.reason,
-                "vacuous": self.vacuous, "compared": self.coverage.to_json() if self.coverage else None}
+                "vacuous": self.vacuous, "compared": self.compared_json(),
+                "sizes": [s.to_json() for s in self.sizes], "warnings": list(self.remarks)}
 
 
 def compile_variant(code: GeneratedCode, flags: tuple[str, ...], progress: Progress = no_progress, *,
@@ -228,74 +256,35 @@ def _check_parameters(scop: Scop, variant: Scop, schedule: Schedule | None, para
     return check
 
 
-def _flat_indices(scop: Scop, name: str, values: Mapping[str, int], size: int, mode: str,
-                  indices: Mapping[str, np.ndarray | None]) -> np.ndarray:
-    """The row-major flat indices (in the array) of an output's elements: from the harness's ``.idx`` file
-    when it wrote one, else from the model's points (whole arrays: every index)."""
-    known = indices.get(name)
-    if known is not None:
-        return known.astype(np.uint64)
-    array = scop.array(name)
-    points = output_points(scop, name, values, written=mode == "written")
-    if points is None:
-        return np.arange(size, dtype=np.uint64)
-    if not points or array.rank == 0:
-        return np.zeros(len(points), dtype=np.uint64)
-    coords = np.array(points, dtype=np.int64).reshape(len(points), array.rank)
-    return np.ravel_multi_index(tuple(coords.T), extent_values(scop, array, values)).astype(np.uint64)
+def _sizes(scop: Scop, variant: Scop, schedule: Schedule | None, asked: ParameterCheck,
+           target: str) -> tuple[list[tuple[ParameterCheck, str]], list[str]]:
+    """The parameter values to verify at: those asked for, then (when they differ) the smallest at which
+    every loop runs at least twice, if they pass the parameter check; and remarks on what was left out."""
+    with bounded("choosing the parameter values at which every loop runs twice"):
+        twice = loops_run_twice(scop)
+    remarks = [f"{', '.join(twice.missed)} cannot run twice at the same parameter values as the other loops"] \
+        if twice.missed else []
+    sizes = [(asked, ASKED)]
+    if twice.values is not None and dict(twice.values) != dict(asked.values):
+        try:
+            sizes.append((_check_parameters(scop, variant, schedule, twice.values, target), TWICE))
+        except ModelError as err:
+            remarks.append(f"not verified at {_where(twice.values)} ({TWICE}): {err.message}")
+    return sizes, remarks
 
 
-def coverage_of(scop: Scop, values: Mapping[str, int], outputs: Mapping[str, np.ndarray], mode: str,
-                indices: Mapping[str, np.ndarray | None] | None = None) -> Coverage:
-    """What the original's ``outputs`` hold: elements, NaN, infinite, unchanged from the initial values
-    (``indices``: the harness's flat indices of gathered outputs, see :func:`polylab.toolchain.read_indices`)."""
-    elements = nan = inf = unchanged = 0
-    for name, data in outputs.items():
-        flat = _flat_indices(scop, name, values, data.size, mode, indices or {})
-        initial = initial_elements(scop, scop.array(name), values, flat)
-        values_ = data.reshape(-1)
-        elements += values_.size
-        if values_.dtype.kind in "fc":
-            nan += int(np.count_nonzero(np.isnan(values_)))
-            inf += int(np.count_nonzero(np.isinf(values_)))
-        unchanged += int(np.count_nonzero(values_ == initial))
-    return Coverage(mode, tuple(sorted(outputs)), elements, nan, inf, unchanged)
-
-
-def _read_run(directory: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray | None]]:
-    outputs = tc.read_outputs(directory)
-    return outputs, {name: tc.read_indices(directory, name) for name in outputs}
-
-
-def vacuity(coverage: Coverage, values: Mapping[str, int]) -> str | None:
-    """Why a comparison with this coverage proves nothing (None when it does)."""
-    where = ", ".join(f"{k} = {v}" for k, v in values.items()) or "these parameters"
-    if coverage.elements == 0:
-        return f"the comparison would be vacuous: the original program writes no element at {where}"
-    if coverage.nan == coverage.elements:
-        return (f"the comparison would be vacuous: all {coverage.elements} compared elements are NaN in the "
-                "original program's output")
-    if coverage.computed <= 0:
-        return (f"the comparison would be vacuous: the original program leaves every compared element at its "
-                f"initial value or NaN at {where} (do its loops run? was its kernel optimised away?)")
-    return None
-
-
-def _run_pair(ref: tc.Binary, variant: tc.Binary, args: list[int], *, mode: str, threads: int | None,
-              timeout: float, progress: Progress, directory: Path) -> None:
-    env = {tc.OUTPUTS_VARIABLE: tc.OUTPUTS_WRITTEN} if mode == "written" else None
-    progress("running the original program")
-    tc.run(ref, args, timeout=timeout, output_dir=directory / "original", env=env)
-    progress("running the variant")
-    tc.run(variant, args, timeout=timeout, threads=threads, output_dir=directory / "variant", env=env)
-    _check_disk(directory)
-
-
-def _check_disk(directory: Path) -> None:
-    usage = shutil.disk_usage(directory)
-    if usage.free < 16 * 2 ** 20:
-        raise ToolchainError(f"less than 16 MB free on the disk of {directory} after writing the outputs",
-                             hint="free disk space, or set TMPDIR to a larger disk")
+def run_against_original(scop: Scop, reference: tc.Binary, candidate: tc.Binary, check: ParameterCheck, *,
+                         written: bool = False, threads: int | None = None,
+                         timeout: float = 60.0) -> tc.DifferentialRun:
+    """The toolchain's differential run of ``candidate`` (any harness program of ``scop``'s arrays: a
+    variant, a peer compiler's program) against ``reference`` (the original program) at the checked
+    parameter values, with the model's initial values and extents (every written element when
+    ``written``, else the live-out data)."""
+    values = dict(check.values)
+    return tc.differential_run(reference, candidate, param_args(scop, values), written=written, threads=threads,
+                               timeout=timeout, initial=initial_of(scop, values),
+                               extents={s.name: s.extents for s in check.sizes},
+                               where=f" at {_where(values)}" if values else "")
 
 
 def _smaller_parameters(scop: Scop, values: Mapping[str, int], target: str) -> list[dict[str, int]]:
@@ -310,29 +299,23 @@ def _smaller_parameters(scop: Scop, values: Mapping[str, int], target: str) -> l
     return out
 
 
-def _live_out_insensitive(scop: Scop, ref: tc.Binary, values: Mapping[str, int], reference: Mapping[str, np.ndarray],
-                          target: str, timeout: float, directory: Path) -> str | None:
+def _live_out_insensitive(scop: Scop, ref: tc.Binary, values: Mapping[str, int], reference: tc.Outputs,
+                          target: str, timeout: float) -> str | None:
     """When only some elements are live-out: a reason if their values are the same at the parameters one
     and two smaller (two sizes, since ``n / 2`` is the same for ``n`` and ``n - 1``): then they do not
     depend on the computation these sizes add (sl3's centre element for ``n >= 32``)."""
     if not scop.parameters or all(lo.elements is None for lo in live_outs(scop)):
         return None
     smaller = _smaller_parameters(scop, values, target)
-    for k, cand in enumerate(smaller):
-        where = directory / f"smaller{k}"
-        tc.run(ref, param_args(scop, cand), timeout=timeout, output_dir=where)
-        other = tc.read_outputs(where)
-        for name, data in reference.items():
-            alt = other.get(name)
-            if alt is None or alt.size != data.size or not np.array_equal(np.sort(alt.reshape(-1)),
-                                                                           np.sort(data.reshape(-1))):
-                return None
+    if not all(tc.same_values(reference, tc.run_outputs(ref, param_args(scop, cand), timeout=timeout))
+               for cand in smaller):
+        return None
     if not smaller:
         return None
     here = ", ".join(f"{k} = {v}" for k, v in values.items())
     there = " and ".join(", ".join(f"{k} = {v}" for k, v in c.items()) for c in smaller)
-    return (f"the comparison would be vacuous: the live-out elements ({', '.join(sorted(reference))}) take the same "
-            f"values at {there} as at {here}, so they do not depend on the computation the larger sizes add; "
+    return (f"the comparison would be vacuous: the live-out elements ({', '.join(sorted(reference.arrays))}) take the "
+            f"same values at {there} as at {here}, so they do not depend on the computation the larger sizes add; "
             "verify at smaller parameters, or without storage steps (then every written element is compared)")
 
 
@@ -347,10 +330,11 @@ def verify(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str,
     storage step, the transformed one), never from ``scop``. An illegal schedule is refused before any code
     is generated (:class:`~polylab.errors.IllegalTransformationError` names the violated dependence and a
     violating pair); parameter values that cannot be run are refused before anything is built
-    (:class:`~polylab.errors.ModelError`, see :mod:`polylab.experiment.params`). ``compare``: ``auto``,
-    ``written`` or ``live-out`` (see the module's documentation). ``force=True`` rebuilds both programs
-    instead of reusing cached builds. ``target``: ``'c'``, ``'openmp'`` or ``'cuda'`` (``verified`` is
-    None, with the reason, where CUDA cannot run). A compile error raises
+    (:class:`~polylab.errors.ModelError`, see :mod:`polylab.experiment.params`). Both programs run at
+    ``params`` and at the smallest values where every loop runs twice (see the module). ``compare``:
+    ``auto``, ``written`` or ``live-out`` (see the module's documentation). ``force=True`` rebuilds both
+    programs instead of reusing cached builds. ``target``: ``'c'``, ``'openmp'`` or ``'cuda'``
+    (``verified`` is None, with the reason, where CUDA cannot run). A compile error raises
     :class:`~polylab.errors.CompileError`; a run past ``timeout`` seconds raises
     :class:`~polylab.errors.RunTimeout`. ``.require()`` on the result raises
     :class:`~polylab.errors.VerificationError` unless the variant was verified.
@@ -361,49 +345,34 @@ def verify(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str,
     mode = _compare_mode(scop, variant_of, compare)
     check = _check_parameters(scop, variant_of, schedule, params, target)
     values = dict(check.values)
-    args = param_args(scop, values)
     if code is None:
         code = generate(variant_of, schedule, target)
+    common = dict(threads=threads, mode=mode, code=code, parameter_warnings=check.warnings)
     if target == "cuda" and not tc.cuda_compiler_status():
-        return Verification(None, target, values, threads, reason=tc.cuda_compiler_status().reason, code=code,
-                            parameter_warnings=check.warnings)
+        return Verification(None, target, values, reason=tc.cuda_compiler_status().reason, **common)
     progress("compiling the original program")
     ref = compile_original(scop, VERIFY_FLAGS, force=force)
     variant = compile_variant(code, VERIFY_FLAGS, progress, force=force)
-    warnings = tuple(str(w) for w in variant.warnings)
+    common["warnings"] = tuple(str(w) for w in variant.warnings)
     if target == "cuda" and not tc.has_gpu():
-        return Verification(None, target, values, threads, code=code, warnings=warnings,
-                            parameter_warnings=check.warnings,
-                            reason=f"{tc.gpu_status().reason}; the CUDA code compiled with nvcc")
-    with tempfile.TemporaryDirectory(prefix="polylab-verify-") as tmp:
-        directory = Path(tmp)
-        _run_pair(ref, variant, args, mode=mode, threads=threads, timeout=timeout, progress=progress,
-                  directory=directory)
-        cmp = tc.compare_outputs(directory / "original", directory / "variant")
-        reference, indices = _read_run(directory / "original")
-        coverage = coverage_of(scop, values, reference, mode, indices)
-        vacuous = vacuity(coverage, values)
-        if vacuous is None and cmp.equal and mode == "live-out":
-            vacuous = _live_out_insensitive(scop, ref, values, reference, target, timeout, directory)
-    common = dict(threads=threads, comparison=cmp, coverage=coverage, code=code, warnings=warnings,
-                  parameter_warnings=check.warnings)
-    if not cmp.equal:
-        return Verification(False, target, values, difference=_difference(scop, values, cmp, indices), **common)
-    if vacuous is not None:
-        return Verification(None, target, values, reason=vacuous, vacuous=True, **common)
-    return Verification(True, target, values, **common)
-
-
-def _difference(scop: Scop, values: Mapping[str, int], cmp: tc.Comparison,
-                indices: Mapping[str, np.ndarray | None]) -> Difference | None:
-    """The first difference, at its index in its array (gathered outputs are mapped back through the
-    harness's flat indices)."""
-    d = cmp.first
-    if d is None:
-        return None
-    index = d.index
-    flat = indices.get(d.array)
-    if flat is not None and len(index) == 1 and index[0] < flat.size:
-        extents = extent_values(scop, scop.array(d.array), values)
-        index = tuple(int(i) for i in np.unravel_index(int(flat[index[0]]), extents)) if extents else ()
-    return Difference(d.array, tuple(index), d.expected, d.actual)
+        return Verification(None, target, values, reason=f"{tc.gpu_status().reason}; the CUDA code compiled with nvcc",
+                            **common)
+    sizes, remarks = _sizes(scop, variant_of, schedule, check, target)
+    runs: list[SizeRun] = []
+    for size, why in sizes:
+        progress(f"running the original program and the variant at {_where(size.values) or 'no parameters'}")
+        run = run_against_original(scop, ref, variant, size, written=mode == "written", threads=threads,
+                                   timeout=timeout)
+        runs.append(SizeRun(dict(size.values), why, run))
+        if run.verified is False:
+            return Verification(False, target, values, sizes=tuple(runs), remarks=tuple(remarks), **common)
+    main = runs[0].run
+    reason = main.reason
+    if reason is None and mode == "live-out":
+        reason = _live_out_insensitive(scop, ref, values, main.reference, target, timeout)
+    remarks = [*main.warnings, *remarks, *(f"at {_where(r.params)} ({r.why}) {r.run.reason}" for r in runs[1:]
+                                           if r.run.verified is None)]
+    if reason is not None:
+        return Verification(None, target, values, sizes=tuple(runs), reason=reason, vacuous=True,
+                            remarks=tuple(remarks), **common)
+    return Verification(True, target, values, sizes=tuple(runs), remarks=tuple(remarks), **common)

@@ -46,6 +46,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +55,7 @@ from polylab.errors import ToolchainError
 
 __all__ = [
     "EXIT_CUDA", "EXIT_OUTPUT", "EXIT_OUT_OF_MEMORY", "EXIT_STATUS_MEANINGS", "EXIT_USAGE", "HARNESS_SUPPORT_C",
-    "OUTPUTS_VARIABLE", "OUTPUTS_WRITTEN", "ArrayDifference", "Comparison", "compare_checksums",
+    "OUTPUTS_VARIABLE", "OUTPUTS_WRITTEN", "Comparison", "Difference", "compare_arrays", "compare_checksums",
     "compare_outputs", "parse_checksums", "parse_times", "read_array", "read_indices", "read_outputs",
 ]
 
@@ -289,8 +290,11 @@ def read_outputs(directory: str | os.PathLike[str]) -> dict[str, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class ArrayDifference:
-    """The first element (row-major order) at which two runs disagree."""
+class Difference:
+    """The first element at which a candidate's output differs from the reference's: the array, the
+    element's index (in the array's own coordinates when the comparison knew them, else its position in
+    the output), the reference's value (``expected``) and the candidate's (``actual``). The one value of
+    "where two runs disagree" (:func:`compare_outputs`, :func:`polylab.toolchain.differential_run`)."""
 
     array: str
     index: tuple[int, ...]
@@ -315,7 +319,7 @@ class Comparison:
 
     equal: bool
     arrays: tuple[str, ...]
-    first: ArrayDifference | None = None
+    first: Difference | None = None
     mismatches: int = 0
     max_abs_error: float = 0.0
     max_rel_error: float = 0.0
@@ -345,21 +349,32 @@ def _scalar(value: np.generic) -> float | int:
 
 def compare_outputs(dir_a: str | os.PathLike[str], dir_b: str | os.PathLike[str], *, rtol: float = 0.0,
                     atol: float = 0.0) -> Comparison:
-    """Compare every array two harness runs wrote (``dir_a`` is the reference, ``dir_b`` the candidate).
-
-    With the default ``rtol = atol = 0`` the comparison is bit-exact on the stored bytes (so ``-0.0`` and
-    ``0.0`` differ and a NaN equals the same NaN). Otherwise floating-point elements match when
-    ``|b - a| <= atol + rtol * |a|`` (NaN matches NaN); integer elements must always be equal.
-    """
+    """Compare every array two harness runs wrote (``dir_a`` is the reference, ``dir_b`` the candidate):
+    :func:`compare_arrays` on what :func:`read_outputs` reads from each."""
     if rtol < 0 or atol < 0:
         raise ToolchainError("tolerances must not be negative")
     outs_a, outs_b = read_outputs(dir_a), read_outputs(dir_b)
     if not outs_a and not outs_b:
         raise ToolchainError(f"neither {dir_a} nor {dir_b} holds any array output",
                              hint="did the harness run with POLYLAB_OUTPUT_DIR set?")
+    return compare_arrays(outs_a, outs_b, rtol=rtol, atol=atol)
+
+
+def compare_arrays(outs_a: Mapping[str, np.ndarray], outs_b: Mapping[str, np.ndarray], *, rtol: float = 0.0,
+                   atol: float = 0.0) -> Comparison:
+    """Compare every array of a reference (``outs_a``) with the candidate's (``outs_b``), by name.
+
+    With the default ``rtol = atol = 0`` the comparison is bit-exact on the stored bytes (so ``-0.0`` and
+    ``0.0`` differ and a NaN equals the same NaN). Otherwise floating-point elements match when
+    ``|b - a| <= atol + rtol * |a|`` (NaN matches NaN); integer elements must always be equal. The first
+    difference is the first differing element (row-major) of the first differing array (by name), at its
+    position in the output.
+    """
+    if rtol < 0 or atol < 0:
+        raise ToolchainError("tolerances must not be negative")
     names = tuple(sorted(set(outs_a) | set(outs_b)))
     problems: list[str] = []
-    first: ArrayDifference | None = None
+    first: Difference | None = None
     mismatches = 0
     max_abs = max_rel = 0.0
     exact = rtol == 0 and atol == 0
@@ -401,7 +416,7 @@ def compare_outputs(dir_a: str | os.PathLike[str], dir_b: str | os.PathLike[str]
         if count and first is None:
             flat = int(np.flatnonzero(bad)[0])
             index = tuple(int(i) for i in np.unravel_index(flat, a.shape)) if a.shape else ()
-            first = ArrayDifference(name, index, _scalar(fa[flat]), _scalar(fb[flat]))
+            first = Difference(name, index, _scalar(fa[flat]), _scalar(fb[flat]))
     equal = not problems and first is None
     return Comparison(equal=equal, arrays=names, first=first, mismatches=mismatches, max_abs_error=max_abs,
                       max_rel_error=max_rel, problems=tuple(problems), rtol=rtol, atol=atol)
