@@ -5,9 +5,8 @@ The toolchain knows nothing of polyhedra: it turns C or CUDA *text* into cached 
 and compares the arrays a harness writes (the protocol is documented in :mod:`polylab.toolchain.compare`),
 runs a reference and a candidate on the same inputs and judges the candidate (:func:`differential_run`,
 :func:`judge`: the one differential run, with its vacuity rules) and times repeated runs
-(:func:`time_binary`). :func:`report` says which
-tools this machine has (C compiler, OpenMP, nvcc, a GPU, mlir-opt) and, for each missing one, why and what
-to install. :mod:`polylab.toolchain.sandbox` runs untrusted commands (a student's code) in a bubblewrap
+(:func:`time_binary`). :func:`report` says which tools this machine has (C compiler, OpenMP, nvcc, a GPU,
+mlir-opt) and, for each missing one, why and what to install. :mod:`polylab.toolchain.sandbox` runs untrusted commands (a student's code) in a bubblewrap
 sandbox: own PID namespace, no network, read-only system, one writable folder.
 """
 
