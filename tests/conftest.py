@@ -61,6 +61,9 @@ def course_run(tmp_path_factory) -> CourseRun:
         _pytest.skip("the labs compile code: no C compiler here")
     out = tmp_path_factory.mktemp("course")
     paths = sorted((_ROOT / "solutions").glob("lab*.ipynb")) + sorted((_ROOT / "labs").glob("lab*.ipynb"))
+    only = os.environ.get("POLYLAB_COURSE_ONLY")  # a development aid: "lab1" runs only lab1's two notebooks
+    if only:
+        paths = [p for p in paths if p.name.startswith(tuple(only.split(",")))]
     env = {**os.environ, "PYTHONPATH": str(_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     start = time.monotonic()
     proc = _subprocess.run([_sys.executable, "-m", "polylab", "grade", *map(str, paths), "--jobs", "2",

@@ -15,3 +15,10 @@ def full_marks(lab: str, solution: dict) -> None:
     report = get_lab(lab).grade(solution)
     assert [r.status for r in report.results] == ["correct"] * len(report.results), report.text
     assert report.score == report.max_score == get_lab(lab).max_score > 0
+
+
+def hides(feedback: str, *answers: str) -> bool:
+    """True when none of the texts of the expected answer (``answers``) appears in ``feedback``: wrong-answer
+    feedback says what a mistake breaks, never the answer itself."""
+    squeezed = "".join(feedback.split())
+    return not any(a in feedback or "".join(a.split()) in squeezed for a in answers)

@@ -13,9 +13,11 @@ verified) and measures times.
 
 from polylab.experiment.params import ParameterCheck, check_params, parameter_value, validate_params
 from polylab.experiment.schedules import require_legal, schedule_from_spec
-from polylab.experiment.timing import MIN_TIMED_SECONDS, TIMING_FLAGS, RunReport, measure, time_program, unresolved
+from polylab.experiment.timing import (MIN_INTERVAL_RUNS, MIN_TIMED_SECONDS, TIMING_FLAGS, RunReport, SpeedupInterval,
+                                       measure, median_interval, speedup_interval, time_program, unresolved)
 from polylab.experiment.verify import VERIFY_FLAGS, SizeRun, Verification, verify
 
-__all__ = ["MIN_TIMED_SECONDS", "TIMING_FLAGS", "VERIFY_FLAGS", "ParameterCheck", "RunReport", "SizeRun", "Verification",
-           "check_params", "measure", "parameter_value", "require_legal", "schedule_from_spec", "time_program",
+__all__ = ["MIN_INTERVAL_RUNS", "MIN_TIMED_SECONDS", "TIMING_FLAGS", "VERIFY_FLAGS", "ParameterCheck", "RunReport",
+           "SizeRun", "SpeedupInterval", "Verification", "check_params", "measure", "median_interval",
+           "parameter_value", "require_legal", "schedule_from_spec", "speedup_interval", "time_program",
            "unresolved", "validate_params", "verify"]

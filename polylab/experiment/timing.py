@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+import numpy as np
+
 from polylab import toolchain as tc
 from polylab.codegen import GeneratedCode, generate
 from polylab.errors import ToolchainError
@@ -70,6 +72,14 @@ class RunReport:
         if self.seconds is None or self.baseline is None or self.speedup_refused:
             return None
         return tc.speedup(self.baseline, self.seconds)
+
+    @property
+    def interval(self) -> SpeedupInterval | None:
+        """The speedup with its 95 % interval (:func:`speedup_interval`), or None when it is refused (runs
+        too short), not measured or measured too few times."""
+        if self.speedup is None:
+            return None
+        return speedup_interval(self.baseline.runs, self.seconds.runs)
 
     @property
     def speedup_refused(self) -> str | None:
@@ -189,3 +199,79 @@ def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str
         progress(f"timing the original program ({warmup} warm-up, {repeat} runs)")
         base = time_program(ref, args, repeat=repeat, warmup=warmup, threads=None, timeout=timeout)
     return RunReport(target, values, threads, seconds, base, verification, code, None, checked.warnings)
+
+
+#: the fewest runs of each program from which an interval is computed
+MIN_INTERVAL_RUNS = 5
+#: bootstrap resamples of an interval (fixed seed: the same runs always give the same interval)
+RESAMPLES = 4000
+
+
+@dataclass(frozen=True)
+class SpeedupInterval:
+    """How many times faster a variant is than a baseline, with a confidence interval.
+
+    ``ratio = median(baseline) / median(variant)``; ``[low, high]`` is the bootstrap percentile interval of
+    that ratio at ``level`` (each program's runs resampled with replacement, :data:`RESAMPLES` times, with a
+    fixed seed). It says how much the ratio moves with the run-to-run noise of *these* runs on *this*
+    machine: not how another machine, compiler or load would change it. When the interval contains 1, the
+    two programs show **no measurable difference**: the ratio cannot be told from 1 by these runs.
+    """
+
+    ratio: float
+    low: float
+    high: float
+    level: float
+    runs: tuple[int, int]
+
+    @property
+    def significant(self) -> bool:
+        """True when the interval lies entirely above or entirely below 1."""
+        return self.low > 1 or self.high < 1
+
+    @property
+    def verdict(self) -> str:
+        """``"faster"``, ``"slower"`` or ``"no measurable difference"``."""
+        return "faster" if self.low > 1 else "slower" if self.high < 1 else "no measurable difference"
+
+    def text(self) -> str:
+        """``1.30x, 95 % interval 1.10-1.50x`` (and ``no measurable difference: ...`` when it contains 1)."""
+        body = f"{self.ratio:.2f}x, {self.level:.0%} interval {self.low:.2f}-{self.high:.2f}x".replace("%", " %")
+        return body if self.significant else f"no measurable difference ({body})"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _median_resamples(runs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    picks = rng.integers(0, len(runs), size=(RESAMPLES, len(runs)))
+    return np.median(runs[picks], axis=1)
+
+
+def median_interval(runs: Sequence[float], level: float = 0.95) -> tuple[float, float] | None:
+    """The bootstrap percentile interval of the median of ``runs`` at ``level`` (None with fewer than
+    :data:`MIN_INTERVAL_RUNS` runs)."""
+    values = np.asarray(runs, dtype=float)
+    if len(values) < MIN_INTERVAL_RUNS:
+        return None
+    meds = _median_resamples(values, np.random.default_rng(0))
+    tail = (1 - level) / 2
+    low, high = np.quantile(meds, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def speedup_interval(baseline: Sequence[float], variant: Sequence[float], level: float = 0.95
+                     ) -> SpeedupInterval | None:
+    """The speedup ``median(baseline) / median(variant)`` with its bootstrap interval (see
+    :class:`SpeedupInterval`); None when either program has fewer than :data:`MIN_INTERVAL_RUNS` runs or a
+    run time is not positive."""
+    b, v = np.asarray(baseline, dtype=float), np.asarray(variant, dtype=float)
+    if min(len(b), len(v)) < MIN_INTERVAL_RUNS or (b <= 0).any() or (v <= 0).any():
+        return None
+    if not 0 < level < 1:
+        raise ValueError(f"level {level} is not between 0 and 1")
+    rng = np.random.default_rng(0)
+    ratios = _median_resamples(b, rng) / _median_resamples(v, rng)
+    tail = (1 - level) / 2
+    low, high = np.quantile(ratios, [tail, 1 - tail])
+    return SpeedupInterval(float(np.median(b) / np.median(v)), float(low), float(high), level, (len(b), len(v)))

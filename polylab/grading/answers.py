@@ -80,7 +80,10 @@ def _refuse_text(value: str, what: str, example: str) -> AnswerError:
 # -- numbers ---------------------------------------------------------------------------------------------
 
 def integer(value: Any, what: str = "the answer") -> int:
-    """``value`` as an int: ints, integral floats, sympy and numpy integers; refuses text and bools."""
+    """``value`` as an int: ints, integral floats, sympy and numpy integers, isl integer values (what
+    ``count_val()`` returns); refuses text and bools."""
+    if isinstance(value, isl.Val):
+        value = _isl_val(value, what)
     if isinstance(value, bool):
         raise AnswerError(f"{what} is {value}, not a number", hint="write an integer such as 2")
     if isinstance(value, str):
@@ -99,7 +102,10 @@ def integer(value: Any, what: str = "the answer") -> int:
 
 
 def rational(value: Any, what: str = "the answer") -> Fraction:
-    """``value`` as an exact Fraction (ints, floats, sympy rationals, numpy numbers); refuses text."""
+    """``value`` as an exact Fraction (ints, floats, sympy rationals, numpy numbers, isl values); refuses
+    text."""
+    if isinstance(value, isl.Val):
+        value = _isl_val(value, what)
     if isinstance(value, bool) or isinstance(value, str) or value is None:
         if isinstance(value, str):
             raise _refuse_text(value, what, "1/2 or 0.5")
@@ -112,6 +118,15 @@ def rational(value: Any, what: str = "the answer") -> Fraction:
         return Fraction(float(value)).limit_denominator(10**9)
     raise AnswerError(f"{what} is {_type_name(value)} {describe(value)}, not a number",
                       hint="write a number such as 3 or 1/2")
+
+
+def _isl_val(value: isl.Val, what: str) -> int | Fraction:
+    """An isl value as an exact Python number (isl's infinities and NaN are refused)."""
+    if value.is_nan() or value.is_infty() or value.is_neginfty():
+        raise AnswerError(f"{what} is the isl value {value}, not a number",
+                          hint="count a bounded set: fix its parameters first (intersect_params)")
+    py = value.to_python()
+    return py if isinstance(py, int) else Fraction(str(value))
 
 
 # -- vectors and sets of vectors ------------------------------------------------------------------------------
@@ -131,8 +146,10 @@ def _items(value: Any) -> list[Any] | None:
     return None
 
 
-def vector(value: Any, length: int | None = None, what: str = "the vector") -> tuple[int, ...]:
-    """``value`` as a tuple of ints (from a tuple, list, sympy or numpy vector); ``length`` checked."""
+def vector(value: Any, length: int | None = None, what: str = "the vector", *, entry: str = "loop"
+           ) -> tuple[int, ...]:
+    """``value`` as a tuple of ints (from a tuple, list, sympy or numpy vector); ``length`` checked, and
+    named in the hint by what one ``entry`` stands for (``"loop"``, ``"subscript"``...)."""
     example = "(" + ", ".join(["1"] + ["0"] * ((length or 2) - 1)) + ")" if (length or 2) > 1 else "(1,)"
     if isinstance(value, str):
         raise _refuse_text(value, what, example)
@@ -143,7 +160,7 @@ def vector(value: Any, length: int | None = None, what: str = "the vector") -> t
     out = tuple(integer(x, f"entry {k + 1} of {what}") for k, x in enumerate(items))
     if length is not None and len(out) != length:
         raise AnswerError(f"{what} {describe(out)} has {len(out)} entries, not {length}",
-                          hint=f"one entry per loop: {example}")
+                          hint=f"one entry per {entry}: {example}")
     return out
 
 
@@ -295,7 +312,7 @@ def _isl(value: Any, parse: Callable[[str], Any], kinds: tuple[type, ...], what:
 
 def isl_set(value: Any, what: str = "the set") -> isl.Set:
     """isl text or an ``isl.Set`` as an ``isl.Set`` (compare with ``is_equal``, so equivalent texts match)."""
-    return _isl(value, isl.Set, (isl.Set, isl.BasicSet), what, "{ [i, j] : 0 <= i < N and 0 <= j <= i }")
+    return _isl(value, isl.Set, (isl.Set, isl.BasicSet), what, "[N] -> { [i, j] : 0 <= i < N and 0 <= j <= i }")
 
 
 def isl_map(value: Any, what: str = "the map") -> isl.Map:

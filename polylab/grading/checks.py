@@ -12,7 +12,9 @@ specific error.
   differs;
 * :func:`same_outputs` — a student's hand-written C against a reference program: the first output element
   that differs;
-* :func:`compare_calls` — a function answer against a reference implementation on every case.
+* :func:`compare_calls` — a function answer against a reference implementation on every case;
+* :func:`expect` — one value against the expected one, with the known mistakes named (the shared shape of
+  the labs' numeric answers), and :func:`expect_choice` for a choice among named options.
 """
 
 from __future__ import annotations
@@ -59,6 +61,35 @@ def part(check: Callable[..., Verdict], *args: Any) -> Verdict:
         return check(*args)
     except PolylabError as err:  # AnswerError included
         return wrong(err.message + (f" ({err.hint})" if err.hint else ""))
+
+
+#: a known mistake: the wrong value itself (compared with ``==``) or a predicate on the given value, and the
+#: feedback for it (``{given}`` in the text is replaced by the value given)
+Mistake = tuple[Any, str]
+
+
+def expect(given: Any, expected: Any, *mistakes: Mistake, otherwise: str) -> Verdict:
+    """Right when ``given == expected``; otherwise the feedback of the first known mistake that ``given``
+    matches (see :data:`Mistake`), else ``otherwise``. The messages say what the mistake breaks, never the
+    expected value (``{given}`` is filled in)."""
+    if given == expected:
+        return right()
+    for match, message in mistakes:
+        try:
+            hit = bool(match(given)) if callable(match) else given == match
+        except (ArithmeticError, TypeError, ValueError):  # a predicate that cannot judge this value: no match
+            hit = False
+        if hit:
+            return wrong(message.replace("{given}", describe(given)))
+    return wrong(otherwise.replace("{given}", describe(given)))
+
+
+def expect_choice(given: str, expected: str, why_not: Mapping[str, str], *, what: str) -> Verdict:
+    """A choice among named options (already read with :func:`~polylab.grading.answers.choice`): right when
+    it is ``expected``, else the reason that option is wrong (``why_not``), which never names the right one."""
+    if given == expected:
+        return right()
+    return wrong(f"{what} = {given!r} is not it: {why_not.get(given, 'read the question again')}")
 
 
 def compare_sets(given: frozenset, expected: frozenset, *, item: str = "element",
@@ -235,5 +266,5 @@ def compare_calls(calls: Calls, reference: Callable[..., Any], *,
     return partial(ok, len(calls.calls), *_cap(lines), count)
 
 
-__all__ = ["MAX_LINES", "compare_calls", "compare_isl", "compare_matrices", "compare_sets", "legal_schedule",
-           "part", "same_outputs", "verified_variant"]
+__all__ = ["MAX_LINES", "Mistake", "compare_calls", "compare_isl", "compare_matrices", "compare_sets", "expect",
+           "expect_choice", "legal_schedule", "part", "same_outputs", "verified_variant"]

@@ -81,10 +81,18 @@ def call_cases(fn: Callable[..., Any], name: str, cases: Sequence[Case], hidden:
     return Calls(name, tuple(out))
 
 
+#: what a question asks for (the course's rules count them: docs/course.md): ``derivation`` (a set, a
+#: relation, constraints or bounds the student derives, checked exactly), ``construction`` (code or a schedule
+#: the grader compiles, runs and verifies against the original), ``choice`` (multiple choice, at most 10 % of
+#: a lab's points), or ``""`` (a value computed by hand, a function)
+KINDS = ("", "derivation", "construction", "choice")
+
+
 @dataclass(frozen=True)
 class Question:
     """A named, weighted check (see the module text). ``points`` > 0; ``answers`` are variable names of
-    the student's namespace; ``example`` shows the form of an answer when it is missing."""
+    the student's namespace; ``example`` shows the form of an answer when it is missing (a value of that
+    form that is not the answer); ``kind`` is one of :data:`KINDS`."""
 
     name: str
     points: float
@@ -93,8 +101,11 @@ class Question:
     title: str = ""
     example: str = ""
     cases: tuple[Case, ...] = ()
+    kind: str = ""
 
     def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"question {self.name}: kind {self.kind!r} is not one of {KINDS}")
         if not self.name.isidentifier():
             raise ValueError(f"question name {self.name!r} must be a Python identifier")
         if not (self.points > 0 and math.isfinite(self.points)):
@@ -201,4 +212,4 @@ class Lab:
         return Report(self.name, tuple(q.grade(namespace, self.name, tuple(hidden.get(q.name, ()))) for q in qs))
 
 
-__all__ = ["Call", "Calls", "Case", "Lab", "Question", "UNANSWERED", "call_cases"]
+__all__ = ["KINDS", "Call", "Calls", "Case", "Lab", "Question", "UNANSWERED", "call_cases"]

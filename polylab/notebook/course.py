@@ -1,4 +1,19 @@
-"""Views the labs use to teach space-time mapping: a readable processor allocation and a space-time diagram.
+"""What the labs use beside the checks: the "see why" gate, and the views that teach space-time mapping.
+
+**See why.** A cell that shows the answer of a question (a dependence table, the report of a proof, a
+picture) runs only once that question is answered right:
+
+    %%see_why lab2.q1
+    compute_dependences(sw)
+
+The magic grades the question's answer variables in the notebook (public cases, as the check cell does);
+when every question named on the line is right the cell runs as usual, otherwise it shows which answer
+opens it and runs nothing. So a student never meets an answer before giving it, and *Run All* of an
+untouched lab still reaches its end. The labs only put displays behind the gate: no later cell needs what
+a gated cell computes. (A student can always delete the line: the gate is a courtesy to the honest, not a
+lock; the grade comes from the grader.) :func:`answered_right` is the same test from Python.
+
+**Space-time mapping.** A readable processor allocation and a space-time diagram.
 
 A space-time mapping splits the rows of a schedule ``Theta x + theta`` into *time* rows (sequential) and
 *space* rows (parallel: they carry no dependence once the time rows agree). A processor allocation maps the
@@ -11,16 +26,58 @@ dealt to threads. :func:`allocation` shows that mapping as formulas instead of r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
+from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.display import HTML, display
 from matplotlib.figure import Figure
 
 from polylab.errors import ScheduleError
+from polylab.grading import check as grade_check
+from polylab.grading.verdict import Result
 from polylab.notebook import geometry, plots
 from polylab.notebook.display import table_html, table_text
 from polylab.render import esc
 from polylab.schedule import Schedule, processor_allocation, space_time
+
+
+def answered_right(targets: Sequence[str], namespace: Mapping[str, Any]) -> tuple[Result, ...]:
+    """The results of the questions ``targets`` (``"lab2.q1"``) on the answers in ``namespace``, graded
+    with their public cases (never raises: an unknown question is a result with status ``error``)."""
+    out = []
+    for t in targets:
+        r = grade_check(t, namespace=namespace)
+        out.append(r if isinstance(r, Result) else Result(t, "?", "", 0.0, 0.0, "error", ("not one question",)))
+    return tuple(out)
+
+
+def _closed_note(results: Sequence[Result]) -> str:
+    waiting = [r for r in results if not r.correct]
+    names = ", ".join(f"<code>{esc(r.name)}</code>" for r in waiting)
+    return ("<div class='polylab-see-why' style='border-left:4px solid #8c8c8c;background:#f4f4f4;padding:6px 10px;"
+            "font-family:var(--jp-ui-font-family,sans-serif);font-size:13px'><b>See why</b>: this cell shows "
+            f"what answers {names}. It runs once your answer is right: answer, check, then come back.</div>")
+
+
+@magics_class
+class CourseMagics(Magics):
+    """``%%see_why lab2.q1 [lab2.q4 ...]`` (see the module text)."""
+
+    @cell_magic
+    def see_why(self, line: str, cell: str) -> None:
+        targets = line.split()
+        if not targets:
+            display(HTML("<b>%%see_why</b> needs the questions the cell answers, e.g. <code>%%see_why lab2.q1</code>"))
+            return
+        results = answered_right(targets, self.shell.user_ns)
+        if all(r.correct for r in results):
+            self.shell.run_cell(cell, store_history=False)
+            return
+        waiting = ", ".join(r.name for r in results if not r.correct)
+        display({"text/html": _closed_note(results),
+                 "text/plain": f"See why: this cell shows what answers {waiting}. It runs once your answer is "
+                               "right: answer, check, then come back."}, raw=True)
 
 
 @dataclass(frozen=True)
@@ -115,4 +172,4 @@ def space_time_diagram(schedule: Schedule, block: int, params: Mapping[str, int]
     return fig
 
 
-__all__ = ["Allocation", "allocation", "space_time_diagram"]
+__all__ = ["Allocation", "CourseMagics", "allocation", "answered_right", "space_time_diagram"]

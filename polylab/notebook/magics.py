@@ -26,6 +26,10 @@ runs is captured and shown in the cell.
     Results are cached per (code, options); ``--force`` verifies and times again and rebuilds every binary
     (``polylab.experiment.measure(..., force=True)`` passes it to the toolchain's ``compile``). An illegal
     schedule is never run. ``-o`` returns the result.
+
+``%%see_why lab2.q1 [...]`` (registered here, defined in :mod:`polylab.notebook.course`)
+    Run the cell only once the named questions are answered right in the notebook: the labs' "see why"
+    parts, which show an answer, open after the student has given it.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from polylab.model import Scop
 from polylab.model.params import parse_params
 from polylab.notebook import backend, geometry, views
 from polylab.notebook.capture import c_stderr
+from polylab.notebook.course import CourseMagics
 from polylab.notebook.display import ErrorBox, InternalErrorBox, StderrBox, locate_schedule_error
 from polylab.notebook.stencil_magic import StencilMagics
 from polylab.schedule import Schedule, register_steps
@@ -323,6 +328,7 @@ def load_ipython_extension(ipython: Any) -> None:
     register_steps(STORAGE_STEPS)
     ipython.register_magics(PolylabMagics)
     ipython.register_magics(StencilMagics)   # %%stencil (polylab/notebook/stencil_magic.py)
+    ipython.register_magics(CourseMagics)    # %%see_why (polylab/notebook/course.py)
 
 
 def unload_ipython_extension(ipython) -> None:
@@ -334,6 +340,8 @@ def unload_ipython_extension(ipython) -> None:
     mm.registry.pop("PolylabMagics", None)
     mm.magics["cell"].pop("stencil", None)
     mm.registry.pop("StencilMagics", None)
+    mm.magics["cell"].pop("see_why", None)
+    mm.registry.pop("CourseMagics", None)
 
 
 __all__ = ["PolylabMagics", "load_ipython_extension", "unload_ipython_extension", "parse_params"]
