@@ -1,25 +1,40 @@
 """Lab 1 (affine accesses and iteration domains): the solution earns full marks and every wrong-answer path
-of every question names the specific error (the entry of F or c, the row of the system, the point too much)."""
+of every question names the specific error (the entry of F or c, the row of the system, the point too much,
+the element of the footprint, the point a scan misses or the first output element it changes) without
+stating the expected answer."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import islpy as isl
 import numpy as np
+import pytest
 import sympy
 
-from grading_helpers import full_marks, grade
+from grading_helpers import full_marks, grade, hides
 from polylab.grading import get_lab, load_hidden
+from polylab.toolchain import c_compiler
 
 HIDDEN = Path(__file__).resolve().parents[1] / "instructor" / "hidden"
+
+FOOTPRINT = "[N] -> { B[a, b] : 1 <= b <= N and 0 <= a - 2b + 2 <= N - 1 }"
+SCAN = """for (i = 0; i < N; i++)
+  for (j = 0; j <= min(2 * i, N - 1 - i); j++) {
+    value[0] = 0.5 * value[0] + i - 0.25 * j;
+    trace[i][j] = value[0];
+  }"""
 
 SOLUTION = {"Z_F": [[1, 0]], "Z_c": (-1,), "B_F": [[1, 2], [0, 1]], "B_c": (0, 1),
             "rect_system": [[1, 0, 0, 0, 0], [-1, 0, 1, 0, -1], [0, 1, 0, 0, 0], [0, -1, 0, 1, -1]],
             "tri_system": [[0, 1, 0, 0], [1, -1, 0, 0], [-1, 0, 1, -1]],
             "strided_domain": "[N] -> { S0[i] : exists k : i = 2 + 3k and 2 <= i < N }", "strided_count": 6,
-            "triangle_count": lambda n: n * (n + 1) // 2}
+            "triangle_count": lambda n: n * (n + 1) // 2, "gather_footprint_set": FOOTPRINT, "scan_code": SCAN}
+
+needs_cc = pytest.mark.skipif(c_compiler() is None, reason="question 8 compiles the student's nest: no C compiler")
 
 
+@needs_cc
 def test_solution_scores_full_marks():
     full_marks("lab1", SOLUTION)
 
@@ -30,17 +45,19 @@ def test_q1_names_each_wrong_entry():
     assert "Z_F: F[1][1] (row 1: subscript 1; column 1: i) is 0, which is wrong" in fb
     assert "Z_F: F[1][2] (row 1: subscript 1; column 2: j) is 1" in fb
     assert "Z_c: c[1] (column 1: subscript 1) is 1, which is wrong" in fb
+    assert hides(fb, "[[1, 0]]", "-1")
     r, fb = grade("lab1.q1", [[1, 0]], (1,))
     assert r.status == "partial" and "Z_F" not in fb and "Z_c: c[1]" in fb
     assert grade("lab1.q1", sympy.Matrix([[1, 0]]), [-1])[0].correct        # sympy and lists are fair
     assert grade("lab1.q1", np.array([[1, 0]]), np.array([-1]))[0].correct  # and numpy
 
 
-def test_q1_malformed_answers():
+def test_q1_malformed_answers_and_the_subscript_hint():
     r, fb = grade("lab1.q1", [1, 0], "-1")
     assert "is one row, not a matrix" in fb and "Z_c is the text '-1'" in fb and "remove the quotes" in fb
     r, fb = grade("lab1.q1", [[1, 0, 0]], (-1, 0))
     assert "Z_F is 1 x 3, not 1 x 2" in fb and "has 2 entries, not 1" in fb
+    assert "one entry per subscript" in fb and "one entry per loop" not in fb   # c has one entry per subscript
 
 
 def test_q2_names_rows_and_columns():
@@ -49,7 +66,7 @@ def test_q2_names_rows_and_columns():
     assert "F[2][2] (row 2: subscript 2; column 2: j) is 0" in fb
     assert "c[2] (column 2: subscript 2) is 2" in fb and "c[1]" not in fb
     r, fb = grade("lab1.q2", [[2, 1], [0, 1]], (0, 1))  # iterators swapped
-    assert "F[1][1]" in fb and "F[1][2]" in fb and r.status == "partial"
+    assert "F[1][1]" in fb and "F[1][2]" in fb and r.status == "partial" and hides(fb, "[[1, 2], [0, 1]]")
 
 
 def test_q3_equivalent_systems_are_right():
@@ -59,11 +76,14 @@ def test_q3_equivalent_systems_are_right():
     assert grade("lab1.q3", [[2 * x for x in rows[0]]] + rows[1:])[0].correct     # a scaled row
 
 
-def test_q3_wrong_paths():
+def test_q3_credit_for_correct_bounds_only():
+    r, fb = grade("lab1.q3", [[0, 0, 0, 0, 1]])                          # 1 >= 0: vacuous, earns nothing
+    assert r.score == 0 and "a bound is missing or too loose" in fb
+    r, fb = grade("lab1.q3", [[1, 0, 0, 0, -1], [-1, 0, 1, 0, -1], [0, 1, 0, 0, -1], [0, -1, 0, 1, -1]])
+    assert r.score == 1 and "row 1 (i - 1 >= 0) excludes" in fb and "row 3 (j - 1 >= 0) excludes" in fb
+    assert "which the loops run" in fb                                     # two off-by-one rows: half, not 80 %
     r, fb = grade("lab1.q3", SOLUTION["rect_system"][:3])
-    assert r.status == "partial" and "your system contains" in fb and "a bound is missing or too loose" in fb
-    r, fb = grade("lab1.q3", [[1, 0, 0, 0, 0], [-1, 0, 1, 0, -1], [0, 1, 0, 0, -1], [0, -1, 0, 1, -1]])
-    assert "row 3 (j - 1 >= 0) excludes" in fb and "which the loops run" in fb
+    assert r.score == 1.5 and "also allow" in fb and "which the loops never run" in fb
     r, fb = grade("lab1.q3", [[1, 0, 0, 0]])
     assert "have 4 entries, not 5" in fb and "i, j, N, M, 1" in fb
     r, fb = grade("lab1.q3", [])
@@ -74,22 +94,29 @@ def test_q3_wrong_paths():
 
 def test_q4_wrong_paths():
     r, fb = grade("lab1.q4", [[0, 1, 0, 0], [-1, 1, 0, 0], [-1, 0, 1, -1]])
-    assert "row 2 (-i + j >= 0) excludes" in fb and r.status == "partial"
+    assert "row 2 (-i + j >= 0) excludes" in fb and r.status == "partial" and hides(fb, "i - j >= 0")
     r, fb = grade("lab1.q4", [[0, 1, 0, 0], [-1, 0, 1, -1]])
-    assert "a bound is missing or too loose" in fb
+    assert "a bound is missing or too loose" in fb and r.score == pytest.approx(1.33)
 
 
-def test_q5_wrong_paths():
+def test_q5_wrong_paths_and_isl_values():
     assert grade("lab1.q5", "[N] -> { [i] : (i - 2) mod 3 = 0 and 2 <= i < N }", 6)[0].correct  # unnamed, mod
+    count = isl.Set("[N] -> { S0[i] : exists k : i = 2 + 3k and 2 <= i < N }").intersect_params(
+        isl.Set("[N] -> { : N = 20 }")).count_val()
+    assert isinstance(count, isl.Val) and grade("lab1.q5", SOLUTION["strided_domain"], count)[0].correct
     r, fb = grade("lab1.q5", "[N] -> { S0[i] : 2 <= i < N }", 18)
     assert "strided_domain contains" in fb and "which it should not" in fb
     assert "strided_count: 18 counts every i from 2 to 19; the loop steps by 3" in fb
     r, fb = grade("lab1.q5", "[N] -> { S0[i] : exists k : i = 3k and 0 <= i < N }", 7)
-    assert "lacks" in fb and "7 instances is not right: list the values of i" in fb
+    assert "lacks" in fb and "7 instances is not right: list the values of i" in fb and hides(fb, " 6 ")
+    r, fb = grade("lab1.q5", SOLUTION["strided_domain"], 6.0 + 0.5)
+    assert "not an integer" in fb
     r, fb = grade("lab1.q5", "[N] -> { S0[i, j] : 0 <= i < N }", 6)
     assert "lives in" in fb and r.status == "partial"
     r, fb = grade("lab1.q5", "{ S0[i] : i = }", "6")
     assert "isl cannot read strided_domain" in fb and "strided_count is the text '6'" in fb
+    r, fb = grade("lab1.q5", SOLUTION["strided_domain"], isl.Val("infty"))   # the count of an unbounded set
+    assert "is the isl value infty, not a number" in fb
 
 
 def test_q6_wrong_paths_and_hidden_cases():
@@ -107,3 +134,57 @@ def test_q6_wrong_paths_and_hidden_cases():
                                             "lab1", hidden["q6"])
     assert r.hidden_cases == len(hidden["q6"]) and "hidden case 'n = 0: no instance': wrong result" in r.feedback[0]
     assert "triangle_count(0)" not in "\n".join(r.feedback)
+
+
+def test_q7_footprint_wrong_paths_name_an_element_and_its_instance():
+    assert grade("lab1.q7", "[N] -> { [a, b] : 1 <= b <= N and 0 <= a - 2b + 2 < N }")[0].correct  # unnamed
+    r, fb = grade("lab1.q7", "[N] -> { B[a, b] : 0 <= a < 3N and 0 <= b <= N }")   # the declared extents
+    assert r.score == 0 and "which the gather never reads" in fb and "it breaks" in fb and hides(fb, FOOTPRINT)
+    r, fb = grade("lab1.q7", "[N] -> { B[a, b] : 1 <= b <= N and 0 <= a - 2b + 2 <= N }")  # off by one
+    assert "B[1, 1]" in fb and "it breaks i < N = 1" in fb
+    r, fb = grade("lab1.q7", "[N] -> { B[a, b] : 1 <= b < N and 0 <= a - 2b + 2 <= N - 1 }")
+    assert "lacks" in fb and "which the instance (i, j) = (0, 0) reads" in fb
+    r, fb = grade("lab1.q7", "[N] -> { A[a, b] : 0 <= a < N and 0 <= b < N }")
+    assert "lives in" in fb
+    r, fb = grade("lab1.q7", "[N] -> { B[a, b] : a = }")
+    assert "isl cannot read gather_footprint_set" in fb
+
+
+@needs_cc
+def test_q8_scan_wrong_paths():
+    r, fb = grade("lab1.q8", SCAN.replace("min(2 * i, N - 1 - i)", "2 * i"))
+    assert r.score == 0 and "your loops run (i, j) = (2, 3) at N = 4, which the original never runs" in fb
+    r, fb = grade("lab1.q8", SCAN.replace("j <= min", "j < min"))
+    assert "never run (i, j) = (0, 0) at N = 1, which the original runs" in fb
+    swapped = """for (j = 0; j < N; j++)
+  for (i = (j + 1) / 2; i <= N - 1 - j; i++) {
+    value[0] = 0.5 * value[0] + i - 0.25 * j;
+    trace[i][j] = value[0];
+  }"""
+    r, fb = grade("lab1.q8", swapped)                 # the same points in another order: the run tells
+    assert r.status == "partial" and r.score == 2 and "first element that differs is trace[1][1]" in fb
+    assert hides(fb, "min(2 * i, N - 1 - i)")
+    guarded = "for (i = 0; i < N; i++)\n  for (j = 0; j < N; j++)\n    if (j <= 2 * i && i + j <= N - 1) " \
+              "{ value[0] = 0.5 * value[0] + i - 0.25 * j; trace[i][j] = value[0]; }"
+    r, fb = grade("lab1.q8", guarded)
+    assert r.score == 0 and "still tests each point with an if" in fb
+
+
+def test_q8_code_is_vetted_before_anything_runs():
+    r, fb = grade("lab1.q8", 'printf("%d", 1);')
+    assert "scan_code calls printf at line 1, column 1" in fb
+    r, fb = grade("lab1.q8", "while (1) { }")
+    assert "uses a while loop at line 1" in fb
+    r, fb = grade("lab1.q8", "for (i = 0; i < N; i++ {")
+    assert "is not valid C" in fb
+    r, fb = grade("lab1.q8", "")
+    assert "empty" in fb or "missing" in r.status
+    r, fb = grade("lab1.q8", 3)
+    assert "not text" in fb
+
+
+@needs_cc
+def test_q8_compile_errors_point_into_the_students_code():
+    r, fb = grade("lab1.q8", "for (i = 0; i < N; i++)\n  for (j = 0; j <= 2 * i && i + j < N; j++) {\n"
+                             "    value[0] = 0.5 * value[0] + i - 0.25 * j;\n    trace[i][j] = undefined_name;\n  }")
+    assert r.score == 2 and "does not compile: line 4, column 19: 'undefined_name' undeclared" in fb  # points right

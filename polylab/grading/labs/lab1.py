@@ -4,25 +4,38 @@ A reference ``X[e1]...[em]`` in a nest with iterators ``x`` touches the element 
 ``F`` and one entry of ``c`` per subscript, one column of ``F`` per iterator). An iteration domain is the set
 ``{ x : A x + B p + b >= 0 }`` of integer points (``p`` the parameters): the students write the rows
 ``[A | B | b]``, one inequality per row, and the check compares the *sets* with isl, so any system that
-describes the same points (rows in any order, redundant rows, scaled rows) is right. Every expected
-answer is computed by the engine from the lab's own texts of the nests.
+describes the same points (rows in any order, redundant rows, scaled rows) is right. A system earns the
+share of the domain's bounds (its irredundant constraints) that its rows *which keep every point of the
+domain* imply: a row that cuts a point off earns nothing, and a vacuous row (``1 >= 0``) implies no bound.
+
+The derivation (question 7) is the footprint of an access, ``{ F x + c : x in D }``, written by the
+student as an isl set: eliminating the iterators from the domain's inequalities (here by substitution,
+``F`` being unimodular). The construction (question 8) is a loop nest that scans a guarded domain with
+bounds instead of a test: it is checked for *scanning equality* (the same points, from the domain of the
+student's nest) and compiled, run and compared with the guarded original (the same order: the statement
+depends on it). Every expected answer is computed by the engine from the lab's own texts of the nests.
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import cache
 
 import islpy as isl
 
+from polylab.errors import PolylabError
+from polylab.frontend import parse
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, compare_isl, compare_matrices, part
+from polylab.grading.checks import compare_calls, compare_isl, compare_matrices, expect, part
 from polylab.grading.kernels import SHIFT, scop
 from polylab.grading.lab import Calls, Case, Lab, Question
+from polylab.grading.student_code import StudentCode, candidate_program, differential_run, read_code
 from polylab.grading.verdict import Verdict, combine, partial, right, wrong
-from polylab.model import Statement
+from polylab.model import Scop, Statement
+from polylab.model.islutil import parameter_values, point_coordinates
 
-#: question 2: a nest with a coupled, scaled subscript
+#: question 2 (and 7): a nest with a coupled, scaled subscript
 GATHER = """double A[N][N];
 double B[3 * N][N + 1];
 for (i = 0; i < N; i++)
@@ -46,6 +59,20 @@ STRIDED = """double s[N];
 for (i = 2; i < N; i += 3)
   s[i] = 0.0;
 """
+
+#: question 8: a domain scanned with a test; the student writes the bounds instead
+GUARDED = """double trace[N][N];
+double value[1];
+for (i = 0; i < N; i++)
+  for (j = 0; j < N; j++)
+    if (j <= 2 * i && i + j <= N - 1) {
+      value[0] = 0.5 * value[0] + i - 0.25 * j;
+      trace[i][j] = value[0];
+    }
+"""
+#: the declarations the student's nest of question 8 is read with, and the size it runs at
+GUARDED_DECLARATIONS = "double trace[N][N];\ndouble value[1];\n"
+GUARDED_N = 13
 
 #: question 5 asks for the number of instances of the strided loop at this N
 STRIDED_N = 20
@@ -75,7 +102,7 @@ def _f_and_c(source: str, text: str, F: object, c: object, names: tuple[str, str
         return compare_matrices(got, exp_F, name="F", rows=rows, cols=st.iterators)
 
     def c_part(value: object) -> Verdict:
-        got = A.vector(value, len(acc.offset), names[1])
+        got = A.vector(value, len(acc.offset), names[1], entry="subscript")
         return compare_matrices([[Fraction(x) for x in got]], [[row[0] for row in exp_c]], name="c",
                                 cols=rows)
 
@@ -83,12 +110,12 @@ def _f_and_c(source: str, text: str, F: object, c: object, names: tuple[str, str
 
 
 def check_q1(Z_F: object, Z_c: object) -> Verdict:
-    """``Z[i - 1]`` in the nest ``(i, j)``: ``F = [1 0]``, ``c = (-1)``."""
+    """``Z[i - 1]`` in the nest ``(i, j)``."""
     return _f_and_c(SHIFT, "Z[i - 1]", Z_F, Z_c, ("Z_F", "Z_c"))
 
 
 def check_q2(B_F: object, B_c: object) -> Verdict:
-    """``B[i + 2 * j][j + 1]`` in the nest ``(i, j)``: ``F = [[1, 2], [0, 1]]``, ``c = (0, 1)``."""
+    """``B[i + 2 * j][j + 1]`` in the nest ``(i, j)``."""
     return _f_and_c(GATHER, "B[i + 2 * j][j + 1]", B_F, B_c, ("B_F", "B_c"))
 
 
@@ -125,6 +152,15 @@ def system_set(rows: tuple[tuple[Fraction, ...], ...], st: Statement, params: tu
     return isl.Set(text)
 
 
+def domain_bounds(domain: isl.Set) -> tuple[isl.Set, ...]:
+    """The half-spaces of the irredundant constraints of a (convex) domain: the bounds a system must imply."""
+    out: list[isl.Set] = []
+    for bset in domain.remove_redundancies().get_basic_sets():
+        for con in bset.get_constraints():
+            out.append(isl.Set.from_basic_set(isl.BasicSet.universe(bset.get_space()).add_constraint(con)))
+    return tuple(out)
+
+
 def _system(source: str, answer: object, what: str) -> Verdict:
     """The domain of ``source``'s statement against the system ``answer`` (rows ``[A | B | b]``)."""
     st = statement(source)
@@ -137,21 +173,24 @@ def _system(source: str, answer: object, what: str) -> Verdict:
         raise A.AnswerError(f"the rows of {what} have {len(rows[0])} entries, not {len(columns) + 1}",
                             hint=f"one column per iterator and parameter, then the constant: {', '.join(columns)}, 1")
     domain = st.domain.remove_redundancies()
-    given = system_set(rows, st, params)
-    if given.is_equal(domain):
+    if system_set(rows, st, params).is_equal(domain):
         return right()
-    lines = []
+    lines, kept = [], []
     for k, row in enumerate(rows, 1):
         half = system_set((row,), st, params)
-        if not domain.is_subset(half):
-            cut = domain.subtract(half)
-            lines.append(f"row {k} ({row_text(row, columns)}) excludes {cut.sample_point()}, which the loops "
-                         "run: check its sign and its constant")
-    if not lines:
-        lines.append(compare_isl(given, domain, what="your system").feedback[0]
-                     + ": a bound is missing or too loose")
-    right_rows = len(rows) - sum(1 for ln in lines if ln.startswith("row "))
-    return partial(right_rows, len(rows) + (1 if not any(ln.startswith("row ") for ln in lines) else 0), *lines)
+        if domain.is_subset(half):
+            kept.append(row)
+            continue
+        cut = domain.subtract(half)
+        lines.append(f"row {k} ({row_text(row, columns)}) excludes {cut.sample_point()}, which the loops "
+                     "run: check its sign and its constant")
+    given = system_set(tuple(kept), st, params).intersect_params(domain.params())  # where the loops run
+    bounds = domain_bounds(domain)
+    implied = sum(1 for b in bounds if given.is_subset(b))
+    if implied < len(bounds):
+        lines.append(f"the rows that keep every point also allow {given.subtract(domain).sample_point()}, which "
+                     "the loops never run: a bound is missing or too loose")
+    return partial(implied, len(bounds), *lines)
 
 
 def check_q3(rect_system: object) -> Verdict:
@@ -177,16 +216,17 @@ def _strided_domain(answer: object) -> Verdict:
     return compare_isl(given, st.domain, what="strided_domain", element="instance")
 
 
+def _fixed_count(domain: isl.Set, n: int) -> int:
+    return int(domain.intersect_params(isl.Set(f"[N] -> {{ : N = {int(n)} }}")).count_val().to_python())
+
+
 def _strided_count(answer: object) -> Verdict:
     n = A.integer(answer, "strided_count")
-    st = statement(STRIDED)
-    fixed = st.domain.intersect_params(isl.Set(f"[N] -> {{ : N = {STRIDED_N} }}"))
-    want = fixed.count_val().to_python()
-    if n == want:
-        return right()
-    if n == STRIDED_N - 2:  # every i of 2 <= i < N
-        return wrong(f"{n} counts every i from 2 to {STRIDED_N - 1}; the loop steps by 3")
-    return wrong(f"{n} instances is not right: list the values of i the loop takes for N = {STRIDED_N}")
+    return expect(n, _fixed_count(statement(STRIDED).domain, STRIDED_N),
+                  (STRIDED_N - 2, f"{{given}} counts every i from 2 to {STRIDED_N - 1}; the loop steps by 3"),
+                  (STRIDED_N // 3, f"{{given}} counts the multiples of 3 below {STRIDED_N}; the loop starts at 2"),
+                  otherwise=f"{{given}} instances is not right: list the values of i the loop takes for "
+                            f"N = {STRIDED_N}")
 
 
 def check_q5(strided_domain: object, strided_count: object) -> Verdict:
@@ -199,9 +239,7 @@ def check_q5(strided_domain: object, strided_count: object) -> Verdict:
 
 def triangle_count_reference(n: int) -> int:
     """The number of points of ``0 <= j <= i < n``, counted exactly by isl."""
-    st = statement(TRIANGLE)
-    fixed = st.domain.intersect_params(isl.Set(f"[N] -> {{ : N = {int(n)} }}"))
-    return int(fixed.count_val().to_python())
+    return _fixed_count(statement(TRIANGLE).domain, n)
 
 
 def check_q6(calls: Calls) -> Verdict:
@@ -211,14 +249,123 @@ def check_q6(calls: Calls) -> Verdict:
                          and got == want)
 
 
+# -- Q7: the footprint of the gather (derivation) -------------------------------------------------------------
+
+@cache
+def gather_footprint() -> isl.Set:
+    """``{ B[i + 2j, j + 1] : (i, j) in D }``: the elements of ``B`` the gather reads (isl: the image of
+    the domain under the access relation)."""
+    acc = access(GATHER, "B[i + 2 * j][j + 1]")
+    return acc.relation.intersect_domain(statement(GATHER).domain).range().coalesce()
+
+
+def _preimage_reason(point: isl.Point) -> str:
+    """Why the element ``point`` of ``B`` is not read: the instance that would read it and the bound it
+    breaks (``i = a - 2b + 2``, ``j = b - 1``: the access is one-to-one)."""
+    a, b = point_coordinates(point)
+    n = next(iter(_param_values(point).values()))
+    i, j = a - 2 * b + 2, b - 1
+    broken = [name for name, ok in (("0 <= i", i >= 0), (f"i < N = {n}", i < n), ("0 <= j", j >= 0),
+                                    (f"j < N = {n}", j < n)) if not ok]
+    return (f"only the instance (i, j) = ({i}, {j}) could read it, and it breaks {' and '.join(broken)}"
+            if broken else "")
+
+
+def _param_values(point: isl.Point) -> dict[str, int]:
+    return dict(parameter_values(point))
+
+
+def check_q7(gather_footprint_set: object) -> Verdict:
+    """The footprint of ``B[i + 2 * j][j + 1]`` over the gather's domain, as isl text over ``B[a, b]``."""
+    given = A.isl_set(gather_footprint_set, "gather_footprint_set")
+    want = gather_footprint()
+    if given.get_tuple_name() is None and given.dim(isl.dim_type.set) == 2:
+        given = given.set_tuple_name("B")
+    if not given.get_space().is_equal(want.get_space()):
+        return wrong(f"gather_footprint_set lives in {given.get_space()}, not in {want.get_space()} "
+                     "(the elements B[a, b] and the parameter N)")
+    if given.is_equal(want):
+        return right()
+    lines = []
+    extra, missing = given.subtract(want), want.subtract(given)
+    if not extra.is_empty():
+        p = extra.sample_point()
+        reason = _preimage_reason(p)
+        lines.append(f"your set contains {p}, which the gather never reads" + (f": {reason}" if reason else ""))
+    if not missing.is_empty():
+        p = missing.sample_point()
+        a, b = point_coordinates(p)
+        lines.append(f"your set lacks {p}, which the instance (i, j) = ({a - 2 * b + 2}, {b - 1}) reads")
+    return wrong(*lines)
+
+
+# -- Q8: scanning a domain with bounds (construction) ------------------------------------------------------------
+
+def _student_scop(code_text: str) -> Scop:
+    try:
+        return parse(GUARDED_DECLARATIONS + code_text).scop
+    except PolylabError as err:
+        raise A.AnswerError(f"polylab cannot read your nest: {err.message}", hint=err.hint or "") from None
+
+
+def _trace_domain(s: Scop) -> isl.Set | None:
+    """The domain of the statement that writes ``trace``, its tuple ordered ``(i, j)``."""
+    for st in s.statements:
+        if any(a.array == "trace" for a in st.writes):
+            if sorted(st.iterators) != ["i", "j"]:
+                return None
+            order = [st.iterators.index(x) for x in ("i", "j")]
+            names = ", ".join(st.iterators)
+            m = isl.Map(f"[N] -> {{ {st.name}[{names}] -> S1[{', '.join(st.iterators[k] for k in order)}] }}")
+            return st.domain.apply(m)
+    return None
+
+
+def _scan(code: StudentCode) -> Verdict:
+    if code.tests:
+        return wrong("your nest still tests each point with an if: scan the domain with the loop bounds "
+                     "alone (min and max are defined)")
+    want = _trace_domain(scop(GUARDED))
+    got = _trace_domain(_student_scop(code.text))
+    if got is None:
+        return wrong("your nest does not run trace[i][j] = value[0] inside loops over i and j")
+    if got.is_equal(want):
+        return right()
+    lines = []
+    if not got.subtract(want).is_empty():
+        p = got.subtract(want).sample_point()
+        lines.append(f"your loops run (i, j) = {point_coordinates(p)} at {_at(p)}, which the original never runs")
+    if not want.subtract(got).is_empty():
+        p = want.subtract(got).sample_point()
+        lines.append(f"your loops never run (i, j) = {point_coordinates(p)} at {_at(p)}, which the original runs")
+    return wrong(*lines)
+
+
+def _at(point: isl.Point) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in _param_values(point).items())
+
+
+def check_q8(scan_code: object) -> Verdict:
+    """A nest without a test that runs the guarded statements for the same points (scanning equality, 2/3)
+    and in the same order (compiled, run and compared with the original at ``N = 13``, 1/3)."""
+    code = read_code(scan_code, "scan_code")
+    scan = _scan(code)
+    if not scan.correct:
+        return combine([("the points", scan), ("the run", wrong("not run: the points must be right first"))],
+                       weights=[2, 1])
+    run = differential_run(scop(GUARDED), candidate_program(scop(GUARDED), code), params={"N": GUARDED_N},
+                           what="your nest")
+    return combine([("the points", scan), ("the run", run)], weights=[2, 1])
+
+
 LAB = Lab(
     name="lab1",
     title="Affine accesses and iteration domains",
     notebook="lab1_affine.ipynb",
     questions=(
-        Question("q1", 2, ("Z_F", "Z_c"), check_q1, title="F and c of Z[i - 1]", example="[[0, 1]] and [2]"),
+        Question("q1", 2, ("Z_F", "Z_c"), check_q1, title="F and c of Z[i - 1]", example="[[0, 1]] and (5,)"),
         Question("q2", 2, ("B_F", "B_c"), check_q2, title="F and c of B[i + 2 * j][j + 1]",
-                 example="[[1, 0], [0, 1]] and [0, 0]"),
+                 example="[[1, 0], [0, 1]] and (0, 0)"),
         Question("q3", 2, ("rect_system",), check_q3, title="the rectangle as A x + B p + b >= 0",
                  example="[[1, 0, 0, 0, 0], ...]"),
         Question("q4", 2, ("tri_system",), check_q4, title="the triangle as A x + B p + b >= 0",
@@ -228,5 +375,9 @@ LAB = Lab(
         Question("q6", 2, ("triangle_count",), check_q6, title="counting the triangle",
                  example="def triangle_count(n): ...",
                  cases=(Case((4,), "n = 4"), Case((10,), "n = 10"), Case((1,), "n = 1"))),
+        Question("q7", 3, ("gather_footprint_set",), check_q7, title="the elements of B the gather reads",
+                 kind="derivation", example='"[N] -> { B[a, b] : 0 <= a < 3N and 0 <= b <= N }"'),
+        Question("q8", 3, ("scan_code",), check_q8, title="scanning the guarded domain with bounds",
+                 kind="construction", example='"for (i = 0; i < N; i++) ..."'),
     ),
 )

@@ -1,0 +1,78 @@
+"""The course's rules (issue 27, docs/course.md), checked on every lab they cover: each lab has a
+derivation and a construction, multiple choice is at most 10 % of its points, a missing answer's example is
+not the answer, every lab states its estimated time (60-90 minutes), and no lab claims what is not true.
+
+Lab 8 (the stencil lab) is added to ``RULED`` by its owner when it follows the rules."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from polylab.grading import get_lab
+
+ROOT = Path(__file__).resolve().parents[1]
+RULED = ("lab1",)
+
+
+def _notebook(lab: str) -> dict:
+    return json.loads((ROOT / "solutions" / get_lab(lab).notebook).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("lab", RULED)
+def test_each_lab_has_a_derivation_and_a_construction(lab):
+    kinds = {q.kind for q in get_lab(lab).questions}
+    assert {"derivation", "construction"} <= kinds, f"{lab}: kinds {kinds}"
+
+
+@pytest.mark.parametrize("lab", RULED)
+def test_multiple_choice_is_at_most_ten_percent(lab):
+    lab_ = get_lab(lab)
+    choice = sum(q.points for q in lab_.questions if q.kind == "choice")
+    assert choice <= 0.1 * lab_.max_score, f"{lab}: {choice} of {lab_.max_score} points are multiple choice"
+
+
+@pytest.mark.parametrize("lab", RULED)
+def test_each_lab_states_its_estimated_time(lab):
+    first = "".join(_notebook(lab)["cells"][0]["source"])
+    m = re.search(r"Estimated time: (\d+) minutes", first)
+    assert m and 60 <= int(m.group(1)) <= 90, first[-400:]
+
+
+@pytest.mark.parametrize("lab", RULED)
+def test_no_lab_claims_that_answers_are_printed_nowhere_unless_gated(lab):
+    text = json.dumps(_notebook(lab))
+    assert "Most answers are not printed anywhere" not in text
+    assert "%%see_why" in text, "the see-why parts open after the answer"
+
+
+@pytest.mark.parametrize("lab", RULED)
+def test_a_missing_answers_example_is_not_the_answer(lab):
+    """The example in 'define X, e.g. ...' has the answer's form; graded as an answer it is not right."""
+    lab_ = get_lab(lab)
+    for q in lab_.questions:
+        if q.is_function or not q.example:
+            continue
+        values = _example_values(q.example, len(q.answers))
+        if values is None:
+            continue
+        r = q.grade(dict(zip(q.answers, values)), lab)
+        assert not r.correct, f"{lab}.{q.name}: its example {q.example!r} is the right answer"
+
+
+def _example_values(example: str, count: int):
+    """The Python values of an example written ``A and B`` or ``x = A; y = B`` (None when it is only a
+    form, such as ``[[1, 0, 0, 0, 0], ...]``)."""
+    import ast
+
+    parts = [p.split("=", 1)[1] if re.match(r"^\s*\w+\s*=", p) else p
+             for p in re.split(r" and |; ", example)] if count > 1 else [example]
+    if len(parts) != count:
+        return None
+    try:
+        return [ast.literal_eval(p.strip()) for p in parts]
+    except (ValueError, SyntaxError):
+        return None
