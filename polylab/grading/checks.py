@@ -19,16 +19,14 @@ specific error.
 
 from __future__ import annotations
 
-import tempfile
 from fractions import Fraction
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import islpy as isl
 
-from polylab import toolchain as tc
-from polylab.codegen import original_program
 from polylab.errors import PolylabError
 from polylab.experiment import verify
+from polylab.grading import student_code
 from polylab.grading.answers import describe
 from polylab.grading.lab import Calls
 from polylab.grading.verdict import Verdict, ViolationPicture, partial, right, wrong
@@ -200,34 +198,18 @@ def verified_variant(scop: Scop, schedule: Schedule, *, params: Mapping[str, int
     return right()
 
 
-def same_outputs(reference: Scop, candidate: Scop, *, params: Mapping[str, int], what: str = "your code",
-                 timeout: float = 30.0) -> Verdict:
+def same_outputs(reference: Scop, candidate: Scop, *, params: Mapping[str, int], what: str = "your code"
+                 ) -> Verdict:
     """Right when ``candidate`` (a student's program, e.g. a loop nest transformed by hand) writes the same
-    live-out arrays as ``reference`` when both run on the same inputs at ``params``; otherwise the first
-    element that differs (array, index, expected and actual value)."""
-    args = [int(params[p]) for p in reference.parameters]
+    outputs as ``reference`` when both run on the same inputs at ``params``; otherwise the first element
+    that differs. The candidate's text is read, vetted and run like every student's code
+    (:func:`polylab.grading.student_code.differential_run`)."""
     if set(candidate.parameters) - set(reference.parameters):
         extra = sorted(set(candidate.parameters) - set(reference.parameters))
         return wrong(f"{what} uses {', '.join(extra)}, which the original program does not define")
-    cand_args = [int(params[p]) for p in candidate.parameters]
-    try:
-        ref_bin = tc.compile(original_program(reference), flags=tc.VERIFY_FLAGS)
-        cand_bin = tc.compile(original_program(candidate), flags=tc.VERIFY_FLAGS)
-        with tempfile.TemporaryDirectory(prefix="polylab-grade-") as tmp:
-            tc.run(ref_bin, args, timeout=timeout, output_dir=f"{tmp}/reference")
-            tc.run(cand_bin, cand_args, timeout=timeout, output_dir=f"{tmp}/candidate")
-            cmp = tc.compare_outputs(f"{tmp}/reference", f"{tmp}/candidate")
-    except PolylabError as err:
-        return wrong(f"{what} could not be compiled and run: {err.message}")
-    if cmp.equal:
-        return right()
-    if cmp.first is not None:
-        d = cmp.first
-        idx = "".join(f"[{i}]" for i in d.index)
-        return wrong(f"{what} changes the output: the first element that differs is {d.array}{idx}: "
-                     f"expected {d.expected!r}, got {d.actual!r}"
-                     + (f" ({cmp.mismatches} elements differ)" if cmp.mismatches > 1 else ""))
-    return wrong(f"{what} does not write the same arrays: {'; '.join(cmp.problems)}")
+    code = student_code.read_code(candidate.source, what)
+    return student_code.differential_run(reference, student_code.candidate_program(reference, code), params=params,
+                                         what=what)
 
 
 def compare_calls(calls: Calls, reference: Callable[..., Any], *,

@@ -13,18 +13,15 @@ another order, with an OpenMP pragma, a hand-contracted array, a CUDA index mapp
 * :func:`candidate_program` puts the code in the reference program's harness (same arrays, same initial
   values, same output dump); the code's own lines are numbered from 1 in compiler messages.
 * :func:`differential_run` is the **one** place where a check compiles and runs a student's code: both
-  programs are built, run on the same inputs (the candidate once per thread count), and every output array
-  is compared element by element (bit-exact); the first difference is the feedback. A comparison that
-  compares nothing is refused.
+  programs are built and run on the same inputs (the candidate once per thread count), and the toolchain's
+  one differential run judges them (:func:`polylab.toolchain.judge`: every output element, bit for bit, a
+  vacuous comparison refused); the first difference is the feedback.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pycparser import c_ast, c_parser
@@ -32,6 +29,7 @@ from pycparser import c_ast, c_parser
 from polylab import toolchain as tc
 from polylab.codegen import original_program
 from polylab.codegen.harness import SYSY_RUNTIME, c_program, kernel_signature
+from polylab.experiment.verify import initial_of
 from polylab.errors import CompileError, PolylabError
 from polylab.grading.answers import AnswerError, text
 from polylab.grading.verdict import Verdict, right, wrong
@@ -216,22 +214,29 @@ def _compile_error(err: CompileError, what: str) -> str:
     return f"{what} does not compile: {first.message if first is not None else err.message}"
 
 
-def _run_untrusted(binary: tc.Binary, args: Sequence[int], threads: int | None, output_dir: str) -> None:
-    """Run a program built from a student's code. THE switch point for the grader's sandbox: every run of
-    student code in a check goes through here."""
-    tc.run(binary, args, timeout=RUN_SECONDS, memory_limit_mb=RUN_MEMORY_MB, threads=threads,
-           output_dir=output_dir)
+def _run_untrusted(binary: tc.Binary, args: Sequence[int], threads: int | None) -> tc.Outputs:
+    """Run a program built from a student's code and read its outputs. THE switch point for the grader's
+    sandbox: every run of student code in a check goes through here."""
+    return tc.run_outputs(binary, args, threads=threads, timeout=RUN_SECONDS)
 
 
-def _difference(cmp: tc.Comparison, what: str, threads: int | None) -> str:
+def _picked(outputs: tc.Outputs, arrays: Sequence[str] | None) -> tc.Outputs:
+    if arrays is None:
+        return outputs
+    return tc.Outputs({n: a for n, a in outputs.arrays.items() if n in arrays},
+                      {n: i for n, i in outputs.indices.items() if n in arrays})
+
+
+def _difference(run: tc.DifferentialRun, what: str, threads: int | None) -> str:
     with_threads = f" with {threads} thread(s)" if threads else ""
-    if cmp.first is not None:
-        d = cmp.first
+    if run.difference is not None:
+        d = run.difference
         idx = "".join(f"[{i}]" for i in d.index)
-        more = f" ({cmp.mismatches} elements differ)" if cmp.mismatches > 1 else ""
+        n = run.comparison.mismatches
+        more = f" ({n} elements differ)" if n > 1 else ""
         return (f"{what}{with_threads} changes the output: the first element that differs is {d.array}{idx}: "
                 f"the original program leaves {d.expected!r}, yours {d.actual!r}{more}")
-    return f"{what}{with_threads} does not write the same arrays: {'; '.join(cmp.problems)}"
+    return f"{what}{with_threads} does not write the same arrays: {'; '.join(run.comparison.problems)}"
 
 
 def differential_run(reference: Scop, candidate_source: str, *, params: Mapping[str, int],
@@ -239,8 +244,9 @@ def differential_run(reference: Scop, candidate_source: str, *, params: Mapping[
                      what: str = "your code") -> Verdict:
     """Right when the program ``candidate_source`` (built with :func:`candidate_program`) writes exactly the
     reference program's outputs (``arrays``: only these) at ``params``, run once per thread count of
-    ``threads`` (OpenMP on when any is given); otherwise the first element that differs, a compile error at
-    the student's line, or why it could not run."""
+    ``threads`` (OpenMP on when any is given), as judged by the toolchain's one differential run
+    (:func:`polylab.toolchain.judge`: every element, a vacuous comparison refused); otherwise the first
+    element that differs, a compile error at the student's line, or why it could not run."""
     args = [int(params[p]) for p in reference.parameters]
     openmp = any(t is not None for t in threads)
     try:
@@ -250,34 +256,20 @@ def differential_run(reference: Scop, candidate_source: str, *, params: Mapping[
         return wrong(_compile_error(err, what))
     except PolylabError as err:
         return wrong(f"{what} could not be built: {err.message}")
-    with tempfile.TemporaryDirectory(prefix="polylab-check-") as tmp:
-        tc.run(ref_bin, args, timeout=RUN_SECONDS, output_dir=f"{tmp}/reference")
-        for k, t in enumerate(threads):
-            out = f"{tmp}/candidate{k}"
-            try:
-                _run_untrusted(cand_bin, args, t, out)
-            except PolylabError as err:
-                return wrong(f"{what} failed when it ran" + (f" with {t} thread(s)" if t else "") + f": {err.message}")
-            cmp = _compare(f"{tmp}/reference", out, arrays)
-            if not cmp.arrays:
-                return wrong(f"{what} was compared on nothing: no output array was written (a bug in the check)")
-            if not cmp.equal:
-                return wrong(_difference(cmp, what, t))
+    ref = _picked(tc.run_outputs(ref_bin, args, timeout=RUN_SECONDS), arrays)
+    values = {p: int(params[p]) for p in reference.parameters}
+    where = " at " + ", ".join(f"{k} = {v}" for k, v in values.items()) if values else ""
+    for t in threads:
+        try:
+            cand = _picked(_run_untrusted(cand_bin, args, t), arrays)
+        except PolylabError as err:
+            return wrong(f"{what} failed when it ran" + (f" with {t} thread(s)" if t else "") + f": {err.message}")
+        run = tc.judge(ref, cand, initial=initial_of(reference, values), where=where)
+        if run.verified is None:
+            return wrong(f"{what} could not be judged: {run.reason} (a bug in this question's check)")
+        if not run.verified:
+            return wrong(_difference(run, what, t))
     return right()
-
-
-def _compare(reference_dir: str, candidate_dir: str, arrays: Sequence[str] | None) -> tc.Comparison:
-    """Every output array, or only ``arrays`` (their files copied aside, then compared)."""
-    if arrays is None:
-        return tc.compare_outputs(reference_dir, candidate_dir)
-    with tempfile.TemporaryDirectory(prefix="polylab-pick-") as picked:
-        for side, src in (("a", Path(reference_dir)), ("b", Path(candidate_dir))):
-            (Path(picked) / side).mkdir()
-            for name in arrays:
-                for f in (src / f"{name}.bin", src / f"{name}.meta"):
-                    if f.is_file():
-                        shutil.copy(f, Path(picked) / side / f.name)
-        return tc.compare_outputs(f"{picked}/a", f"{picked}/b")
 
 
 __all__ = ["CALLS", "CUDA_VARIABLES", "HELPERS_C", "Loop", "StudentCode", "candidate_program",
