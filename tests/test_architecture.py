@@ -401,8 +401,40 @@ def mechanism_copies() -> list[str]:
     return out
 
 
+#: the names of the targets whose code needs more than a C compiler (issue 30: targets are objects)
+TARGET_NAMES = frozenset({"openmp", "cuda", "mlir"})
+
+
+def _names_target(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name == "target" or name.endswith("_target")
+
+
+def _target_literals(node: ast.AST) -> bool:
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    return any(isinstance(x, ast.Constant) and x.value in TARGET_NAMES for x in items)
+
+
+def target_dispatch() -> list[str]:
+    """A target is a :class:`polylab.codegen.Target` that knows how to generate, build and run its code:
+    no module outside ``polylab.codegen.targets`` compares a target with the name of one."""
+    out = []
+    for m in modules().values():
+        if m.name == "polylab.codegen.targets":
+            continue
+        for q, node in functions(m):
+            for sub in _own_nodes(node):
+                if isinstance(sub, ast.Compare) and len(sub.ops) == 1:
+                    left, right = sub.left, sub.comparators[0]
+                    if (_names_target(left) and _target_literals(right)) or \
+                            (_names_target(right) and _target_literals(left)):
+                        out.append(f"{q} compares a target with a name (line {sub.lineno}): ask the Target "
+                                   "(polylab.codegen.targets) instead")
+    return out
+
+
 @pytest.mark.parametrize("rule", [import_cycles, layer_violations, function_lengths, broad_excepts,
-                                  import_hygiene, mechanism_copies], ids=lambda f: f.__name__)
+                                  import_hygiene, mechanism_copies, target_dispatch], ids=lambda f: f.__name__)
 def test_architecture(rule):
     found = _report(rule())
     assert not found, f"{rule.__name__}:\n  " + "\n  ".join(found)
@@ -411,7 +443,7 @@ def test_architecture(rule):
 def test_the_allow_list_names_only_real_findings():
     """Every entry of ALLOWED still matches a finding (a fixed offender is removed from the list)."""
     findings = [f for rule in (import_cycles, layer_violations, function_lengths, broad_excepts, import_hygiene,
-                               mechanism_copies) for f in rule()]
+                               mechanism_copies, target_dispatch) for f in rule()]
     stale = [a for a in ALLOWED if not any(f == a or ("{}" in a and f.startswith(a.split("{}")[0]))
                                            for f in findings)]
     assert not stale, "remove these entries from ALLOWED, they no longer occur:\n  " + "\n  ".join(stale)

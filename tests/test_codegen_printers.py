@@ -122,9 +122,9 @@ def test_all_targets_for_every_example():
         scop = scop_of(name)
         for target in TARGETS:
             code = generate(scop, None, target)
-            assert code.target == target
+            assert code.target is TARGETS[target] and code.target.name == target
             assert ("func.func @kernel" in code.kernel) == (target == "mlir")
-            assert (code.program is None) == (target == "mlir")
+            assert (code.program is None) == (target == "mlir") == (not code.target.program)
 
 
 def test_unknown_target_and_bad_schedules_are_user_errors():

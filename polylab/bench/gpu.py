@@ -242,14 +242,14 @@ def run_gpu_case(kernel: Kernel, case: Case, *, repeat: int, warmup: int, timeou
         if emulated is False:
             return GpuResult(case, "unverified", reason=f"CPU emulation differs: {emu.first_difference}",
                              emulated=False, notes=notes)
-        if not tc.cuda_compiler_status():
-            return GpuResult(case, "not run", reason=tc.cuda_compiler_status().reason, emulated=emulated,
+        if not code.target.build_status():
+            return GpuResult(case, "not run", reason=code.target.build_status().reason, emulated=emulated,
                              notes=notes)
         progress("compiling with nvcc")
-        binary = tc.compile(code.program or "", language="cuda", flags=GPU_FLAGS)
-        if not tc.has_gpu():
-            return GpuResult(case, COMPILED, reason=f"{tc.gpu_status().reason}: compiled with nvcc and verified "
-                             "by CPU emulation, not timed", emulated=emulated, notes=notes)
+        binary = code.target.compile(code, GPU_FLAGS)
+        if not code.target.run_status():
+            return GpuResult(case, COMPILED, reason=f"{code.target.run_status().reason}: compiled with nvcc and "
+                             "verified by CPU emulation, not timed", emulated=emulated, notes=notes)
         return _on_gpu(kernel, case, built, code, binary, emulated, notes, repeat=repeat, warmup=warmup,
                        timeout=timeout, references=references, progress=progress)
     except PolylabError as err:

@@ -218,7 +218,7 @@ def run_case(kernel: Kernel, case: Case, baseline: tc.Timing | None, *, repeat: 
         return CaseResult(case, ERROR, reason=f"{type(err).__name__}: {err.message}", schedule=built.text,
                           build_seconds=build_seconds)
     kernel_text = getattr(report.code, "kernel", "") or ""
-    parallel = "#pragma omp" in kernel_text if case.target == "openmp" else None
+    parallel = "#pragma omp" in kernel_text if report.code is not None and report.code.target.openmp else None
     if report.verified is None:
         return CaseResult(case, NOT_RUN, reason=report.reason, schedule=built.text, parallel=parallel,
                           build_seconds=build_seconds)

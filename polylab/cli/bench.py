@@ -51,6 +51,7 @@ import sys
 import tempfile
 
 from polylab.cli.common import add_source_options, source_options
+from polylab.codegen import CUDA, PROGRAM_TARGETS, TARGETS
 from polylab.model.params import parse_params
 from polylab.errors import PolylabError
 
@@ -79,7 +80,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="parameter value for the timed runs, for every kernel that has it (repeatable)")
     p.add_argument("--verify-param", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter value for the verification runs (default: the --param values)")
-    p.add_argument("--target", choices=("openmp", "c", "cuda"), default="openmp",
+    p.add_argument("--target", choices=PROGRAM_TARGETS, default="openmp",
                    help="cuda: on the GPU (polylab.bench.gpu): CUDA-event times, effective bandwidth and its "
                         "share of a device-to-device copy; verified bit for bit at --verify-param sizes (default: "
                         "the --quick sizes) and by checksum at the timing size; without a GPU: compiled with "
@@ -240,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.search_time:
         return run_search_time(args)
-    if args.target == "cuda" or args.gpu_targets:
+    if TARGETS[args.target] is CUDA or args.gpu_targets:   # the GPU bench (polylab.bench.gpu)
         if args.native:
             raise PolylabError("--native applies to the CPU builds, not to --target cuda or --gpu-targets",
                                hint="leave out --native, or time --target openmp or c")

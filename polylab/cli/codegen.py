@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 
 from polylab.cli.common import add_source_options, load_scop, source_options
+from polylab.codegen import TARGETS
 from polylab.model.params import parse_params
 
 
@@ -26,7 +27,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="a .c or .sy file, or the name of a shipped example")
     p.add_argument("--schedule", default="original", metavar="SPEC",
                    help="'original', a schedule recipe, or an isl union map (default: original)")
-    p.add_argument("--target", choices=("c", "openmp", "cuda", "mlir"), default="c")
+    p.add_argument("--target", choices=tuple(TARGETS), default="c")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="fix a parameter in the generated code (repeatable)")
     p.add_argument("--kernel-only", action="store_true", help="print the kernel without the harness")

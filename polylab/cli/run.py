@@ -31,6 +31,7 @@ import argparse
 import json
 import sys
 
+from polylab.codegen import PROGRAM_TARGETS
 from polylab.model.params import parse_params
 from polylab.cli.common import add_source_options, load_scop, source_options
 
@@ -41,7 +42,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="a .c or .sy file, or the name of a shipped example")
     p.add_argument("--schedule", default="original", metavar="SPEC",
                    help="'original', a schedule recipe, or an isl union map (default: original)")
-    p.add_argument("--target", choices=("c", "openmp", "cuda"), default="c")
+    p.add_argument("--target", choices=PROGRAM_TARGETS, default="c")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter value for the runs (repeatable; every parameter needs one)")
     p.add_argument("--verify-param", action="append", default=[], metavar="NAME=VALUE",

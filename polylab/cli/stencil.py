@@ -22,6 +22,7 @@ import json
 import sys
 from pathlib import Path
 
+from polylab.codegen import PROGRAM_TARGETS, TARGETS
 from polylab.errors import PolylabError
 
 
@@ -30,13 +31,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", metavar="FILE", help="a .mlir file, or the name of a shipped example (laplace3d.mlir)")
     p.add_argument("--passes", default="", metavar="SPEC", help="a pass pipeline, e.g. shape,inline,unroll(j=2),cse")
-    p.add_argument("--emit", choices=("stencil", "scop", "c", "openmp", "cuda", "mlir"), default=None)
+    p.add_argument("--emit", choices=("stencil", "scop", *TARGETS), default=None)
     p.add_argument("--domain", default=None, metavar="N0,N1,N2", help="the domain's extents, e.g. 64,64,64")
     p.add_argument("--schedule", default=None, metavar="SPEC",
                    help="a schedule recipe for the lowered model (default: its own loops; 'parallel' for OpenMP)")
     p.add_argument("--run", action="store_true", help="check against the interpreter, verify and time")
     p.add_argument("--bench", action="store_true", help="compare plain, inlined and recomputing variants")
-    p.add_argument("--target", choices=("c", "openmp", "cuda"), default="c")
+    p.add_argument("--target", choices=PROGRAM_TARGETS, default="c")
     p.add_argument("--threads", type=int, default=None, help="OpenMP threads")
     p.add_argument("--repeat", type=int, default=5, help="timed runs (default 5)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -127,7 +128,7 @@ def _run(args: argparse.Namespace, program) -> int:
 def _bench(args: argparse.Namespace, program) -> int:
     from polylab.stencil.bench import inline_tradeoff
 
-    schedule = args.schedule or ("parallel" if args.target in ("openmp", "cuda") else None)
+    schedule = args.schedule or ("parallel" if TARGETS[args.target].parallel else None)
     table = inline_tradeoff(program, schedule=schedule, target=args.target, threads=args.threads,
                             repeat=args.repeat)
     print(json.dumps(table.to_json(), indent=2) if args.json else table)

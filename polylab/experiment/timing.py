@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from polylab import toolchain as tc
-from polylab.codegen import GeneratedCode, generate
+from polylab.codegen import GeneratedCode, Target, as_target, generate
 from polylab.errors import ToolchainError
 from polylab.experiment.params import validate_params
 from polylab.experiment.schedules import legal_schedule, variant_scop
@@ -146,7 +146,7 @@ def time_program(binary: tc.Binary, args: list[int], *, repeat: int, warmup: int
     return tc.Timing.from_runs(times[warmup:], threads=threads, warmup=warmup)
 
 
-def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str, int] | None = None,
+def measure(scop: Scop, schedule=None, target: Target | str = "c", *, params: Mapping[str, int] | None = None,
             threads: int | None = None, repeat: int = 5, warmup: int = 1, baseline: bool = True,
             check: bool = True, verify_params: Mapping[str, int] | None = None, timeout: float = 300.0,
             progress: Progress | None = None, force: bool = False, compare: str = "auto",
@@ -170,6 +170,8 @@ def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str
     vacuous, or CUDA cannot run here) is not timed: the report says why.
     """
     progress = progress or no_progress
+    kind = as_target(target)
+    target = kind.name
     schedule = legal_schedule(scop, schedule)
     variant_of = variant_scop(scop, schedule)
     times = schedule.union_map if schedule is not None else None
@@ -185,8 +187,8 @@ def measure(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str
         if not verification.verified:
             return RunReport(target, values, threads, None, None, verification, code, verification.reason,
                              checked.warnings)
-    elif target == "cuda" and not tc.has_gpu():
-        return RunReport(target, values, threads, None, None, None, code, tc.gpu_status().reason, checked.warnings)
+    elif not kind.run_status():
+        return RunReport(target, values, threads, None, None, None, code, kind.run_status().reason, checked.warnings)
     args = param_args(scop, values)
     timed = (*TIMING_FLAGS, *flags)
     variant = compile_variant(code, timed, progress, force=force)

@@ -38,9 +38,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from polylab import toolchain as tc
-from polylab.codegen import GeneratedCode, generate, original_program
+from polylab.codegen import GeneratedCode, Target, as_target, generate, original_program
 from polylab.codegen.harness import SOURCE_FILE, initial_elements, live_outs, source_text
-from polylab.errors import ModelError, ToolchainError, VerificationError
+from polylab.errors import ModelError, VerificationError
 from polylab.experiment.params import ParameterCheck, loops_run_twice, validate_params
 from polylab.experiment.schedules import legal_schedule, variant_scop
 from polylab.model.budget import bounded
@@ -72,10 +72,9 @@ def param_args(scop: Scop, params: Mapping[str, int]) -> list[int]:
     return [int(params[p]) for p in scop.parameters]
 
 
-def memory_limit(target: str) -> int | None:
-    """The memory limit (MB) of a run of ``target`` code: the toolchain's default for CPU programs, none for
-    CUDA (the CUDA runtime reserves a large address range; see :mod:`polylab.toolchain.runner`)."""
-    return None if target == "cuda" else tc.DEFAULT_MEMORY_LIMIT_MB
+def memory_limit(target: Target | str) -> int | None:
+    """The memory limit (MB) of a run of ``target`` code (:attr:`polylab.codegen.Target.memory_limit_mb`)."""
+    return as_target(target).memory_limit_mb
 
 
 def initial_of(scop: Scop, values: Mapping[str, int]) -> tc.Initial:
@@ -213,15 +212,10 @@ class Verification:
 
 def compile_variant(code: GeneratedCode, flags: tuple[str, ...], progress: Progress = no_progress, *,
                     force: bool = False) -> tc.Binary:
-    """Compile generated code (C, OpenMP or CUDA) with ``flags``; ``force=True`` rebuilds instead of
-    reusing the toolchain's cached build."""
-    if code.program is None:
-        raise ToolchainError(f"{code.target} code is not a program and cannot be compiled here")
-    if code.target == "cuda":
-        progress("compiling the CUDA variant (nvcc)")
-        return tc.compile(code.program, language="cuda", flags=flags, force=force)
+    """Compile generated code with ``flags`` (its target's compiler: gcc, with ``-fopenmp`` for OpenMP, or
+    nvcc); ``force=True`` rebuilds instead of reusing the toolchain's cached build."""
     progress(f"compiling the {code.target} variant")
-    return tc.compile(code.program, flags=flags, openmp=code.target == "openmp", force=force)
+    return code.target.compile(code, flags, force=force)
 
 
 def compile_original(scop: Scop, flags: tuple[str, ...], *, force: bool = False) -> tc.Binary:
@@ -319,7 +313,7 @@ def _live_out_insensitive(scop: Scop, ref: tc.Binary, values: Mapping[str, int],
             "verify at smaller parameters, or without storage steps (then every written element is compared)")
 
 
-def verify(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str, int] | None = None,
+def verify(scop: Scop, schedule=None, target: Target | str = "c", *, params: Mapping[str, int] | None = None,
            threads: int | None = None, timeout: float = 60.0, progress: Progress | None = None,
            code: GeneratedCode | None = None, force: bool = False, compare: str = "auto") -> Verification:
     """Build and run the original program and the variant on the same inputs; compare their outputs.
@@ -333,13 +327,16 @@ def verify(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str,
     (:class:`~polylab.errors.ModelError`, see :mod:`polylab.experiment.params`). Both programs run at
     ``params`` and at the smallest values where every loop runs twice (see the module). ``compare``:
     ``auto``, ``written`` or ``live-out`` (see the module's documentation). ``force=True`` rebuilds both
-    programs instead of reusing cached builds. ``target``: ``'c'``, ``'openmp'`` or ``'cuda'``
-    (``verified`` is None, with the reason, where CUDA cannot run). A compile error raises
+    programs instead of reusing cached builds. ``target``: a :class:`~polylab.codegen.Target` or its
+    name (``'c'``, ``'openmp'``, ``'cuda'``; ``verified`` is None, with the reason, where its code cannot be
+    built or run here). A compile error raises
     :class:`~polylab.errors.CompileError`; a run past ``timeout`` seconds raises
     :class:`~polylab.errors.RunTimeout`. ``.require()`` on the result raises
     :class:`~polylab.errors.VerificationError` unless the variant was verified.
     """
     progress = progress or no_progress
+    kind = as_target(target)
+    target = kind.name
     schedule = legal_schedule(scop, schedule)  # also when ``code`` is given: never run an illegal one
     variant_of = variant_scop(scop, schedule)
     mode = _compare_mode(scop, variant_of, compare)
@@ -348,14 +345,14 @@ def verify(scop: Scop, schedule=None, target: str = "c", *, params: Mapping[str,
     if code is None:
         code = generate(variant_of, schedule, target)
     common = dict(threads=threads, mode=mode, code=code, parameter_warnings=check.warnings)
-    if target == "cuda" and not tc.cuda_compiler_status():
-        return Verification(None, target, values, reason=tc.cuda_compiler_status().reason, **common)
+    if not kind.build_status():
+        return Verification(None, target, values, reason=kind.build_status().reason, **common)
     progress("compiling the original program")
     ref = compile_original(scop, VERIFY_FLAGS, force=force)
     variant = compile_variant(code, VERIFY_FLAGS, progress, force=force)
     common["warnings"] = tuple(str(w) for w in variant.warnings)
-    if target == "cuda" and not tc.has_gpu():
-        return Verification(None, target, values, reason=f"{tc.gpu_status().reason}; the CUDA code compiled with nvcc",
+    if not kind.run_status():
+        return Verification(None, target, values, reason=f"{kind.run_status().reason}; the {target} code compiled",
                             **common)
     sizes, remarks = _sizes(scop, variant_of, schedule, check, target)
     runs: list[SizeRun] = []

@@ -51,7 +51,7 @@ def code_html(code: str, language: str = "c") -> str:
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import get_lexer_by_name
 
-        lexer = get_lexer_by_name({"openmp": "c", "cuda": "cuda", "mlir": "text"}.get(language, language))
+        lexer = get_lexer_by_name({"mlir": "text"}.get(language, language))
         fmt = HtmlFormatter(noclasses=True, style="default", nowrap=False)
         return f"<div class='polylab-code'>{highlight(code, lexer, fmt)}</div>"
     except Exception:  # pygments missing or no lexer: plain text is still correct

@@ -43,6 +43,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from polylab.codegen import PROGRAM_TARGETS, TARGETS
 from polylab.errors import ModelError, PolylabError
 from polylab.model import Scop
 from polylab.model.params import parse_params
@@ -200,7 +201,7 @@ class PolylabMagics(Magics):
                                                          "(default: schedule)")
     @argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
               help="parameter values for the picture (default: those of %%%%scop, else 8)")
-    @argument("-t", "--target", default="c", choices=["c", "openmp", "cuda", "mlir"],
+    @argument("-t", "--target", default="c", choices=list(TARGETS),
               help="language of the transformed code shown (default: c)")
     @argument("--no-picture", action="store_true", help="do not draw the schedule")
     @argument("-q", "--quiet", action="store_true", help="store the schedule without showing it")
@@ -246,7 +247,7 @@ class PolylabMagics(Magics):
     @magic_arguments()
     @argument("variants", nargs="*", help="stored schedules to run (default: schedule)")
     @argument("-s", "--scop", default=None, help="the stored SCoP (default: the schedule's own)")
-    @argument("-t", "--target", default="c", choices=["c", "openmp", "cuda"], help="code to build")
+    @argument("-t", "--target", default="c", choices=list(PROGRAM_TARGETS), help="code to build")
     @argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
               help="parameter values of the run, e.g. --param N=512")
     @argument("-n", "--threads", type=int, default=None, help="OpenMP threads")

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from polylab import render, toolchain as tc
-from polylab.codegen import original_program
+from polylab.codegen import PROGRAM_TARGETS, original_program
 from polylab.codegen.harness import SOURCE_FILE, initial_values, source_text
 from polylab.experiment import VERIFY_FLAGS
 from polylab.stencil.errors import StencilError
@@ -83,14 +83,12 @@ def run_lowered(lowering: Lowering, schedule: Any = None, target: str = "c", *, 
         binary = tc.compile(original_program(scop), flags=VERIFY_FLAGS, user_sources={SOURCE_FILE: source_text(scop)})
     else:
         code = generate_code(lowering, schedule, target)
-        if target == "cuda":
-            if not tc.cuda_compiler_status():
-                return None, code, tc.cuda_compiler_status().reason
-            binary = tc.compile(code.program, language="cuda", flags=VERIFY_FLAGS)
-            if not tc.has_gpu():
-                return None, code, f"{tc.gpu_status().reason}; the CUDA code compiled with nvcc"
-        else:
-            binary = tc.compile(code.program, flags=VERIFY_FLAGS, openmp=target == "openmp")
+        kind = code.target
+        if not kind.build_status():
+            return None, code, kind.build_status().reason
+        binary = kind.compile(code, VERIFY_FLAGS)
+        if not kind.run_status():
+            return None, code, f"{kind.run_status().reason}; the {kind.name} code compiled"
     with tempfile.TemporaryDirectory(prefix="polylab-stencil-") as tmp:
         tc.run(binary, [], timeout=timeout, threads=threads, output_dir=Path(tmp),
                env={tc.OUTPUTS_VARIABLE: tc.OUTPUTS_WRITTEN})
@@ -142,8 +140,8 @@ def check(program: Program | Lowering, schedule: Any = None, target: str = "c", 
     """Lower ``program`` (unless it is a :class:`Lowering`), run it (under ``schedule`` for ``target``) and
     compare its output fields with the reference interpreter's, bit for bit."""
     lowering = program if isinstance(program, Lowering) else lower(program)
-    if target not in ("c", "openmp", "cuda"):
-        raise StencilError(f"unknown target {target!r}", hint="the targets are c, openmp and cuda")
+    if target not in PROGRAM_TARGETS:
+        raise StencilError(f"unknown target {target!r}", hint=f"the targets are {', '.join(PROGRAM_TARGETS)}")
     actual, code, reason = run_lowered(lowering, schedule, target, threads=threads, timeout=timeout)
     if actual is None:
         return StencilCheck(None, target, reason=reason, code=code)
