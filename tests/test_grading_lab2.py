@@ -1,26 +1,41 @@
 """Lab 2 (dependence tests): the solution earns full marks and every wrong-answer path of every question
-names the specific error (the vector, the direction entry, the bound, the test, the kind of dependence)."""
+names the specific error (the vector, the pair of instances, the bound, the test, the kind of dependence,
+the race) without stating the expected answer."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-import sympy
+import pytest
 
-from grading_helpers import full_marks, grade
+from grading_helpers import full_marks, grade, hides
 from polylab.grading import Call, Calls, Case, check, get_lab, load_hidden
 from polylab.grading.checks import compare_sets
 from polylab.grading.labs import lab2
+from polylab.toolchain import c_compiler, supports_openmp
 
 HIDDEN = Path(__file__).resolve().parents[1] / "instructor" / "hidden"
-SOLUTION = {"sweep2d_distances": {(1, 0), (0, 1)}, "Y_null": (2, -1), "Y_waw_direction": ("<", ">"),
+Y_WAW = "[N] -> { S0[i, j] -> S0[i2, j2] : 0 <= i, j, i2, j2 < N and 2i + 4j = 2i2 + 4j2 and i < i2 }"
+NEST = """for (i = 1; i < N; i++)
+  for (j = 0; j < N; j++)
+    for (k = 1; k < N; k++)
+      x[i][j][k] = x[i - 1][j][k - 1] + x[i][j][k - 1];"""
+OMP = """for (i = 1; i < N; i++) {
+  #pragma omp parallel for private(k)
+  for (j = 0; j < N; j++)
+    for (k = 1; k < N; k++)
+      x[i][j][k] = x[i - 1][j][k - 1] + x[i][j][k - 1];
+}"""
+SOLUTION = {"sweep2d_distances": {(1, 0), (0, 1)}, "Y_waw": Y_WAW,
             "gcd_test": lab2.gcd_test_reference, "banerjee_bounds": (-15, 9),
             "conservative_tests": {"gcd", "integer system", "banerjee"},
             "sl3_raw": {(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 1)}, "sl3_war": {(1, 0, 0), (0, 1, 0), (0, 0, 1)},
-            "shift_value_flow": {(0, 1)}, "shift_memory_flow_pairs": 24}
+            "shift_value_flow": {(0, 1)}, "shift_memory_flow_pairs": 24, "omp_code": OMP}
+needs_cc = pytest.mark.skipif(c_compiler() is None, reason="question 8 compiles the student's code: no C compiler")
 
 
+@needs_cc
 def test_solution_scores_full_marks():
     full_marks("lab2", SOLUTION)
 
@@ -43,20 +58,22 @@ def test_q1_wrong_paths():
     assert grade("lab2.q1", [[1, 0], [0, 1]])[0].correct  # lists of lists are a fair way to write a set
 
 
-def test_q2_wrong_paths():
-    assert grade("lab2.q2", (-4, 2), ["<", ">"])[0].correct            # any multiple, lists for tuples
-    assert grade("lab2.q2", sympy.Matrix([2, -1]), ("<", ">"))[0].correct
-    r, fb = grade("lab2.q2", (1, 2), ("<", "<"))
-    assert "Y_null: F (1, 2) = (10,), not 0" in fb and "2 v1 + 4 v2 = 0" in fb
-    assert "Y_waw_direction: entry 2 (loop j) is '<'" in fb and "entry 1" not in fb
-    r, fb = grade("lab2.q2", (0, 0), "<>")
-    assert "(0, 0) is in every null space" in fb and "Y_waw_direction is the text '<>', not a tuple" in fb
-    r, fb = grade("lab2.q2", (2, -1), ("<",))
-    assert "has 1 entries, not 2" in fb and r.status == "partial"
-    r, fb = grade("lab2.q2", (2, -1), ("<", "!"))
-    assert "not one of '<', '=', '>', '*'" in fb
-    r, fb = grade("lab2.q2", (2, -1), 3)
-    assert "is 3, not a tuple" in fb
+def test_q2_relation_wrong_paths_name_a_pair_and_why():
+    assert grade("lab2.q2", Y_WAW.replace("i < i2", "(i < i2 or (i = i2 and j < j2))"))[0].correct  # the full order
+    assert grade("lab2.q2", "[N] -> { [i, j] -> [i2, j2] : 0 <= i, j, i2, j2 < N and i + 2j = i2 + 2j2 and "
+                            "i < i2 }")[0].correct                                          # unnamed, divided by 2
+    r, fb = grade("lab2.q2", Y_WAW.replace(" and i < i2", ""))         # no order: the pair of an instance with itself
+    assert r.score == 0 and "S0[0, 0] -> S0[0, 0]" in fb and "does not run after" in fb
+    r, fb = grade("lab2.q2", "[N] -> { S0[i, j] -> S0[i2, j2] : i2 = i + 2 and j2 = j - 1 and 0 <= i, j, i2, j2 < N }")
+    assert "lacks S0[0, 2] -> S0[4, 0] (at N = 5): both write Y[8]" in fb and hides(fb, Y_WAW, "2i + 4j")
+    r, fb = grade("lab2.q2", "[N] -> { S0[i, j] -> S0[i2, j2] : i2 = i + 2 and j2 = j - 1 }")
+    assert "outside the domain" in fb
+    r, fb = grade("lab2.q2", Y_WAW.replace("2i + 4j = 2i2 + 4j2", "i + j = i2 + j2"))
+    assert "they write different elements, Y[" in fb
+    r, fb = grade("lab2.q2", "[N] -> { S0[i] -> S0[i2] : i < i2 }")
+    assert "lives in" in fb
+    r, fb = grade("lab2.q2", "{ S0[i, j] -> S0[i2, j2] : i < }")
+    assert "isl cannot read Y_waw" in fb
 
 
 def test_q3_wrong_paths():
@@ -83,47 +100,96 @@ def test_q3_hidden_cases_are_shown_by_label_only():
     assert "hidden case 'all coefficients zero, b != 0' raised TypeError: bad" in lab2.check_q3(recorded).feedback[0]
 
 
-def test_q4_wrong_paths():
-    r, fb = grade("lab2.q4", (0, 9), {"gcd"})
-    assert "banerjee_bounds: the lower bound 0 is wrong: take the smallest 3i (i = 0) and the largest 5i' (i' = 3)" in fb
-    assert "conservative_tests: 2 conservative tests missing" in fb and r.status == "partial"
-    r, fb = grade("lab2.q4", (-15, 15), {"omega"})
-    assert "the upper bound 15 is wrong" in fb and "not one of 'gcd', 'integer system', 'banerjee'" in fb
-    assert grade("lab2.q4", [-15, 9], ["GCD", "Integer System", "banerjee"])[0].correct  # case is fair to ignore
-    r, fb = grade("lab2.q4", "-15, 9", "gcd")
-    assert "text" in fb and "single text" in fb
+def test_q4_and_q5_wrong_paths():
+    r, fb = grade("lab2.q4", (0, 9))
+    assert "the lower bound 0 is wrong: take the smallest 3i (i = 0) and the largest 5i' (i' = 3)" in fb
+    assert hides(fb, "-15")
+    r, fb = grade("lab2.q4", (-15, 15))
+    assert "the upper bound 15 is wrong" in fb and r.score == 0
+    r, fb = grade("lab2.q5", {"gcd"})
+    assert "2 conservative tests missing" in fb and r.status == "partial"
+    r, fb = grade("lab2.q5", {"omega"})
+    assert "not one of 'gcd', 'integer system', 'banerjee'" in fb
+    assert grade("lab2.q5", ["GCD", "Integer System", "banerjee"])[0].correct  # case is fair to ignore
+    r, fb = grade("lab2.q4", "-15, 9")
+    assert "text" in fb
+    r, fb = grade("lab2.q5", "gcd")
+    assert "single text" in fb
 
 
-def test_q4_names_a_test_that_proved_independence():
-    """The extra-element path of q4's comparison on a report where a test does prove independence."""
+def test_q5_names_a_test_that_proved_independence():
+    """The extra-element path of q5's comparison on a report where a test does prove independence."""
     v = compare_sets(frozenset({"gcd"}), frozenset(), item="conservative test",
                      why_extra=lambda t: "it proved independence by itself (it said 'independent')")
     assert v.fraction == 0 and "'gcd' is not a conservative test here: it proved independence" in v.feedback[0]
 
 
-def test_q5_wrong_paths():
+def test_q6_wrong_paths():
     raw, war = SOLUTION["sl3_raw"], SOLUTION["sl3_war"]
-    r, fb = grade("lab2.q5", war, raw)
+    r, fb = grade("lab2.q6", war, raw)
     assert "sl3_raw: 1 RAW distance missing" in fb
     assert "sl3_war: (1, 1, 1) is not a WAR distance here: it is a distance of the RAW dependences" in fb
-    r, fb = grade("lab2.q5", (raw - {(1, 1, 1)}) | {(-1, -1, -1)}, war | {(2, 0, 0)})
+    r, fb = grade("lab2.q6", (raw - {(1, 1, 1)}) | {(-1, -1, -1)}, war | {(2, 0, 0)})
     assert "(-1, -1, -1)" in fb and "source minus sink" in fb
     assert "(2, 0, 0) is not a WAR distance here: no read of the sweep is at that offset" in fb
-    r, fb = grade("lab2.q5", {(1, 0)}, war)
+    r, fb = grade("lab2.q6", {(1, 0)}, war)
     assert "has 2 entries, not 3" in fb and "sl3_war" not in fb
 
 
-def test_q6_wrong_paths():
-    r, fb = grade("lab2.q6", {(0, 1), (0, 2)}, 12)
+def test_q7_wrong_paths():
+    r, fb = grade("lab2.q7", {(0, 1), (0, 2)}, 12)
     assert "(0, 2) is not a value-based flow distance here: it is a memory-based distance" in fb
     assert "12 counts the value-based pairs" in fb
-    r, fb = grade("lab2.q6", {(1, 0)}, 30)
+    r, fb = grade("lab2.q7", {(1, 0)}, 30)
     assert "(1, 0) is not a value-based flow distance here: no value flows at that distance" in fb
-    assert "30 pairs is not right: for each i, count the pairs j < j'" in fb
-    r, fb = grade("lab2.q6", {(0, 1)}, 24.5)
+    assert "30 pairs is not right: for each i, count the pairs j < j'" in fb and hides(fb, "24")
+    r, fb = grade("lab2.q7", {(0, 1)}, 64)
+    assert "64 counts every pair (j, j')" in fb
+    r, fb = grade("lab2.q7", {(0, 1)}, 24.5)
     assert "not an integer" in fb and r.status == "partial"
 
 
 def test_check_of_several_questions_reports_each():
-    r = check("lab2", "q1", "q6", namespace={"sweep2d_distances": {(1, 0)}})
+    r = check("lab2", "q1", "q7", namespace={"sweep2d_distances": {(1, 0)}})
     assert [x.status for x in r.results] == ["partial", "missing"]
+
+
+@needs_cc
+def test_q8_a_pragma_on_a_carrying_loop_names_the_race():
+    r, fb = grade("lab2.q8", "#pragma omp parallel for private(j, k)\n" + NEST)
+    assert r.score <= 1 and "the loop i carries the flow dependence x[i][j][k] -> x[i - 1][j][k - 1]" in fb
+    assert "S0[1, 0, 1] and S0[2, 0, 2] (at N = 3)" in fb and hides(fb, "private(k)")
+    inner = NEST.replace("    for (k = 1; k < N; k++)\n", "    {\n    #pragma omp parallel for\n    for (k = 1; k < N; k++)\n")
+    r, fb = grade("lab2.q8", inner + "\n    }")
+    assert "the loop k carries the flow dependence x[i][j][k] -> x[i][j][k - 1]" in fb
+
+
+@needs_cc
+def test_q8_a_shared_inner_iterator_is_named():
+    r, fb = grade("lab2.q8", OMP.replace(" private(k)", ""))
+    assert "k would be shared by the threads of the loop j" in fb and "private(k)" in fb   # the fix, not the loop
+    assert r.score <= 1
+    assert grade("lab2.q8", OMP.replace(" private(k)", "").replace("for (k = 1", "for (int k = 1"))[0].correct
+
+
+@needs_cc
+def test_q8_other_wrong_paths():
+    r, fb = grade("lab2.q8", NEST)
+    assert r.score == 0 and "has no #pragma omp parallel for" in fb
+    r, fb = grade("lab2.q8", OMP.replace("k = 1;", "k = 2;"))
+    assert "runs other points or another statement" in fb
+    r, fb = grade("lab2.q8", OMP.replace("parallel for private(k)", "simd"))
+    assert "'#pragma omp simd' is not 'omp parallel for'" in fb
+    r, fb = grade("lab2.q8", OMP.replace("x[i][j][k] =", "x[i][j][k] = 2.0 *"))
+    assert "another statement" in fb
+    r, fb = grade("lab2.q8", 'system("ls");')
+    assert "calls system" in fb
+
+
+@needs_cc
+@pytest.mark.skipif(not supports_openmp(), reason="no OpenMP")
+def test_q8_the_run_uses_several_thread_counts():
+    code = lab2.read_code(OMP)
+    v = lab2.differential_run(lab2.scop(lab2.PLANES), lab2.candidate_program(lab2.scop(lab2.PLANES), code),
+                              params={"N": lab2.PLANES_N}, threads=lab2.THREADS)
+    assert v.correct and len(lab2.THREADS) >= 3

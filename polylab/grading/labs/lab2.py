@@ -2,25 +2,36 @@
 
 The textbook way (equate subscripts, the null space of ``F``, the GCD test, Banerjee's bounds) beside the
 exact answer of isl; RAW / WAR / WAW; distance and direction vectors; memory- against value-based
-dependences. Every expected answer is computed here by the engine (isl) from the lab's own texts of the
-nests, never read from the student's notebook.
+dependences. The derivation (question 2) is a dependence relation written by the student in isl text, the
+*dependence polyhedron* ``{ x -> y : x, y in D, F x + c = F y + c, x <lex y }`` of an access whose
+distances are not one vector; it is compared with the exact relation and a pair too many or missing is
+explained (outside the domain, another element, the wrong order). The construction (question 8) is an
+OpenMP pragma placed on a given nest: the loop it parallelises must carry no dependence (else a pair of
+instances that would race is named), the loops inside it need private iterators, and the code is compiled
+and run against the original at several thread counts. Every expected answer is computed here by the
+engine (isl) from the lab's own texts of the nests, never read from the student's notebook.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from functools import cache
 
 import islpy as isl
 import sympy
 
 from polylab.analysis import Dependence, compute_dependences, textbook_test
+from polylab.errors import PolylabError
+from polylab.frontend import parse
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, compare_sets, part
+from polylab.grading.checks import compare_calls, compare_sets, expect, part
 from polylab.grading.kernels import SHIFT, SWEEP, scop, sl3
 from polylab.grading.lab import Calls, Case, Lab, Question
-from polylab.model.islutil import point_coordinates
+from polylab.grading.student_code import Loop, StudentCode, candidate_program, differential_run, read_code
 from polylab.grading.verdict import Verdict, combine, right, wrong
+from polylab.model.islutil import parameter_values, point_coordinates
+from polylab.toolchain import supports_openmp
 
 #: question 2: a subscript with a one-dimensional null space
 SCATTER = """double Y[6 * N];
@@ -34,11 +45,20 @@ for (i = 0; i < N; i++)
   B[3 * i] = B[5 * i + 2];
 """
 
-#: the parameter values of questions 4 and 6
+#: question 8: a nest whose middle loop is the only parallel one
+PLANES = """double x[N][N][N];
+for (i = 1; i < N; i++)
+  for (j = 0; j < N; j++)
+    for (k = 1; k < N; k++)
+      x[i][j][k] = x[i - 1][j][k - 1] + x[i][j][k - 1];
+"""
+#: question 8: the size and the thread counts of the run
+PLANES_N, THREADS = 24, (1, 2, 3, 4)
+
+#: the parameter values of questions 4 and 7
 BANERJEE_N = 4
 SHIFT_PARAMS = {"N": 5, "M": 4}
 TESTS = ("gcd", "integer system", "banerjee")
-DIRECTIONS = ("<", "=", ">", "*")
 
 
 def deps(source: str, value_based: bool = False) -> tuple[Dependence, ...]:
@@ -67,47 +87,58 @@ def check_q1(answer: object) -> Verdict:
                         missing_hint="there is one distance per read of a")
 
 
-# -- Q2: the null space of F and the direction of the WAW ---------------------------------------------------
+# -- Q2: the WAW relation of Y (derivation) --------------------------------------------------------------------
 
-def _null_space(answer: object) -> Verdict:
-    v = A.vector(answer, 2, "Y_null")
-    F = scop(SCATTER).statements[0].writes[0].matrix
-    if v == (0, 0):
-        return wrong("(0, 0) is in every null space; give a vector that spans it (not zero)")
-    image = F * sympy.Matrix(v)
-    if any(image):
-        return wrong(f"F {v} = {tuple(int(x) for x in image)}, not 0: with F = {F.tolist()}, v is in the null "
-                     "space when 2 v1 + 4 v2 = 0")
-    return right()
+@cache
+def waw_relation() -> isl.Map:
+    """The memory-based output dependence of ``Y[2 * i + 4 * j]``: every pair of instances writing the same
+    element, the first one before the second."""
+    return next(d for d in deps(SCATTER) if d.kind == "output").relation.coalesce()
 
 
-def _direction(answer: object) -> Verdict:
-    if isinstance(answer, str):
-        raise A.AnswerError(f"Y_waw_direction is the text {A.describe(answer)}, not a tuple",
-                            hint='write a tuple of strings, e.g. ("=", "<")')
-    if not isinstance(answer, (tuple, list)):
-        raise A.AnswerError(f"Y_waw_direction is {A.describe(answer)}, not a tuple",
-                            hint='write a tuple of strings, e.g. ("=", "<")')
-    items = list(answer)
-    if len(items) != 2:
-        raise A.AnswerError(f"Y_waw_direction has {len(items)} entries, not 2", hint='one per loop: ("<", "=")')
-    given = tuple(A.choice(x, DIRECTIONS, "an entry of Y_waw_direction") for x in items)
-    waw = next(d for d in deps(SCATTER) if d.kind == "output")
-    want = waw.direction
-    if given == tuple(want):
+def _instances(m: isl.Map) -> tuple[tuple[int, ...], tuple[int, ...], dict[str, int]]:
+    p = m.wrap().sample_point()
+    c = point_coordinates(p)
+    return c[:2], c[2:], dict(parameter_values(p))
+
+
+def _pair_text(x: tuple[int, ...], y: tuple[int, ...], params: dict[str, int]) -> str:
+    at = ", ".join(f"{k} = {v}" for k, v in params.items())
+    return f"S0{list(x)} -> S0{list(y)} (at {at})"
+
+
+def _why_not_waw(x: tuple[int, ...], y: tuple[int, ...], n: int) -> str:
+    if not all(0 <= v < n for v in (*x, *y)):
+        return "one of them is outside the domain 0 <= i, j < N"
+    ex, ey = 2 * x[0] + 4 * x[1], 2 * y[0] + 4 * y[1]
+    if ex != ey:
+        return f"they write different elements, Y[{ex}] and Y[{ey}]"
+    return f"both write Y[{ex}], but S0{list(y)} does not run after S0{list(x)}: a dependence goes from the " \
+           "earlier instance to the later one"
+
+
+def check_q2(Y_waw: object) -> Verdict:
+    """The output (WAW) dependence relation of the scatter ``Y[2 * i + 4 * j] = ...`` in isl text."""
+    given = A.isl_map(Y_waw, "Y_waw")
+    want = waw_relation()
+    if given.get_tuple_name(isl.dim_type.in_) is None and given.get_tuple_name(isl.dim_type.out) is None:
+        given = given.set_tuple_name(isl.dim_type.in_, "S0").set_tuple_name(isl.dim_type.out, "S0")
+    if not given.get_space().is_equal(want.get_space()):
+        return wrong(f"Y_waw lives in {given.get_space()}, not in {want.get_space()} (pairs of instances "
+                     "S0[i, j] -> S0[i', j'] and the parameter N)")
+    if given.is_equal(want):
         return right()
     lines = []
-    for k, (g, w) in enumerate(zip(given, want)):
-        if g != w:
-            lines.append(f"entry {k + 1} (loop {scop(SCATTER).statements[0].iterators[k]}) is {g!r}: the WAW "
-                         "distances are the positive multiples of the null-space vector whose first non-zero "
-                         "entry is positive; read the sign of this entry")
+    extra, missing = given.subtract(want), want.subtract(given)
+    if not extra.is_empty():
+        x, y, at = _instances(extra)
+        lines.append(f"your relation holds the pair {_pair_text(x, y, at)}, which is no WAW dependence: "
+                     + _why_not_waw(x, y, at["N"]))
+    if not missing.is_empty():
+        x, y, at = _instances(missing)
+        lines.append(f"your relation lacks {_pair_text(x, y, at)}: both write Y[{2 * x[0] + 4 * x[1]}] and the "
+                     "first runs before the second")
     return wrong(*lines)
-
-
-def check_q2(Y_null: object, Y_waw_direction: object) -> Verdict:
-    """A vector spanning the null space of ``F = [2 4]`` and the direction vector of the WAW of ``Y``."""
-    return combine([("Y_null", part(_null_space, Y_null)), ("Y_waw_direction", part(_direction, Y_waw_direction))])
 
 
 # -- Q3: the GCD test as a function -------------------------------------------------------------------------
@@ -126,7 +157,7 @@ def check_q3(calls: Calls) -> Verdict:
     return compare_calls(calls, gcd_test_reference, equal=lambda got, want: got in (True, False) and bool(got) == want)
 
 
-# -- Q4: Banerjee's bounds and the conservative tests ----------------------------------------------------------
+# -- Q4 and Q5: Banerjee's bounds, and the tests that are too conservative ------------------------------------
 
 @cache
 def banerjee_bounds() -> tuple[int, int]:
@@ -163,14 +194,18 @@ def _conservative(answer: object) -> Verdict:
                         missing_hint="every test whose verdict is 'maybe dependent' while isl says independent")
 
 
-def check_q4(banerjee_bounds: object, conservative_tests: object) -> Verdict:
-    """Banerjee's bounds ``(min, max)`` of ``3i - 5i'`` at N = 4, and the tests that only say *maybe* for
-    ``B[3i]`` against ``B[5i + 2]`` although isl proves independence."""
-    return combine([("banerjee_bounds", part(_bounds, banerjee_bounds)),
-                    ("conservative_tests", part(_conservative, conservative_tests))])
+def check_q4(banerjee_bounds: object) -> Verdict:
+    """Banerjee's bounds ``(min, max)`` of ``3i - 5i'`` at N = 4."""
+    return _bounds(banerjee_bounds)
 
 
-# -- Q5: RAW and WAR distances of sl3 ------------------------------------------------------------------------
+def check_q5(conservative_tests: object) -> Verdict:
+    """The tests that only say *maybe* for ``B[3i]`` against ``B[5i + 2]`` although isl proves
+    independence (a choice among three: multiple choice)."""
+    return _conservative(conservative_tests)
+
+
+# -- Q6: RAW and WAR distances of sl3 ------------------------------------------------------------------------
 
 @cache
 def sl3_distances(kind: str) -> frozenset[tuple[int, ...]]:
@@ -194,13 +229,13 @@ def _sl3_part(answer: object, kind: str, what: str) -> Verdict:
                         why_extra=why, missing_hint=f"one per read {reads} the point")
 
 
-def check_q5(sl3_raw: object, sl3_war: object) -> Verdict:
+def check_q6(sl3_raw: object, sl3_war: object) -> Verdict:
     """The distance vectors of the RAW (flow) and WAR (anti) dependences of the sweep ``S1 -> S1``."""
     return combine([("sl3_raw", part(_sl3_part, sl3_raw, "flow", "sl3_raw")),
                     ("sl3_war", part(_sl3_part, sl3_war, "anti", "sl3_war"))])
 
 
-# -- Q6: memory-based against value-based ------------------------------------------------------------------------
+# -- Q7: memory-based against value-based ------------------------------------------------------------------------
 
 @cache
 def memory_flow_pairs() -> int:
@@ -223,21 +258,103 @@ def _value_based(answer: object) -> Verdict:
 
 
 def _pairs(answer: object) -> Verdict:
-    n = A.integer(answer, "shift_memory_flow_pairs")
-    want = memory_flow_pairs()
-    if n == want:
-        return right()
-    if n == (SHIFT_PARAMS["N"] - 1) * (SHIFT_PARAMS["M"] - 1):
-        return wrong(f"{n} counts the value-based pairs (j' = j + 1); memory-based, every later j' < M reads "
-                     "what j wrote")
-    return wrong(f"{n} pairs is not right: for each i, count the pairs j < j' with 0 <= j, j' < M")
+    n, m = SHIFT_PARAMS["N"], SHIFT_PARAMS["M"]
+    return expect(A.integer(answer, "shift_memory_flow_pairs"), memory_flow_pairs(),
+                  ((n - 1) * (m - 1), "{given} counts the value-based pairs (j' = j + 1); memory-based, every "
+                                      "later j' < M reads what j wrote"),
+                  ((n - 1) * m * m, "{given} counts every pair (j, j'), also those whose reader runs first or "
+                                    "is the writer itself"),
+                  otherwise="{given} pairs is not right: for each i, count the pairs j < j' with 0 <= j, j' < M")
 
 
-def check_q6(shift_value_flow: object, shift_memory_flow_pairs: object) -> Verdict:
+def check_q7(shift_value_flow: object, shift_memory_flow_pairs: object) -> Verdict:
     """The value-based flow distances of ``shift.c`` and the number of memory-based flow pairs at
     ``N = 5, M = 4``."""
     return combine([("shift_value_flow", part(_value_based, shift_value_flow)),
                     ("shift_memory_flow_pairs", part(_pairs, shift_memory_flow_pairs))])
+
+
+# -- Q8: an OpenMP pragma on the loop that carries no dependence (construction) --------------------------------
+
+def _same_nest(code: StudentCode) -> Verdict:
+    """The code without its pragmas must be the given nest: the same statement on the same points."""
+    try:
+        mine = parse(code.without_pragmas()).scop
+    except PolylabError as err:
+        raise A.AnswerError(f"polylab cannot read your nest (pragmas removed): {err.message}",
+                            hint=err.hint or "keep the given loops; only add pragma lines (and braces)") from None
+    ref = scop(PLANES).statements[0]
+    if len(mine.statements) != 1 or mine.statements[0].iterators != ref.iterators:
+        return wrong("your nest is not the given one: keep its three loops i, j, k in that order and its "
+                     "statement; only add pragma lines (and braces)")
+    st = mine.statements[0]
+    same = st.domain.is_equal(ref.domain) and A.c_expression(st.text.rstrip(";")) == A.c_expression(
+        ref.text.rstrip(";"))
+    return right() if same else wrong("your nest runs other points or another statement than the given one: "
+                                      "only add pragma lines (and braces)")
+
+
+def _race(loop: Loop) -> str | None:
+    """A pair of instances that the threads of ``loop`` would run at once although one depends on the other:
+    the same outer iterators, different iterations of ``loop`` (None when the loop carries no dependence)."""
+    st = scop(PLANES).statements[0]
+    its = st.iterators
+    d = loop.depth
+    same = [f"{its[k]}' = {its[k]}" for k in range(d)]
+    for differ in (f"{its[d]}' > {its[d]}", f"{its[d]}' < {its[d]}"):
+        cond = " and ".join([*same, differ])
+        pairs = isl.Map(f"[N] -> {{ {st.name}[{', '.join(its)}] -> {st.name}[{', '.join(x + chr(39) for x in its)}] "
+                        f": {cond} }}")
+        for dep in deps(PLANES):
+            hit = dep.relation.intersect(pairs)
+            if not hit.is_empty():
+                p = hit.wrap().sample_point()
+                c, at = point_coordinates(p), dict(parameter_values(p))
+                src, snk = c[:3], c[3:]
+                return (f"the loop {loop.iterator} carries the {dep.kind} dependence {dep.source_ref.text} -> "
+                        f"{dep.sink_ref.text}: S0{list(src)} and S0{list(snk)} (at N = {at['N']}) are different "
+                        f"iterations of {loop.iterator}, so two threads may run them at once, and the second "
+                        "needs what the first writes")
+    return None
+
+
+def _private(code: StudentCode, loop: Loop) -> str | None:
+    """Why an iterator of a loop inside ``loop`` would be shared between its threads (None when all are
+    private: declared in their loop, or named in a private clause)."""
+    clauses = set(re.findall(r"private\s*\(([^)]*)\)", loop.pragma or ""))
+    named = {n.strip() for c in clauses for n in c.split(",")}
+    inner = [lp for lp in code.loops if lp.outer[:loop.depth + 1] == (*loop.outer, loop.iterator)]
+    shared = [lp.iterator for lp in inner if not lp.declared and lp.iterator not in named]
+    if not shared:
+        return None
+    return (f"{', '.join(shared)} would be shared by the threads of the loop {loop.iterator}: every thread's "
+            f"inner loop would step the same variable (declare it in its loop, for (int {shared[0]} = ...), or "
+            f"add private({', '.join(shared)}))")
+
+
+def check_q8(omp_code: object) -> Verdict:
+    """The given nest with ``#pragma omp parallel for`` on a loop that carries no dependence and private inner
+    iterators (2/3: the dependence check), and the same outputs as the original at several thread counts
+    (1/3: compiled and run)."""
+    code = read_code(omp_code, "omp_code")
+    nest = _same_nest(code)
+    if not nest.correct:
+        return nest
+    pragmas = code.pragmas()
+    if not pragmas:
+        return wrong("omp_code has no #pragma omp parallel for: put one on the line before the loop to run in "
+                     "parallel")
+    lines = []
+    for lp in pragmas:
+        if not re.fullmatch(r"omp\s+parallel\s+for\b.*", lp.pragma or ""):
+            lines.append(f"'#pragma {lp.pragma}' is not 'omp parallel for'")
+            continue
+        lines += [why for why in (_race(lp), _private(code, lp)) if why]
+    static = right() if not lines else wrong(*lines)
+    threads = THREADS if supports_openmp() else (None,)
+    run = differential_run(scop(PLANES), candidate_program(scop(PLANES), code), params={"N": PLANES_N},
+                           threads=threads, what="your parallel nest")
+    return combine([("the dependence check", static), ("the run", run)], weights=[2, 1])
 
 
 LAB = Lab(
@@ -247,18 +364,21 @@ LAB = Lab(
     questions=(
         Question("q1", 2, ("sweep2d_distances",), check_q1, title="distance vectors of the sweep",
                  example="{(2, 0)}"),
-        Question("q2", 2, ("Y_null", "Y_waw_direction"), check_q2, title="null space and direction of Y",
-                 example='(1, 0) and ("=", "<")'),
+        Question("q2", 3, ("Y_waw",), check_q2, title="the WAW dependence relation of the scatter",
+                 kind="derivation", example='"[N] -> { S0[i, j] -> S0[i2, j2] : i2 = i and j2 = j }"'),
         Question("q3", 2, ("gcd_test",), check_q3, title="the GCD test as a function",
                  example="def gcd_test(coefficients, constant): ...",
                  cases=(Case(([2, -2], 1), "A[2i] against A[2i + 1]"),
                         Case(([3, -5], 2), "B[3i] against B[5i + 2]"),
                         Case(([4, 6], 3), "gcd 2 does not divide 3"))),
-        Question("q4", 2, ("banerjee_bounds", "conservative_tests"), check_q4,
-                 title="Banerjee's bounds and the conservative tests", example='(-1, 1) and {"gcd"}'),
-        Question("q5", 2, ("sl3_raw", "sl3_war"), check_q5, title="RAW and WAR distances of sl3",
+        Question("q4", 1, ("banerjee_bounds",), check_q4, title="Banerjee's bounds", example="(-1, 1)"),
+        Question("q5", 1, ("conservative_tests",), check_q5, title="the tests that are too conservative",
+                 kind="choice", example='{"gcd"}'),
+        Question("q6", 2, ("sl3_raw", "sl3_war"), check_q6, title="RAW and WAR distances of sl3",
                  example="{(1, 0, 0)} and {(0, 1, 0)}"),
-        Question("q6", 2, ("shift_value_flow", "shift_memory_flow_pairs"), check_q6,
+        Question("q7", 2, ("shift_value_flow", "shift_memory_flow_pairs"), check_q7,
                  title="memory- against value-based", example="{(0, 2)} and 10"),
+        Question("q8", 3, ("omp_code",), check_q8, title="an OpenMP pragma on the parallel loop",
+                 kind="construction", example='"#pragma omp parallel for\\nfor (i = 1; i < N; i++) ..."'),
     ),
 )
