@@ -1,88 +1,112 @@
-"""Lab 3 (schedules and space-time mapping): the solution earns full marks and every wrong-answer path of
-every question names the specific error (the distance, the Theta d that is not lexicographically positive,
-the part of a space-time mapping that fails)."""
+"""Lab 3 (schedules, scanning, space-time mapping): the solution earns full marks and every wrong-answer path
+names the specific error (a pair kept in order, a distance that is no distance, a point scanned too many or
+missing, the dependence a mapping breaks) without stating the expected answer; trivial answers (the original
+order, every candidate called legal) earn nothing."""
 
 from __future__ import annotations
 
-from grading_helpers import full_marks, grade
-from polylab.grading.labs import lab3
+import pytest
 
-SOLUTION = {"violated_distance": (0, 1), "legal_thetas": {"A", "C", "E"}, "my_theta": [[2, 1], [1, 0]],
-            "n_waves": 21, "busy_p1_t9": 4, "space_time_map": "{ S0[i, j] -> [i + j, i] }"}
+from grading_helpers import full_marks, grade, hides
+from polylab.toolchain import c_compiler
+
+SOLUTION = {"bad_pair": ((1, 1), (1, 2)),
+            "violations": {"A": None, "B": (1, -1), "C": None, "D": (1, -1), "E": None},
+            "my_theta": [[2, 1], [1, 0]],
+            "wave_t_bounds": ("2", "2 * N - 2"), "wave_j_bounds": ("max(1, t - N + 1)", "min(N - 1, t - 1)"),
+            "n_waves": 21, "busy_p1_t9": 4, "space_time_map": "{ S0[i, j] -> [2i + j, j] }"}
+needs_cc = pytest.mark.skipif(c_compiler() is None, reason="question 6 compiles the mapping's code")
 
 
+@needs_cc
 def test_solution_scores_full_marks():
     full_marks("lab3", SOLUTION)
 
 
-def test_the_candidates_are_decided_by_the_engine():
-    assert lab3.legal_candidates() == frozenset({"A", "C", "E"})
-    assert lab3.distances(lab3.SKEWED) == ((0, 1), (1, -1), (1, 0))
-
-
 def test_q1_wrong_paths():
-    r, fb = grade("lab3.q1", (2, 0))
-    assert "(2, 0) is not a distance vector of the sweep" in fb and "(0, 1), (1, 0)" in fb
-    r, fb = grade("lab3.q1", (1, 0))
-    assert "keeps (1, 0) in order: (1, -1) . (1, 0) = 1 >= 1" in fb
-    r, fb = grade("lab3.q1", "(0, 1)")
-    assert "text" in fb
-    r, fb = grade("lab3.q1", (0, 1, 0))
-    assert "has 3 entries, not 2" in fb
-    assert grade("lab3.q1", [0, 1])[0].correct
+    assert grade("lab3.q1", [[2, 1], [2, 2]])[0].correct                      # any pair of that dependence
+    r, fb = grade("lab3.q1", ((1, 1), (2, 1)))
+    assert r.score == 0 and "theta keeps this pair in order" in fb and "(0, 1)" in fb and "(1, 2)" in fb
+    r, fb = grade("lab3.q1", ((1, 1), (2, 2)))
+    assert "does not depend on S0[1, 1]: their difference (1, 1) is no distance" in fb
+    r, fb = grade("lab3.q1", ((0, 1), (1, 1)))
+    assert "(0, 1) is no instance of the sweep" in fb
+    r, fb = grade("lab3.q1", (1, 1))
+    assert "not an integer" in fb or "not a vector" in fb
+    r, fb = grade("lab3.q1", "((1, 1), (1, 2))")
+    assert "not a pair of instances" in fb
 
 
-def test_q2_wrong_paths():
-    r, fb = grade("lab3.q2", {"A", "B"})
-    assert "'B' is not a legal Theta here: Theta d for d = (1, -1) is (-1, 1), which is not lexicographically positive" in fb
-    assert "2 legal Thetas missing" in fb and r.score == 0
-    r, fb = grade("lab3.q2", {"A", "C", "D", "E"})
-    assert "'D' is not a legal Theta here: Theta d for d = (1, -1) is (0, -1)" in fb and r.status == "partial"
-    r, fb = grade("lab3.q2", {"F"})
-    assert "not one of 'A', 'B', 'C', 'D', 'E'" in fb
-    assert grade("lab3.q2", ["a", "c", "e"])[0].correct   # the case of a name is fair to ignore
-    r, fb = grade("lab3.q2", "ACE")
-    assert "single text" in fb
+def test_q2_wrong_paths_and_no_credit_for_guessing():
+    r, fb = grade("lab3.q2", {"A": None, "B": None, "C": None, "D": None, "E": None})
+    assert r.score == 0 and "B: you say it is legal" in fb and "D: you say it is legal" in fb
+    assert hides(fb, "(1, -1)")
+    r, fb = grade("lab3.q2", {**SOLUTION["violations"], "A": (0, 1)})
+    assert "A: Theta (0, 1) = (0, 1) is lexicographically positive" in fb and r.score == pytest.approx(0.8)
+    r, fb = grade("lab3.q2", {**SOLUTION["violations"], "B": (2, 2)})
+    assert "B: (2, 2) is no distance vector of this nest" in fb
+    r, fb = grade("lab3.q2", {"a": None, "b": (1, -1), "c": None, "d": (1, -1)})
+    assert "no entry for E" in fb
+    r, fb = grade("lab3.q2", {**SOLUTION["violations"], "F": None})
+    assert "F is not one of the candidates" in fb
+    r, fb = grade("lab3.q2", ["A", "C", "E"])
+    assert "not a dictionary" in fb
 
 
-def test_q3_each_part_is_reported():
-    r, fb = grade("lab3.q3", [[1, 0], [0, 1]])
-    assert "space: the second dimension is not parallel: it carries the dependence(s) with distance (0, 1)" in fb
-    assert r.score == 2 and "legality" not in fb and "unimodular" not in fb
+def test_q3_wrong_paths():
+    r, fb = grade("lab3.q3", [[1, 0], [0, 1]])                        # the original order: legal, unimodular
+    assert r.score == 0 and "the second dimension is not parallel" in fb and "(0, 1)" in fb
     r, fb = grade("lab3.q3", [[2, 1], [0, 1]])
-    assert "unimodular: det(Theta) = 2: Theta is not unimodular, so the schedule leaves holes" in fb
-    r, fb = grade("lab3.q3", [[1, 1], [1, 1]])
-    assert "det(Theta) = 0" in fb and "maps two instances to the same time" in fb
-    r, fb = grade("lab3.q3", [[0, 1], [1, 0]])
-    assert "legality: Theta = [[0, 1], [1, 0]] is illegal: flow dependence S0 -> S0 on a" in fb
-    assert "space: a dimension of an illegal schedule cannot be parallel" in fb
-    assert r.pictures, "an illegal schedule comes with the picture of a violating pair"
-    assert "data:image/png;base64" in r._repr_mimebundle_()["text/html"]
-    r, fb = grade("lab3.q3", [[2, 1], [1, 0.5]])
-    assert "my_theta has fractions" in fb
-    r, fb = grade("lab3.q3", [[2, 1, 0], [1, 0, 0]])
-    assert "is 2 x 3, not 2 x 2" in fb
+    assert r.score == 2 and "det(Theta) = 2" in fb and "leaves holes" in fb
+    r, fb = grade("lab3.q3", [[1, -1], [1, 0]])
+    assert r.score == 0 and "is illegal: flow dependence" in fb and "S0[1, 1] writes a[1][1]" in fb
+    assert r.pictures
+    r, fb = grade("lab3.q3", [[2, 1], [4, 2]])
+    assert "maps two instances to the same time" in fb
+    r, fb = grade("lab3.q3", [[1.5, 1], [1, 0]])
+    assert "fractions" in fb
+    r, fb = grade("lab3.q3", [[1, 0, 0], [0, 1, 0]])
+    assert "2 x 3, not 2 x 2" in fb
 
 
-def test_q4_wrong_paths():
-    r, fb = grade("lab3.q4", 20, 3)
-    assert "n_waves: 20 waves is not right" in fb and "(count both ends)" in fb
-    assert "busy_p1_t9: 3 is not right: processor 1 owns j = 4..7" in fb and r.score == 0
-    r, fb = grade("lab3.q4", 11, 4)
-    assert "11 waves" in fb and "count both ends" not in fb and r.status == "partial"
+def test_q4_scanning_wrong_paths():
+    assert grade("lab3.q4", ("2", "2N - 2"), ("max(1, t - N + 1)", "min(N - 1, t - 1)"))[0].correct
+    r, fb = grade("lab3.q4", ("2", "2 * N - 2"), ("1", "t - 1"))
+    assert r.score == 1 and "your loops scan (t, j) = (4, 1) at N = 3, which is no instance" in fb
+    assert hides(fb, "t - N + 1", "min(N - 1")
+    r, fb = grade("lab3.q4", ("1", "2 * N"), SOLUTION["wave_j_bounds"])
+    assert r.score == 2 and "t = 1 at N = 2 is in your range, but no instance has that i + j" in fb
+    r, fb = grade("lab3.q4", ("2", "2 * N - 3"), ("max(1, t - N + 2)", "min(N - 1, t - 1)"))
+    assert "is missing from your range" in fb and "your loops miss (t, j) =" in fb
+    r, fb = grade("lab3.q4", ("2", "j"), SOLUTION["wave_j_bounds"])
+    assert "the bounds of t use t or j" in fb
+    r, fb = grade("lab3.q4", "2, 2N - 2", SOLUTION["wave_j_bounds"])
+    assert "not a pair of texts" in fb
+    r, fb = grade("lab3.q4", ("2", "2 * N - 2"), ("max(1, t - N + 1", "t"))
+    assert "isl cannot read the bounds" in fb
+    r, fb = grade("lab3.q4", ("2", "2 * N // 2"), SOLUTION["wave_j_bounds"])
+    assert "contains '//'" in fb
 
 
 def test_q5_wrong_paths():
-    assert grade("lab3.q5", "{ S0[i, j] -> [2i + j, i] }")[0].correct    # another legal time is fine
-    r, fb = grade("lab3.q5", "{ S0[i, j] -> [i, i] }")
-    assert "legality: space_time_map is illegal" in fb and "p cannot be a space dimension" in fb
-    r, fb = grade("lab3.q5", "{ S0[i, j] -> [j, i] }")
-    assert "space: p is not parallel" in fb and r.status == "partial"
-    r, fb = grade("lab3.q5", "{ S0[i, j] -> [i + j, j] }")
-    assert "p: the second dimension is not p = i" in fb
-    r, fb = grade("lab3.q5", "{ S0[i, j] -> [i + j, i, 0] }")
-    assert "has 3 output dimensions, not 2" in fb
-    r, fb = grade("lab3.q5", "{ S0[i, j] -> [i + j, i }")
+    r, fb = grade("lab3.q5", 20, 4)
+    assert "20 waves is not right" in fb and "(count both ends)" in fb and r.status == "partial"
+    r, fb = grade("lab3.q5", 21, 3)
+    assert "processor 1 owns j = 4..7" in fb and hides(fb, " 4 instances")
+    r, fb = grade("lab3.q5", "21", None)
+    assert r.status == "missing"
+
+
+@needs_cc
+def test_q6_wrong_paths():
+    r, fb = grade("lab3.q6", "{ S0[i, j] -> [i + j, j] }")
+    assert r.score == 0 and "space_time_map is illegal: flow dependence" in fb and hides(fb, "2i + j")
+    r, fb = grade("lab3.q6", "{ S0[i, j] -> [i, j] }")                 # the original order: p carries (0, 1)
+    assert r.score == 0 and "p is not parallel" in fb
+    r, fb = grade("lab3.q6", "{ S0[i, j] -> [2i + j, i] }")
+    assert r.score == 0 and "not the processor p = j" in fb
+    r, fb = grade("lab3.q6", "{ S0[i, j] -> [2i + j] }")
+    assert "1 output dimensions, not 2" in fb
+    assert grade("lab3.q6", "{ S0[i, j] -> [3i + 2j, j] }")[0].correct   # any t with a . d >= 1
+    r, fb = grade("lab3.q6", "{ S0[i, j] -> [2i + j, j }")
     assert "isl cannot read space_time_map" in fb
-    r, fb = grade("lab3.q5", ("i + j", "i"))
-    assert "not text" in fb

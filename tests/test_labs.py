@@ -219,6 +219,8 @@ ANSWERS = {
     "lab1_affine.ipynb": ["[[1, 2], [0, 1]]", "0 <= j < M", "2 + 3k", "(i - 2) mod 3", "1 <= b <= N",
                           "a - 2b + 2", "2 * i, N - 1 - i", "N - c0 - 1, 2 * c0", "n * (n + 1)", ": 10 instances"],
     "lab2_dependences.ipynb": ["(1, 0)", "2j' = i + 2j - i'", "-15", "(1, 1, 1)", "private(k)", "(2k, -k)"],
+    "lab3_schedules.ipynb": ["S0[1, 2] at time", "legal: False", "t - N + 1", "c0 - N", "2 * N - 2",
+                             "2i + j", "2 * c0"],
 }
 
 

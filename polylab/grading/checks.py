@@ -184,17 +184,20 @@ def legal_schedule(schedule: Schedule, *, what: str = "the schedule") -> Verdict
 
 
 def verified_variant(scop: Scop, schedule: Schedule, *, params: Mapping[str, int], target: str = "c",
-                     what: str = "the variant") -> Verdict:
-    """Right when the code of ``schedule`` (legal, compiled, run at ``params``) writes exactly the original
-    program's outputs; otherwise the dependence it breaks, or the first output element it changes."""
+                     threads: Sequence[int | None] = (None,), what: str = "the variant") -> Verdict:
+    """Right when the code of ``schedule`` (legal, compiled, run at ``params``, once per thread count of
+    ``threads``) writes exactly the original program's outputs; otherwise the dependence it breaks, or the
+    first output element it changes (and with how many threads)."""
     legal = legal_schedule(schedule, what=what)
     if not legal.correct:
         return legal
-    v = verify(scop, schedule, target, params=params)
-    if v.verified is None:
-        return wrong(f"{what} could not be run here: {v.reason}")
-    if not v.verified:
-        return wrong(f"{what} changes the output: first difference at {v.first_difference}")
+    for t in threads:
+        v = verify(scop, schedule, target, params=params, threads=t)
+        with_threads = f" with {t} thread(s)" if t else ""
+        if v.verified is None:
+            return wrong(f"{what} could not be run here{with_threads}: {v.reason}")
+        if not v.verified:
+            return wrong(f"{what}{with_threads} changes the output: first difference at {v.first_difference}")
     return right()
 
 

@@ -153,10 +153,15 @@ class LegalityReport:
 
 
 def _element(scop: Scop, dep: Dep, src: tuple[int, ...], snk: tuple[int, ...], params: dict) -> str:
-    """``x[1][2]``: an element both instances access (decoration for the message; "" when none is found)."""
-    def elements(name: str, inst: tuple[int, ...]) -> isl.Set | None:
+    """``x[1][2]``: an element the source accesses as the dependence's kind says (writes for flow and output,
+    reads for anti) and the sink accesses as its kind says (reads for flow, writes for anti and output)
+    (decoration for the message; "" when none is found)."""
+    writes_first = {"flow": (True, False), "anti": (False, True), "output": (True, True)}.get(dep.kind)
+
+    def elements(name: str, inst: tuple[int, ...], writes: bool | None) -> isl.Set | None:
         out = None
-        for a in scop.statement(name).accesses:
+        st = scop.statement(name)
+        for a in st.accesses if writes is None else (st.writes if writes else st.reads):
             if a.array != dep.array:
                 continue
             point = isl.Set(f"{{ {name}[{', '.join(map(str, inst))}] }}").align_params(a.relation.get_space().domain())
@@ -165,7 +170,8 @@ def _element(scop: Scop, dep: Dep, src: tuple[int, ...], snk: tuple[int, ...], p
         return out
 
     try:
-        s, t = elements(dep.source, src), elements(dep.sink, snk)
+        roles = writes_first or (None, None)
+        s, t = elements(dep.source, src, roles[0]), elements(dep.sink, snk, roles[1])
     except (ModelError, isl.Error):  # a dependence of other statements or arrays than the SCoP's
         return ""
     if s is None or t is None:

@@ -2,8 +2,14 @@
 
 A schedule ``theta(x) = Theta x + theta`` is legal when ``Theta d`` is lexicographically positive for every
 distance ``d`` (for uniform dependences; isl checks the exact relations). A space-time mapping splits the
-rows of ``Theta`` into time (sequential) and space (processors): ``p = Pi x``. Every expected answer is
-computed by the engine's legality check, never written down.
+rows of ``Theta`` into time (sequential) and space (processors): ``p = Pi x``.
+
+The derivation (question 4) is *scanning*: the loop bounds of the sweep under the wavefront schedule
+``(t, j) = (i + j, j)``, by Fourier-Motzkin elimination, checked for scanning equality with the image of the
+domain (the outer bounds against its projection on ``t``, the inner bounds for every ``t``). The construction
+(question 6) is a space-time mapping in isl text whose processor is ``p = j``: legal, ``p`` a space dimension,
+and its OpenMP code compiled and run against the original at several thread counts. Every expected answer is
+computed by the engine's legality check and isl, never written down.
 """
 
 from __future__ import annotations
@@ -15,16 +21,18 @@ import sympy
 
 from polylab.analysis import compute_dependences
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_sets, legal_schedule, part
+from polylab.grading.checks import expect, legal_schedule, part, verified_variant
 from polylab.grading.kernels import SWEEP, scop
 from polylab.grading.lab import Lab, Question
 from polylab.grading.verdict import Verdict, combine, partial, right, wrong
+from polylab.model.islutil import parameter_values, point_coordinates
 from polylab.schedule import Schedule, check, parse_schedule
+from polylab.toolchain import supports_openmp
 
-#: the anti-diagonal schedule of question 1, theta(i, j) = (i - j, i)
+#: question 1: the anti-diagonal schedule theta(i, j) = (i - j, i)
 BAD = "{ S0[i, j] -> [i - j, i] }"
 
-#: questions 2 and 3: a nest with the distances (1, -1), (0, 1) and (1, 0)
+#: questions 2, 3 and 6: a nest with the distances (1, -1), (0, 1) and (1, 0)
 SKEWED = """double a[N][N];
 for (i = 1; i < N; i++)
   for (j = 1; j < N - 1; j++)
@@ -33,10 +41,16 @@ for (i = 1; i < N; i++)
 
 #: question 2: the candidate matrices Theta
 CANDIDATES = {"A": ((1, 0), (0, 1)), "B": ((0, 1), (1, 0)), "C": ((1, 0), (1, 1)), "D": ((1, 1), (0, 1)),
-              "E": ((2, 1), (1, 0))}
+              "E": ((1, 1), (1, 0))}
 
-#: question 4: the wavefront of the sweep, processors of BLOCK consecutive j, at N = WAVE_N
+#: question 4: the wavefront of the sweep whose loops the student scans
+WAVE = "{ S0[i, j] -> [i + j, j] }"
+
+#: question 5: the wavefront of the sweep, processors of BLOCK consecutive j, at N = WAVE_N
 WAVE_N, BLOCK, PROCESSOR, TIME = 12, 4, 1, 9
+
+#: question 6: the size and the thread counts of the run
+RUN_N, THREADS = 20, (1, 2, 3)
 
 
 def _dot(a: tuple[int, ...], d: tuple[int, ...]) -> int:
@@ -55,28 +69,35 @@ def theta_schedule(source: str, rows: tuple[tuple[int, ...], ...]) -> Schedule:
     return parse_schedule(scop(source), f"{{ {st.name}[{', '.join(st.iterators)}] -> [{', '.join(exprs)}] }}")
 
 
-# -- Q1: the distance that theta = i - j violates --------------------------------------------------------------
+# -- Q1: a pair of instances that theta = (i - j, i) runs in the wrong order ----------------------------------
 
-def check_q1(answer: object) -> Verdict:
-    """The distance vector ``d`` of the sweep with ``(1, -1) . d < 1``."""
-    d = A.vector(answer, length=2, what="violated_distance")
-    all_d = distances(SWEEP)
-    if d not in all_d:
-        return wrong(f"{d} is not a distance vector of the sweep: they are {', '.join(map(str, all_d))}")
-    report = check(parse_schedule(scop(SWEEP), BAD))
-    violated = {tuple(b - a for a, b in zip(v.source_instance, v.sink_instance)) for v in report.violations}
-    if d in violated:
-        return right()
-    return wrong(f"theta = i - j keeps {d} in order: (1, -1) . {d} = {_dot((1, -1), d)} >= 1, so the sink runs "
-                 "strictly later; compute (1, -1) . d for the other distance")
+def _instance(value: object, what: str) -> tuple[int, int]:
+    v = A.vector(value, 2, what)
+    return v[0], v[1]
 
 
-# -- Q2: which Theta are legal -------------------------------------------------------------------------------
+def check_q1(bad_pair: object) -> Verdict:
+    """A pair ``(source, sink)`` of instances of the sweep, the sink depending on the source, that
+    ``theta(i, j) = (i - j, i)`` runs in the wrong order (``theta(sink) <=lex theta(source)``)."""
+    if not isinstance(bad_pair, (tuple, list)) or len(bad_pair) != 2:
+        raise A.AnswerError(f"bad_pair is {A.describe(bad_pair)}, not a pair of instances",
+                            hint="write ((i, j), (i2, j2)): the source instance, then the sink")
+    src, snk = _instance(bad_pair[0], "the source of bad_pair"), _instance(bad_pair[1], "the sink of bad_pair")
+    outside = [x for x in (src, snk) if min(x) < 1]
+    if outside:
+        return wrong(f"{outside[0]} is no instance of the sweep: its loops run 1 <= i, j < N")
+    d = (snk[0] - src[0], snk[1] - src[1])
+    if d not in distances(SWEEP):
+        return wrong(f"S0{list(snk)} does not depend on S0{list(src)}: their difference {d} is no distance of the "
+                     "sweep (equate the write a[i][j] with each read)")
+    t_src, t_snk = (src[0] - src[1], src[0]), (snk[0] - snk[1], snk[0])
+    if t_snk > t_src:
+        return wrong(f"theta keeps this pair in order: theta(S0{list(src)}) = {t_src} comes before "
+                     f"theta(S0{list(snk)}) = {t_snk}; compute theta for a pair of the other distance")
+    return right()
 
-@cache
-def legal_candidates() -> frozenset[str]:
-    return frozenset(k for k, rows in CANDIDATES.items() if check(theta_schedule(SKEWED, rows)).legal)
 
+# -- Q2: which distance each Theta violates -------------------------------------------------------------------
 
 def _image(rows: tuple[tuple[int, ...], ...], d: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(_dot(r, d) for r in rows)
@@ -86,29 +107,63 @@ def _lex_positive(v: tuple[int, ...]) -> bool:
     return next((x > 0 for x in v if x != 0), False)
 
 
-def check_q2(answer: object) -> Verdict:
-    """The names of the candidate matrices ``Theta`` whose schedule keeps every dependence of ``SKEWED``."""
-    given = A.name_set(answer, tuple(CANDIDATES), "legal_thetas", case_sensitive=False)
-    given = frozenset(g.upper() for g in given)
+@cache
+def legal_candidates() -> frozenset[str]:
+    return frozenset(k for k, rows in CANDIDATES.items() if check(theta_schedule(SKEWED, rows)).legal)
 
-    def why(name: str) -> str:
-        rows = CANDIDATES[name]
-        bad = next(d for d in distances(SKEWED) if not _lex_positive(_image(rows, d)))
-        return f"Theta d for d = {bad} is {_image(rows, bad)}, which is not lexicographically positive"
 
-    return compare_sets(given, legal_candidates(), item="legal Theta", why_extra=why,
-                        missing_hint="compute Theta d for each distance d; legal when each is lexicographically positive")
+def _violation_entry(name: str, value: object) -> tuple[bool, str | None]:
+    """(right?, feedback) for one candidate of question 2: None claims legality, a vector a violated
+    distance."""
+    rows = CANDIDATES[name]
+    legal = name in legal_candidates()
+    if value is None:
+        if legal:
+            return True, None
+        return False, f"{name}: you say it is legal, but one of the distances d gives a Theta d that is not " \
+                      "lexicographically positive"
+    d = A.vector(value, 2, f"the distance of {name}")
+    if d not in distances(SKEWED):
+        return False, f"{name}: {d} is no distance vector of this nest"
+    image = _image(rows, d)
+    if _lex_positive(image):
+        return False, f"{name}: Theta {d} = {image} is lexicographically positive: the schedule keeps that " \
+                      "dependence in order"
+    return True, None
+
+
+def check_q2(violations: object) -> Verdict:
+    """For each candidate ``Theta`` of question 2: ``None`` when its schedule is legal, else a distance it
+    violates. Each right entry counts one, each wrong one takes two away (calling every candidate legal, or
+    guessing, earns nothing)."""
+    if not isinstance(violations, dict):
+        raise A.AnswerError(f"violations is {A.describe(violations)}, not a dictionary",
+                            hint='write {"A": None, "B": (1, -1), ...}: one entry per candidate')
+    keys = {str(k).strip().upper(): v for k, v in violations.items()}
+    missing = sorted(set(CANDIDATES) - set(keys))
+    extra = sorted(set(keys) - set(CANDIDATES))
+    good, lines = 0, [f"no entry for {', '.join(missing)}"] if missing else []
+    lines += [f"{k} is not one of the candidates" for k in extra]
+    for name in sorted(set(CANDIDATES) & set(keys)):
+        ok, why = _violation_entry(name, keys[name])
+        good += ok
+        if why:
+            lines.append(why)
+    bad = len(CANDIDATES) - good
+    return partial(good - 2 * bad, len(CANDIDATES), *lines) if lines or bad else right()
 
 
 # -- Q3: a unimodular Theta with a parallel inner dimension ----------------------------------------------------
 
 def check_q3(answer: object) -> Verdict:
     """A 2 x 2 unimodular ``Theta`` (``|det| = 1``) whose schedule of ``SKEWED`` is legal and whose second
-    dimension carries no dependence (a space dimension). Every failing part is reported."""
+    dimension carries no dependence (a space dimension): 2/3 for a legal schedule with a space dimension
+    (legality alone earns nothing: the original order is legal), 1/3 for unimodularity on top. Every failing
+    part is reported."""
     rows = A.matrix(answer, (2, 2), "my_theta")
-    ints = tuple(tuple(int(x) for x in r) for r in rows)
     if any(x.denominator != 1 for r in rows for x in r):
         raise A.AnswerError("my_theta has fractions", hint="a schedule has integer coefficients")
+    ints = tuple(tuple(int(x) for x in r) for r in rows)
     det = int(sympy.Matrix(ints).det())
     uni = right() if abs(det) == 1 else wrong(
         f"det(Theta) = {det}: Theta is not unimodular, so the schedule " +
@@ -116,18 +171,101 @@ def check_q3(answer: object) -> Verdict:
                                                                  "times is used)"))
     sched = theta_schedule(SKEWED, ints)
     legal = legal_schedule(sched, what=f"Theta = {[list(r) for r in ints]}")
-    if legal.correct:
+    if not legal.correct:
+        return wrong(*legal.feedback, *uni.feedback, pictures=legal.pictures)
+    if 1 not in sched.parallel_dims:   # legal and unimodular alone: the original order already is
         bad = [d for d in distances(SKEWED) if _image(ints, d)[0] < 1]
-        space = right() if 1 in sched.parallel_dims else wrong(
-            "the second dimension is not parallel: it carries the dependence(s) with distance "
-            + ", ".join(map(str, bad)) + ", whose first row gives Theta d = 0; choose a first row a with "
-            "a . d >= 1 for every distance d")
+        return wrong("the second dimension is not parallel: it carries the dependence(s) with distance "
+                     + ", ".join(map(str, bad)) + ", whose first row gives Theta d <= 0; the first row must put "
+                     "every dependence strictly forward", *uni.feedback)
+    return combine([("a legal schedule with a space dimension", right()), ("unimodular", uni)], weights=[2, 1])
+
+
+# -- Q4: the loop bounds of the wavefront (scanning, derivation) --------------------------------------------------
+
+@cache
+def wave_image() -> isl.Set:
+    """``{ [t, j] : t = i + j, (i, j) in D }``: the points the wavefront's loops must scan."""
+    st = scop(SWEEP).statements[0]
+    return isl.Map(f"[N] -> {WAVE}").intersect_domain(st.domain).range().coalesce()
+
+
+def _bounds(value: object, what: str, names: tuple[str, ...]) -> tuple[str, str]:
+    if not isinstance(value, (tuple, list)) or len(value) != 2 or not all(isinstance(v, str) for v in value):
+        raise A.AnswerError(f"{what} is {A.describe(value)}, not a pair of texts",
+                            hint='write ("lower", "upper"), e.g. ("0", "N - 1"), both inclusive')
+    for v in value:
+        if not v.strip():
+            raise A.AnswerError(f"a bound of {what} is empty", hint='write ("lower", "upper")')
+        for bad in ("//", "%", "==", ";", "{", "}", ":"):
+            if bad in v:
+                raise A.AnswerError(f"the bound {v!r} of {what} contains {bad!r}",
+                                    hint="use + - *, integers, " + ", ".join(names)
+                                         + ", min(a, b), max(a, b) and floor(a/b)")
+    return value[0].strip(), value[1].strip()
+
+
+def _scanned(t_bounds: tuple[str, str], j_bounds: tuple[str, str]) -> isl.Set:
+    text = (f"[N] -> {{ [t, j] : {t_bounds[0]} <= t <= {t_bounds[1]} and {j_bounds[0]} <= j <= {j_bounds[1]} }}")
+    try:
+        return isl.Set(text)
+    except isl.Error:
+        raise A.AnswerError(f"isl cannot read the bounds {t_bounds} and {j_bounds}",
+                            hint="write each bound as an affine expression of N (and t for j), with min and max "
+                                 "where several bounds apply") from None
+
+
+def _point_text(p: isl.Point) -> str:
+    at = ", ".join(f"{k} = {v}" for k, v in parameter_values(p).items())
+    return f"(t, j) = {point_coordinates(p)} at {at}"
+
+
+def check_q4(wave_t_bounds: object, wave_j_bounds: object) -> Verdict:
+    """The bounds of the loops ``for t`` (outer, over ``N``) and ``for j`` (inner, over ``N`` and ``t``) that
+    scan the sweep under ``(t, j) = (i + j, j)``: the outer ones (1/3) against the projection of the image on
+    ``t``, the inner ones (2/3) for every ``t`` of it."""
+    tb = _bounds(wave_t_bounds, "wave_t_bounds", ("N",))
+    jb = _bounds(wave_j_bounds, "wave_j_bounds", ("N", "t"))
+    want = wave_image()
+    if "j" in tb[0] + tb[1] or "t" in tb[0] + tb[1]:
+        raise A.AnswerError("the bounds of t use t or j", hint="the outer loop's bounds may use only N")
+    outer_set = _scanned(tb, ("0", "0")).project_out(isl.dim_type.set, 1, 1)
+    want_t = want.project_out(isl.dim_type.set, 1, 1)
+    ctx = want.params()
+    outer_set, want_t = outer_set.intersect_params(ctx), want_t.intersect_params(ctx)
+    if outer_set.is_equal(want_t):
+        outer = right()
     else:
-        space = wrong("a dimension of an illegal schedule cannot be parallel")
-    return combine([("legality", legal), ("space", space), ("unimodular", uni)])
+        extra, missing = outer_set.subtract(want_t), want_t.subtract(outer_set)
+        outer = wrong(*([f"t = {point_coordinates(extra.sample_point())[0]} at N = "
+                         f"{parameter_values(extra.sample_point())['N']} is in your range, but no instance has "
+                         "that i + j"] if not extra.is_empty() else [])
+                      + ([f"t = {point_coordinates(missing.sample_point())[0]} at N = "
+                          f"{parameter_values(missing.sample_point())['N']} is missing from your range, but "
+                          "instances have that i + j"] if not missing.is_empty() else []))
+    inner_set = _inner(jb, want_t)
+    if inner_set.is_equal(want):
+        inner = right()
+    else:
+        extra, missing = inner_set.subtract(want), want.subtract(inner_set)
+        lines = []
+        if not extra.is_empty():
+            lines.append(f"your loops scan {_point_text(extra.sample_point())}, which is no instance: i = t - j or "
+                         "j is outside 1..N - 1")
+        if not missing.is_empty():
+            t, j = point_coordinates(missing.sample_point())
+            lines.append(f"your loops miss {_point_text(missing.sample_point())}, the instance (i, j) = ({t - j}, {j})")
+        inner = wrong(*lines)
+    return combine([("the bounds of t", outer), ("the bounds of j", inner)], weights=[1, 2])
 
 
-# -- Q4: the wavefront on processors ----------------------------------------------------------------------------
+def _inner(jb: tuple[str, str], want_t: isl.Set) -> isl.Set:
+    """The points ``(t, j)`` the inner loop scans for every ``t`` of the true range."""
+    ts = isl.Map("[N] -> { [t] -> [t, j] }").intersect_domain(want_t).range()
+    return _scanned(("t", "t"), jb).intersect(ts)
+
+
+# -- Q5: the wavefront on processors ----------------------------------------------------------------------------
 
 def _wave_instances() -> isl.Set:
     st = scop(SWEEP).statements[0]
@@ -146,51 +284,54 @@ def wave_counts() -> tuple[int, int]:
 
 
 def _waves(answer: object) -> Verdict:
-    n = A.integer(answer, "n_waves")
     want = wave_counts()[0]
-    if n == want:
-        return right()
-    return wrong(f"{n} waves is not right: t = i + j runs from the smallest i + j to the largest over "
-                 f"1 <= i, j <= {WAVE_N - 1}" + (" (count both ends)" if abs(n - want) == 1 else ""))
+    return expect(A.integer(answer, "n_waves"), want,
+                  (lambda n: abs(n - want) == 1, f"{{given}} waves is not right: t = i + j runs from the smallest "
+                                                 f"i + j to the largest over 1 <= i, j <= {WAVE_N - 1} (count "
+                                                 "both ends)"),
+                  otherwise=f"{{given}} waves is not right: t = i + j runs from the smallest i + j to the largest "
+                            f"over 1 <= i, j <= {WAVE_N - 1}")
 
 
 def _busy(answer: object) -> Verdict:
-    n = A.integer(answer, "busy_p1_t9")
-    want = wave_counts()[1]
-    if n == want:
-        return right()
-    return wrong(f"{n} is not right: processor {PROCESSOR} owns j = {BLOCK * PROCESSOR}..{BLOCK * PROCESSOR + BLOCK - 1}; "
-                 f"at t = {TIME} each such j runs i = {TIME} - j, when that i is inside 1..{WAVE_N - 1}")
+    return expect(A.integer(answer, "busy_p1_t9"), wave_counts()[1],
+                  otherwise=f"{{given}} is not right: processor {PROCESSOR} owns j = {BLOCK * PROCESSOR}.."
+                            f"{BLOCK * PROCESSOR + BLOCK - 1}; at t = {TIME} each such j runs i = {TIME} - j, when "
+                            f"that i is inside 1..{WAVE_N - 1}")
 
 
-def check_q4(n_waves: object, busy_p1_t9: object) -> Verdict:
+def check_q5(n_waves: object, busy_p1_t9: object) -> Verdict:
     """How many waves, and how busy one processor is at one time, at N = 12 with blocks of 4."""
     return combine([("n_waves", part(_waves, n_waves)), ("busy_p1_t9", part(_busy, busy_p1_t9))])
 
 
-# -- Q5: a space-time mapping in isl notation -------------------------------------------------------------------
+# -- Q6: a space-time mapping with p = j, in isl text (construction) ---------------------------------------------
 
-def check_q5(answer: object) -> Verdict:
-    """A schedule ``{ S0[i, j] -> [t, p] }`` of the sweep with ``p = i`` (the processor) and a time ``t``
-    that makes it legal with ``p`` a parallel (space) dimension."""
-    m = A.isl_map(answer, "space_time_map")
-    sched = parse_schedule(scop(SWEEP), str(m))
+def check_q6(space_time_map: object) -> Verdict:
+    """A schedule ``{ S0[i, j] -> [t, p] }`` of ``SKEWED`` with ``p = j`` (the processor), legal, ``p`` a
+    space dimension (2/3, all three or nothing: ``p = j`` alone is given by the question, and a legal map
+    whose ``p`` is not parallel is only the original order), and its OpenMP code verified against the
+    original at several thread counts (1/3)."""
+    m = A.isl_map(space_time_map, "space_time_map")
+    sched = parse_schedule(scop(SKEWED), str(m))
     if sched.n_dims != 2:
         return wrong(f"space_time_map has {sched.n_dims} output dimensions, not 2: write [t, p]")
-    st = scop(SWEEP).statements[0]
-    p = isl.Map(f"[N] -> {{ S0[i, j] -> [i] }}").intersect_domain(st.domain)
+    st = scop(SKEWED).statements[0]
+    p = isl.Map("[N] -> { S0[i, j] -> [j] }").intersect_domain(st.domain)
     second = sched.maps["S0"].project_out(isl.dim_type.out, 0, 1).intersect_domain(st.domain)
-    proc = right() if second.is_equal(p) else wrong("the second dimension is not p = i")
+    lines = [] if second.is_equal(p) else ["the second dimension is not the processor p = j"]
     legal = legal_schedule(sched, what="space_time_map")
-    if legal.correct:
-        space = right() if 1 in sched.parallel_dims else wrong(
-            "p is not parallel: two instances with the same t and different p depend on each other; "
-            "choose t so that every dependence goes forward in t (t = a . (i, j) with a . d >= 1)")
-    else:
-        space = wrong("p cannot be a space dimension of an illegal schedule")
-    if not proc.correct:
-        return combine([("p", proc), ("legality", legal), ("space", space)])
-    return combine([("legality", legal), ("space", space)])
+    lines += legal.feedback
+    if not lines and 1 not in sched.parallel_dims:
+        lines.append("p is not parallel: two instances with the same t and different p depend on each other; "
+                     "t must put every dependence strictly forward")
+    if lines:
+        return wrong(*lines, pictures=legal.pictures)
+    threads = THREADS if supports_openmp() else (None,)
+    run = verified_variant(scop(SKEWED), parse_schedule(scop(SKEWED), f"{m}; parallel"), params={"N": RUN_N},
+                           target="openmp" if supports_openmp() else "c", threads=threads,
+                           what="the code of your mapping")
+    return combine([("the mapping", right()), ("the run", run)], weights=[2, 1])
 
 
 LAB = Lab(
@@ -198,14 +339,17 @@ LAB = Lab(
     title="Schedules and space-time mapping",
     notebook="lab3_schedules.ipynb",
     questions=(
-        Question("q1", 1, ("violated_distance",), check_q1, title="the distance theta = i - j violates",
-                 example="(1, 0)"),
-        Question("q2", 2, ("legal_thetas",), check_q2, title="which Theta are legal", example='{"A"}'),
+        Question("q1", 2, ("bad_pair",), check_q1, title="a pair theta = (i - j, i) runs in the wrong order",
+                 example="((1, 1), (2, 1))"),
+        Question("q2", 2, ("violations",), check_q2, title="which distance each Theta violates",
+                 example='{"A": (0, 1), "B": None, "C": None, "D": None, "E": None}'),
         Question("q3", 3, ("my_theta",), check_q3, title="a unimodular Theta with a space dimension",
                  example="[[1, 0], [0, 1]]"),
-        Question("q4", 2, ("n_waves", "busy_p1_t9"), check_q4, title="waves and processors",
+        Question("q4", 3, ("wave_t_bounds", "wave_j_bounds"), check_q4, title="the loop bounds of the wavefront",
+                 kind="derivation", example='("0", "N") and ("0", "t")'),
+        Question("q5", 2, ("n_waves", "busy_p1_t9"), check_q5, title="waves and processors",
                  example="10 and 3"),
-        Question("q5", 2, ("space_time_map",), check_q5, title="a space-time mapping with p = i",
-                 example='"{ S0[i, j] -> [i, j] }"'),
+        Question("q6", 3, ("space_time_map",), check_q6, title="a space-time mapping with p = j",
+                 kind="construction", example='"{ S0[i, j] -> [i, j] }"'),
     ),
 )
