@@ -148,7 +148,7 @@ def test_cexpr_division_min_max_and_precedence():
     assert c_expr(A.Op("mul", (A.Int(2), A.Op("add", (A.Id("b"), A.Int(1)))))) == "2 * (b + 1)"
     assert c_expr(A.Op("eq", (A.Op("zdiv_r", (A.Id("i"), A.Int(2))), A.Int(0)))) == "i % 2 == 0"
     assert c_expr(A.Op("select", (A.Op("lt", (A.Id("a"), A.Int(0))), A.Int(1), A.Int(2)))) == "a < 0 ? 1 : 2"
-    assert c_expr(A.Op("minus", (A.Op("add", (A.Id("a"), A.Int(1))),))) == "-(a + 1)"
+    assert c_expr(A.Op("minus", (A.Op("add", (A.Id("a"), A.Int(1))),))) == "-a - 1"  # a negation goes into the sum (issue 28, item 1)
 
 
 def test_tiled_schedule_uses_strided_loops_and_floor_division():

@@ -21,27 +21,28 @@ from typing import Callable, Sequence
 from polylab.codegen.ast import AExpr, Block, For, Id, If, Int, LoopProgram, Node, Op, User, expr_ids
 from polylab.codegen.cexpr import HELPER_NAMES, c_expr
 from polylab.model.expr import (ArrayRef, Assignment, Binary, Call, Cond, Const, Expr, Name, Unary,
-                                assignment_to_c, transform)
+                                assignment_to_c, negated, transform, without_double_signs)
 from polylab.model.scop import Scop
 
 ArrayPrinter = Callable[[ArrayRef, Callable[[Expr], str]], "str | None"]
 
 
 def as_model_expr(e: AExpr) -> Expr:
-    """An isl AST expression as a statement-body expression, so it prints with C's precedence rules."""
+    """An isl AST expression as a statement-body expression, so it prints with C's precedence rules (a
+    negation of a negation cancels, a negative term is subtracted: :func:`polylab.model.expr.negated`,
+    :func:`~polylab.model.expr.without_double_signs`)."""
     match e:
         case Int(value=v):
             return Const(str(v)) if v >= 0 else Unary("-", Const(str(-v)))
         case Id(name=n):
             return Name(n)
-        case Op(op="add", args=(a, Int(value=v))) if v < 0:
-            return Binary("-", as_model_expr(a), Const(str(-v)))
         case Op(op=("add" | "sub" | "mul" | "div" | "pdiv_q" | "pdiv_r" | "zdiv_r") as op, args=(a, b)):
             sym = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pdiv_q": "/", "pdiv_r": "%",
                    "zdiv_r": "%"}[op]
-            return Binary(sym, as_model_expr(a), as_model_expr(b))
+            out = Binary(sym, as_model_expr(a), as_model_expr(b))
+            return without_double_signs(out) or out
         case Op(op="minus", args=(a,)):
-            return Unary("-", as_model_expr(a))
+            return negated(as_model_expr(a))
         case Op(op=("cond" | "select"), args=(c, t, o)):
             return Cond(as_model_expr(c), as_model_expr(t), as_model_expr(o))
         case Op(op=("fdiv_q" | "min" | "max") as op, args=args):
@@ -52,17 +53,22 @@ def as_model_expr(e: AExpr) -> Expr:
     return Name(c_expr(e))  # comparisons and the like never occur in iterator arguments
 
 
+def substitute(e: Expr, values: dict[str, Expr]) -> Expr:
+    """``e`` with each name in ``values`` replaced by its expression, and no sign left meeting a sign
+    (:func:`~polylab.model.expr.without_double_signs`: ``-i`` with ``i = -c0`` is ``c0``)."""
+    def sub(x: Expr) -> Expr | None:
+        return values.get(x.name) if isinstance(x, Name) else without_double_signs(x)
+
+    return transform(e, sub)
+
+
 def instance_body(scop: Scop, user: User) -> Assignment:
     """The statement of ``user`` with its iterators replaced by the AST's argument expressions."""
     stmt = scop.statement(user.statement)
     values = {it: as_model_expr(arg) for it, arg in zip(stmt.iterators, user.args)}
-
-    def sub(x: Expr) -> Expr | None:
-        return values.get(x.name) if isinstance(x, Name) else None
-
-    target = transform(stmt.body.target, sub)
+    target = substitute(stmt.body.target, values)
     assert isinstance(target, ArrayRef)
-    return Assignment(target, stmt.body.op, transform(stmt.body.value, sub))
+    return Assignment(target, stmt.body.op, substitute(stmt.body.value, values))
 
 
 def statement_c(scop: Scop, user: User, array_ref: ArrayPrinter | None = None) -> str:

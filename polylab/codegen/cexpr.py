@@ -46,8 +46,39 @@ HELPER_NAMES = {"min": "polylab_imin", "max": "polylab_imax", "fdiv_q": "polylab
 
 
 def c_expr(e: AExpr, names: Mapping[str, str] | None = None) -> str:
-    """``e`` as C; ``names`` renames identifiers (for example host iterators passed to a kernel)."""
-    return _p(e, names or {})[0]
+    """``e`` as C; ``names`` renames identifiers (for example host iterators passed to a kernel).
+
+    Signs are normalised first (:func:`signs_normalised`) and a sign before a signed operand is
+    parenthesised, so the text never holds C's ``--`` or ``++`` nor a negation of a negation."""
+    return _p(signs_normalised(e), names or {})[0]
+
+
+def signs_normalised(e: AExpr) -> AExpr:
+    """``e`` with no sign meeting a sign (integer arithmetic, so each rewrite is exact): ``-(-x)`` -> ``x``,
+    ``-(k)`` -> ``-k`` for a literal, ``-(a + b)`` -> ``-a - b``, ``-(a - b)`` -> ``b - a``, ``-(k * x)`` ->
+    ``(-k) * x``, ``a + (-b)`` -> ``a - b``, ``a - (-b)`` -> ``a + b``, ``a + (-k)`` -> ``a - k`` and
+    ``a - (-k)`` -> ``a + k`` for a negative literal, and ``a + (-k) * x`` -> ``a - k * x``."""
+    if not isinstance(e, Op):
+        return e
+    args = tuple(signs_normalised(a) for a in e.args)
+    match e.op, args:
+        case "minus", (Op(op="minus", args=(x,)),):
+            return x
+        case "minus", (Int(value=v),):
+            return Int(-v)
+        case "minus", (Op(op="add", args=(a, b)),):
+            return signs_normalised(Op("sub", (Op("minus", (a,)), b)))
+        case "minus", (Op(op="sub", args=(a, b)),):
+            return Op("sub", (b, a))
+        case "minus", (Op(op="mul", args=(Int(value=k), x)),):
+            return Op("mul", (Int(-k), x))
+        case ("add" | "sub") as op, (a, Op(op="minus", args=(b,))):
+            return Op("sub" if op == "add" else "add", (a, b))
+        case ("add" | "sub") as op, (a, Int(value=v)) if v < 0:
+            return Op("sub" if op == "add" else "add", (a, Int(-v)))
+        case ("add" | "sub") as op, (a, Op(op="mul", args=(Int(value=k), x))) if k < 0:
+            return Op("sub" if op == "add" else "add", (a, Op("mul", (Int(-k), x))))
+    return Op(e.op, args)
 
 
 def _p(e: AExpr, names: Mapping[str, str]) -> tuple[str, int]:
@@ -58,7 +89,7 @@ def _p(e: AExpr, names: Mapping[str, str]) -> tuple[str, int]:
             return names.get(n, n), _ATOM
         case Op(op="minus", args=(a,)):
             s, pa = _p(a, names)
-            return "-" + (s if pa > _UNARY else f"({s})"), _UNARY
+            return "-" + (s if pa > _UNARY and not s.startswith(("-", "+")) else f"({s})"), _UNARY
         case Op(op=("min" | "max") as f, args=args):
             out = _p(args[-1], names)[0]
             for a in reversed(args[:-1]):

@@ -141,6 +141,41 @@ def transform(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
     return new if out is None else out
 
 
+def negated(e: Expr) -> Expr:
+    """``-e`` without a double negation: ``-(-x)`` is ``x`` and ``-(+x)`` is ``-x`` (exact: negation only
+    flips the sign, in integer and in IEEE floating-point arithmetic)."""
+    match e:
+        case Unary(op="-", operand=o):
+            return o
+        case Unary(op="+", operand=o):
+            return negated(o)
+        case Binary(op="*", left=Unary(op="-", operand=k), right=x):
+            return Binary("*", k, x)
+    return Unary("-", e)
+
+
+def without_double_signs(e: Expr) -> Expr | None:
+    """The rewrite of one node that removes a sign meeting a sign (None: nothing to rewrite), for
+    :func:`transform`: ``-(-x)`` -> ``x``, ``+x`` -> ``x`` under a sign, ``a + (-b)`` -> ``a - b``,
+    ``a - (-b)`` -> ``a + b``, ``a + (-k) * x`` -> ``a - k * x``. Each is exact (IEEE defines ``a - b`` as ``a + (-b)``); code generation
+    applies it after putting loop counters such as ``-c0`` in place of a statement's iterators, so that
+    ``-i`` with ``i = -c0`` prints as ``c0``, never as C's decrement ``--c0``."""
+    out = None
+    while True:
+        match e:
+            case Unary(op="-", operand=Unary(op="-" | "+") | Binary(op="*", left=Unary(op="-"))):
+                e = negated(e.operand)
+            case Unary(op="+", operand=Unary(op="-" | "+") as o):
+                e = o
+            case Binary(op="+" | "-", left=a, right=Unary(op="-", operand=b)):
+                e = Binary("-" if e.op == "+" else "+", a, b)
+            case Binary(op="+" | "-", left=a, right=Binary(op="*", left=Unary(op="-", operand=k), right=x)):
+                e = Binary("-" if e.op == "+" else "+", a, Binary("*", k, x))
+            case _:
+                return out
+        out = e
+
+
 def _prec(e: Expr) -> int:
     match e:
         case Binary(op=op):
@@ -159,7 +194,8 @@ def to_c(e: Expr, names: Mapping[str, str] | None = None,
          array_ref: Callable[[ArrayRef, Callable[[Expr], str]], str | None] | None = None) -> str:
     """Print ``e`` as C.
 
-    ``names`` renames scalar names (iterators to generated code's expressions: a replacement that is not a
+    A sign before a signed operand is parenthesised (``-(-x)``), so the text never holds C's ``--`` or
+    ``++``. ``names`` renames scalar names (iterators to generated code's expressions: a replacement that is not a
     plain identifier is parenthesised). ``array_ref(ref, print)`` may return the text for an array
     reference (storage contraction uses it to print ``xbuf[(i) % 2][j][k]``); None keeps the default.
     """
@@ -179,7 +215,10 @@ def to_c(e: Expr, names: Mapping[str, str] | None = None,
                         return custom
                 return a + "".join(f"[{p(i)}]" for i in idx)
             case Unary(op=op, operand=o):
-                return f"{op}{wrap(o, _PRECEDENCE['unary'], False)}"
+                inner = wrap(o, _PRECEDENCE["unary"], False)
+                if op in ("-", "+") and inner.startswith(("-", "+")):
+                    inner = f"({inner})"  # never the tokens -- or ++ (a decrement, an increment)
+                return f"{op}{inner}"
             case Cast(ctype=t, operand=o):
                 return f"({t}){wrap(o, _PRECEDENCE['unary'], False)}"
             case Binary(op=op, left=a, right=b):
