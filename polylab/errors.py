@@ -85,6 +85,21 @@ class SourceSyntaxError(FrontendError):
     kind = "syntax error"
 
 
+class SourceEncodingError(FrontendError):
+    """A file of user text is not UTF-8: ``location`` is the first byte that is not, in the file
+    ``filename`` (which the rendering names, whatever file the command was given)."""
+
+    kind = "encoding error"
+
+    def __init__(self, message: str, *, filename: str, location: SourceLocation | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(message, location=location, hint=hint)
+        self.filename = filename
+
+    def render(self, filename: str | None = None) -> str:
+        return super().render(self.filename)
+
+
 class NotAffineError(FrontendError):
     """A construct is valid C but not part of a static control part (the reason says which rule)."""
 

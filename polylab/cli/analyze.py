@@ -27,7 +27,9 @@ import islpy as isl
 
 from polylab.cli.common import add_source_options, load_program, source_options
 from polylab.model.params import parse_params
-from polylab.errors import ModelError
+from polylab.errors import ModelError, TooComplexError
+from polylab.model.budget import bounded
+from polylab.model.islutil import count_points
 from polylab.model.scop import Access, Program, Scop
 
 
@@ -59,11 +61,14 @@ def _fixed(obj, context: isl.Set):
 
 
 def _count(dom: isl.Set) -> int | None:
+    if dom.is_empty():
+        return 0
     if dom.dim(isl.dim_type.param) and not _all_fixed(dom):
         return None
     try:
-        return int(dom.count_val().to_python())
-    except (isl.Error, AttributeError, ValueError):  # unbounded or parametric
+        with bounded("counting the instances"):
+            return count_points(dom)
+    except (isl.Error, TooComplexError):  # unbounded, or too many to count: the count is left out
         return None
 
 

@@ -23,6 +23,7 @@ import os
 import islpy as isl
 
 from polylab.errors import ScheduleError
+from polylab.frontend import read_text_file
 from polylab.model.scop import Scop
 from polylab.schedule import Schedule, as_schedule, parse_schedule, require_legal
 from polylab.storage import recipe_steps
@@ -44,8 +45,7 @@ def schedule_from_spec(scop: Scop, spec: str | None, *, check_legal: bool = True
         return None
     text = spec
     if os.path.isfile(spec):
-        with open(spec) as fh:
-            text = fh.read()
+        text = read_text_file(spec, what="schedule spec file")
     sched = parse_schedule(scop, text, steps=recipe_steps())
     if check_legal:
         require_legal(sched)

@@ -23,11 +23,12 @@ from polylab.errors import FrontendError, PolylabError, SourceLocation, SourceSy
 from polylab.frontend.detect import context_declaration, detect_program, pragma_regions
 from polylab.frontend.region import Region, RegionBuilder
 from polylab.frontend.preprocess import needs_preprocessor, parse_define, preprocess
-from polylab.frontend.source import Prepared, Source, parse_fragment, parse_unit, prepare, prepared
+from polylab.frontend.source import (Prepared, Source, parse_fragment, parse_unit, prepare, prepared,
+                                     read_text_file)
 from polylab.frontend.symbols import Symbols
 from polylab.model.scop import Program
 
-__all__ = ["parse", "parse_file"]
+__all__ = ["parse", "parse_file", "read_text_file"]
 
 
 def parse(text: str, *, filename: str | None = None, language: str | None = None, defines=(),
@@ -84,11 +85,7 @@ def parse_file(path, *, language: str | None = None, defines=(), include_dirs=()
     """Read and parse a file (``.sy`` files are SysY programs); ``defines`` and ``include_dirs`` as for
     :func:`parse`."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise FrontendError(f"cannot read {path}: {exc.strerror or exc}",
-                            hint="check the file name") from None
+    text = read_text_file(p)
     return parse(text, filename=str(p), language=language, defines=defines, include_dirs=include_dirs)
 
 

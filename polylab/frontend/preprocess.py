@@ -35,7 +35,7 @@ from pathlib import Path
 
 from polylab.errors import PolylabError, SourceLocation, SourceSyntaxError
 from polylab.frontend.affine import int_literal
-from polylab.frontend.source import blank_comments
+from polylab.frontend.source import blank_comments, read_text_file
 
 __all__ = ["Preprocessed", "needs_preprocessor", "parse_define", "preprocess",
            "SYSTEM_HEADERS"]
@@ -165,7 +165,9 @@ def _make_preprocessor(main: str, include_dirs, keep: frozenset[str] | None):
                     return io.StringIO("")
                 self.prelude_served = True
                 return open(_prelude_path(), encoding="utf-8")
-            return super().on_file_open(is_system_include, includepath)
+            if not os.path.isfile(includepath):
+                return super().on_file_open(is_system_include, includepath)  # OSError: pcpp looks further
+            return io.StringIO(read_text_file(includepath, what="header"))  # UTF-8, or a located error
 
         def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
             if directive.value == "error":

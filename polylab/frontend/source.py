@@ -12,14 +12,47 @@ refused before parsing (:data:`MAX_NESTING`) and syntax trees deeper than the la
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pycparser import c_ast, c_generator
 from pycparser.c_parser import CParser, ParseError
 
-from polylab.errors import SourceLocation, SourceSyntaxError
+from polylab.errors import FrontendError, SourceEncodingError, SourceLocation, SourceSyntaxError
 
 FRAGMENT_FUNCTION = "__polylab_fragment__"
+
+
+def read_text_file(path: str | os.PathLike[str], *, what: str = "source file") -> str:
+    """The text of a file a user gave (a C or SysY source, a header it includes, a schedule spec, a stencil
+    program), read as UTF-8: the one way polylab opens user text.
+
+    A file that cannot be read raises :class:`~polylab.errors.FrontendError`; one that is not UTF-8 raises
+    :class:`~polylab.errors.SourceEncodingError` located at the first byte that is not (line, column, the
+    line with that byte shown as ``\\xNN``), with a hint. No byte is guessed at or dropped: a wrong guess
+    would change what polylab analyses without a word."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise FrontendError(f"cannot read {path}: {exc.strerror or exc}", hint="check the file name") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = exc.start
+        line_start = raw.rfind(b"\n", 0, start) + 1
+        line_end = raw.find(b"\n", start)
+        line_bytes = raw[line_start: len(raw) if line_end < 0 else line_end]
+        shown = line_bytes.decode("utf-8", errors="backslashreplace")
+        column = len(raw[line_start:start].decode("utf-8", errors="backslashreplace")) + 1
+        bad = raw[start:exc.end]
+        where = SourceLocation(raw.count(b"\n", 0, start) + 1, column, bad.decode("utf-8", "backslashreplace"),
+                               shown)
+        raise SourceEncodingError(f"not UTF-8 text: the byte{'s' if len(bad) > 1 else ''} "
+                                  f"{' '.join(f'0x{b:02x}' for b in bad)} cannot be read",
+                                  location=where, filename=str(path),
+                                  hint=f"save the {what} as UTF-8 (an editor's 'save with encoding', or "
+                                       "iconv -f latin1 -t utf-8), or remove the character") from None
 
 
 @dataclass

@@ -162,3 +162,27 @@ def read_portable(text: str, space: isl.Space) -> isl.UnionMap:
 def integer_val(ctx: isl.Context, value: int | str) -> isl.Val:
     """The integer ``value`` as an isl value, of any size (``int_from_si`` stops at 64 bits)."""
     return isl.Val.read_from_str(ctx, str(int(value)))
+
+
+#: the most points :func:`count_points` enumerates
+COUNT_LIMIT = 10 ** 6
+
+
+def count_points(s: isl.Set, *, limit: int = COUNT_LIMIT) -> int | None:
+    """The exact number of integer points of ``s`` (a set whose parameters are fixed), or None when it is
+    not found within a bound. isl counts by enumerating the points, which takes time in proportion to
+    their number; so the points are enumerated only when the set's bounding box (``dim_min_val`` ..
+    ``dim_max_val`` in each dimension, a linear program each) holds at most ``limit`` points, and a set that
+    is a box (``is_box``) is counted as the product of its extents. Unbounded sets, sets with free
+    parameters and larger non-box sets give None."""
+    if s.is_empty():
+        return 0
+    box = 1
+    for k in range(s.dim(isl.dim_type.set)):
+        lo, hi = s.dim_min_val(k), s.dim_max_val(k)
+        if not (lo.is_int() and hi.is_int()):
+            return None
+        box *= int(hi.to_python()) - int(lo.to_python()) + 1
+    if box <= limit:
+        return int(s.count_val().to_python())
+    return box if s.is_box() else None

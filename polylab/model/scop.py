@@ -22,6 +22,7 @@ import sympy
 from polylab import render
 from polylab.errors import ModelError, SourceLocation
 from polylab.model.expr import Assignment, assignment_to_c
+from polylab.model.islutil import integer_val
 
 
 def _val_to_sympy(v: isl.Val) -> sympy.Rational:
@@ -312,7 +313,7 @@ class Scop:
                 raise ModelError(f"no parameter named {name!r}",
                                  hint=f"the parameters are {', '.join(self.parameters) or 'none'}")
             k = ctx.find_dim_by_name(isl.dim_type.param, name)
-            ctx = ctx.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(ctx.get_ctx(), int(v)))
+            ctx = ctx.fix_val(isl.dim_type.param, k, integer_val(ctx.get_ctx(), int(v)))  # any size
         return replace(self, context=ctx)
 
     def __str__(self) -> str:

@@ -41,7 +41,7 @@ from polylab.errors import PolylabError, ScheduleError, SourceLocation
 from polylab.model import Scop
 from polylab.model.budget import bounded
 from polylab.model.islutil import maps_of
-from polylab.schedule.core import Schedule, original
+from polylab.schedule.core import Schedule, map_from_affs, original, zero_aff
 from polylab.schedule.deps import Dep
 from polylab.schedule import recipe
 from polylab.schedule.recipe import StepTable
@@ -127,10 +127,15 @@ def from_union_map(scop: Scop, umap: isl.UnionMap, *, steps: tuple[str, ...] = (
             missing = dom.subtract(m.domain())
             raise ScheduleError(f"the schedule of {name} is not defined on all of its instances",
                                 location=location, hint=f"no time for {missing.coalesce()}")
-        if not m.intersect_domain(dom).is_single_valued():
+        on_domain = m.intersect_domain(dom)
+        if not on_domain.is_single_valued():
             raise ScheduleError(f"the schedule gives some instance of {name} several times",
                                 location=location,
                                 hint="each instance needs exactly one time vector (a function)")
+        if not m.is_single_valued():  # a function on the instances only: keep it there
+            # (no instance at all, as where the context leaves none: any function will do, time 0)
+            m = on_domain if not dom.is_empty() else \
+                map_from_affs(st, pspace, [zero_aff(st, pspace)] * m.dim(isl.dim_type.out))
         maps[name] = m.reset_tuple_id(isl.dim_type.out)
     missing_stmts = [s for s in scop.statements if s.name not in maps]
     if missing_stmts:
