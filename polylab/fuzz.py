@@ -11,10 +11,15 @@ finding can be replayed alone (``polylab fuzz --seed S --start I --count 1 --sho
   steps in any order) read on a shipped kernel, checked for legality and generated as code;
 * ``magic``    -- a random option line (and sometimes cell) for ``%%scop``, ``%%schedule`` and ``%polyrun``
   run in an IPython shell; a magic must show an error box, never an internal error;
-* ``cli``      -- a random argument vector for ``polylab analyze | deps | schedule | codegen``.
+* ``cli``      -- a random argument vector for ``polylab analyze | deps | schedule | codegen``;
+* ``file``     -- a mutated kernel written as *bytes* (with invalid UTF-8 now and then: a Latin-1 byte, a
+  truncated multi-byte sequence, a byte-order mark, a NUL), given to the command line as a file, with
+  options that include parameter values far beyond 64 bits.
 
 A case *fails* when an exception other than :class:`~polylab.errors.PolylabError` escapes (for the magics:
-when the magic records one), or when it uses more than its CPU time (``hang``). Only ``%polyrun`` cases
+when the magic records one), when it uses more than its CPU time (``hang``), or when it answers later than
+``POLYLAB_MAX_SECONDS`` + :data:`SLACK_SECONDS` of wall-clock time (``slow``: some computation ignored the
+budget every analysis is bounded by). Only ``%polyrun`` cases
 compile and run programs (through the build cache); the others exercise the reading, modelling, analysis,
 scheduling and code generation, which is where user text goes; the toolchain's own robustness has its
 tests. Every isl computation is bounded by
@@ -36,13 +41,20 @@ from typing import Callable, Iterator
 
 from polylab.corpus import example_path, examples
 from polylab.errors import PolylabError
+from polylab.model.budget import limits
 
 __all__ = ["Case", "Finding", "FuzzReport", "KINDS", "case", "run_case", "run_campaign"]
 
 #: the kinds of case, in the proportions a campaign draws them
-KINDS = {"source": 20, "spec": 2, "magic": 1, "cli": 2}
+KINDS = {"source": 20, "spec": 2, "magic": 1, "cli": 2, "file": 3}
+#: seconds past ``POLYLAB_MAX_SECONDS`` after which a case that answered counts as slow
+SLACK_SECONDS = 5.0
 #: the kernels spec cases schedule (those whose searches take well under a second)
 _SPEC_SEEDS = ("gemm.c", "jacobi2d.c", "mvt.c", "seidel2d.c", "shift.c", "sweep2d.c", "sl3.sy")
+#: byte edits of a ``file`` case: invalid UTF-8 (a Latin-1 letter, a lone continuation byte, a truncated
+#: sequence, an overlong form, a surrogate), a byte-order mark, a NUL, valid multi-byte text
+_BYTES = [b"\xe9", b"\xff", b"\x80", b"\xc3", b"\xe2\x82", b"\xc0\xaf", b"\xed\xa0\x80", b"\xef\xbb\xbf",
+          b"\x00", "é".encode(), "∀".encode(), b"\r\n", b"\r"]
 #: CPU seconds one case may take before it counts as a hang
 CASE_SECONDS = 30.0
 
@@ -68,14 +80,18 @@ _ISL_SPECS = ["{ S0[i, j] -> [i + j, j] }", "{ S0[i, j] -> [j, i] }", "[N] -> { 
               "{ S0[i] -> [i] }", "{ S0[i, j] -> [i, j]; S1[i, j] -> [i, j] }", "{ S0[i, j, k] -> [i + j + k, i, j] }",
               "{ S0[i, j] -> [floor(i / 2), j] }", "{ S0[i, j] -> [i, j] : i > 3 }", "{ S0[i, j] -> [M, j] }",
               "{ S0[i, j] -> [i mod 0, j] }", "{ }", "{ S0[i, j] -> [i] ; S0[i, j] -> [j] }", "{ S0[i, j] -> }"]
+_HUGE = ["99999999999999999999", "-99999999999999999999", "2147483648", "2147483647", "-2147483649",
+         "9223372036854775808", "1", "0"]
 _MAGIC_OPTIONS = ["--param N=8", "--param N=500", "--param N=-5", "--param N=0", "--param N=10**20",
-                  "--param N=9999999999999999999", "--param M=3", "--param N", "--param =3", "--param N=8,M=2",
+                  "--param N=9999999999999999999", *(f"--param N={v}" for v in _HUGE),
+                  *(f"--param n={v}" for v in _HUGE[:3]), "--param M=3", "--param N", "--param =3", "--param N=8,M=2",
                   "-p n=6", "--language c", "--language sysy", "--language fortran", "--value-based",
                   "--no-picture", "-q", "\"abc", "'unterminated", "--bogus", "name-with-dash", "s1", "1abc",
                   "--target openmp", "--target mlir", "--target cuda", "--repeat 0", "--repeat -1",
                   "--threads 0", "--timeout 0.5", "--timeout -1", "--timeout abc", "--force", "-o", "--", "\\"]
 _CLI_COMMANDS = ["analyze", "deps", "schedule", "codegen"]
 _CLI_OPTIONS = ["--json", "--param N=8", "--param N=-1", "--param N=10**20", "--param n=6", "--param X=1",
+                *(f"--param N={v}" for v in _HUGE), *(f"--param n={v}" for v in _HUGE), "--param M=99999999999999999999",
                 "--scop 0", "--scop 7", "--scop -1", "--scop x", "--target c", "--target openmp", "--target mlir",
                 "--target cuda", "--target fortran", "--value-based", "--schedule auto", "--schedule wavefront",
                 "--schedule tile(a, b)", "--schedule {", "-s original", "--help-not", "-D", "-DN=8"]
@@ -92,11 +108,14 @@ class Case:
     spec: str = ""
     magic: str = ""
     argv: tuple[str, ...] = ()
+    data: bytes = b""
 
     def describe(self) -> str:
         """The input, as a person would type it."""
         if self.kind == "cli":
             return "polylab " + " ".join(self.argv)
+        if self.kind == "file":
+            return f"polylab {' '.join(self.argv)}  (FILE: {self.data!r})"
         if self.kind == "magic":
             return f"%%{self.magic} {self.text}\n{self.spec}"
         return self.text + (f"\n--- schedule: {self.spec}" if self.spec else "")
@@ -127,6 +146,7 @@ class FuzzReport:
     cases: Counter = field(default_factory=Counter)
     outcomes: Counter = field(default_factory=Counter)
     findings: list[Finding] = field(default_factory=list)
+    slow: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
@@ -138,9 +158,10 @@ class FuzzReport:
         outs = ", ".join(f"{k} {n}" for k, n in sorted(self.outcomes.items()))
         lines = [f"fuzz: seed {self.seed}, cases {self.start}..{self.start + self.count - 1} ({kinds}) in "
                  f"{self.seconds:.0f} s",
-                 f"  outcomes: {outs}", f"  tracebacks: {self.tracebacks}"]
+                 f"  outcomes: {outs}", f"  tracebacks: {self.tracebacks}",
+                 f"  slow (past POLYLAB_MAX_SECONDS + {SLACK_SECONDS:g} s): {len(self.slow)}"]
         by_sig: dict[str, list[Finding]] = {}
-        for f in self.findings:
+        for f in self.findings + self.slow:
             by_sig.setdefault(f.signature, []).append(f)
         for sig, fs in sorted(by_sig.items(), key=lambda kv: -len(kv[1])):
             first = fs[0]
@@ -151,9 +172,10 @@ class FuzzReport:
 
     def to_json(self) -> dict:
         return {"seed": self.seed, "start": self.start, "count": self.count, "cases": dict(self.cases),
-                "outcomes": dict(self.outcomes), "tracebacks": self.tracebacks, "seconds": self.seconds,
+                "outcomes": dict(self.outcomes), "tracebacks": self.tracebacks, "slow": len(self.slow),
+                "seconds": self.seconds,
                 "findings": [{"index": f.case.index, "kind": f.case.kind, "error": f.error, "where": f.where,
-                              "input": f.case.describe()[:4000]} for f in self.findings]}
+                              "input": f.case.describe()[:4000]} for f in self.findings + self.slow]}
 
 
 # -- making cases -----------------------------------------------------------------------------------------
@@ -264,6 +286,14 @@ _MUTATORS: list[Callable[[str, random.Random], str]] = [_m_char, _m_char, _m_tok
                                                         _m_nest, _m_blank]
 
 
+def mutate_bytes(data: bytes, rng: random.Random) -> bytes:
+    """``data`` with 1 to 3 bytes sequences from :data:`_BYTES` inserted or put in place of a byte."""
+    for _ in range(rng.randint(1, 3)):
+        k = rng.randrange(len(data) + 1)
+        data = data[:k] + rng.choice(_BYTES) + data[k + rng.randrange(2):]
+    return data
+
+
 def random_spec(rng: random.Random) -> str:
     """A schedule spec of 1 to 4 parts: steps (sometimes with bad arguments) and isl text."""
     parts = []
@@ -299,10 +329,16 @@ def case(seed: int, index: int) -> Case:
         if rng.random() < 0.1:
             cell = rng.choice(["", "   \n\t\n", "\n"])
         return Case(kind, index, text=line, spec=cell, magic=magic)
-    argv = [rng.choice(_CLI_COMMANDS), rng.choice([name, name, "no-such-file.c", "", "/", "reject"])]
+    options = []
     for _ in range(rng.randint(0, 3)):
-        argv += rng.choice(_CLI_OPTIONS).split(" ", 1)
-    return Case(kind, index, argv=tuple(argv))
+        options += rng.choice(_CLI_OPTIONS).split(" ", 1)
+    if kind == "file":
+        data = (mutate(text, rng) if rng.random() < 0.5 else text).encode()
+        data = mutate_bytes(data, rng) if rng.random() < 0.8 else data
+        suffix = ".sy" if name.endswith(".sy") else ".c"
+        return Case(kind, index, argv=(rng.choice(_CLI_COMMANDS), f"FILE{suffix}", *options), data=data)
+    argv = [rng.choice(_CLI_COMMANDS), rng.choice([name, name, "no-such-file.c", "", "/", "reject"])]
+    return Case(kind, index, argv=tuple(argv + options))
 
 
 # -- running cases ----------------------------------------------------------------------------------------
@@ -393,10 +429,20 @@ def _magic_case(c: Case) -> str:
 
 
 def _cli_case(c: Case, cli: Callable[[list[str]], int]) -> str:
-    try:
-        status = cli(list(c.argv))
-    except SystemExit as exc:  # argparse: a usage error (2) or --help (0)
-        return f"exit {exc.code}"
+    argv = list(c.argv)
+    with contextlib.ExitStack() as stack:
+        if c.kind == "file":  # the bytes go to a file of their own, named as the command expects
+            import tempfile
+            from pathlib import Path
+
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="polylab-fuzz-")))
+            path = folder / argv[1].replace("FILE", "input")
+            path.write_bytes(c.data)
+            argv[1] = str(path)
+        try:
+            status = cli(argv)
+        except SystemExit as exc:  # argparse: a usage error (2) or --help (0)
+            return f"exit {exc.code}"
     return f"exit {status}"
 
 
@@ -420,17 +466,20 @@ def run_case(c: Case, *, seconds: float = CASE_SECONDS,
     """Run one case; ``(outcome, None)`` when it behaved, ``("traceback", finding)`` when it did not.
     ``cli``: the command line's entry point (``polylab.cli.main``, which passes itself: this module sits
     beside the CLI and does not import it); without it a ``cli`` case is ``"skipped"``."""
-    if c.kind == "cli" and cli is None:
+    if c.kind in ("cli", "file") and cli is None:
         return "skipped", None
     out, err = io.StringIO(), io.StringIO()
+    start = time.monotonic()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _time_limit(seconds):
-            if c.kind == "cli":
+            if c.kind in ("cli", "file"):
                 assert cli is not None
-                return _cli_case(c, cli), None
-            return (_magic_case(c) if c.kind == "magic" else _source_case(c)), None
+                outcome = _cli_case(c, cli)
+            else:
+                outcome = _magic_case(c) if c.kind == "magic" else _source_case(c)
+        return outcome, _slow(c, time.monotonic() - start)
     except PolylabError:
-        return "error", None
+        return "error", _slow(c, time.monotonic() - start)
     except _Hang:
         return "traceback", Finding(c, f"Hang: more than {seconds:g} s of CPU time", "?", "")
     except KeyboardInterrupt:
@@ -438,6 +487,15 @@ def run_case(c: Case, *, seconds: float = CASE_SECONDS,
     except BaseException as exc:  # the point of fuzzing: anything else that escapes is a finding
         return "traceback", Finding(c, f"{type(exc).__name__}: {exc}"[:2000], _where(exc.__traceback__),
                                     "".join(traceback.format_exception(exc))[-6000:])
+
+
+def _slow(c: Case, wall: float) -> Finding | None:
+    """A finding when the case answered later than the analyses' wall-clock budget allows."""
+    budget = limits().seconds
+    if not budget or wall <= budget + SLACK_SECONDS:
+        return None
+    return Finding(c, f"Slow: answered after {wall:.1f} s of wall-clock time, past POLYLAB_MAX_SECONDS = "
+                      f"{budget:g} s + {SLACK_SECONDS:g} s", "?", "")
 
 
 def run_campaign(seed: int, count: int, *, start: int = 0, kinds: tuple[str, ...] | None = None,
@@ -458,7 +516,9 @@ def run_campaign(seed: int, count: int, *, start: int = 0, kinds: tuple[str, ...
             report.cases[c.kind] += 1
             outcome, finding = run_case(c, seconds=seconds, cli=cli)
             report.outcomes[outcome] += 1
-            if finding is not None:
+            if finding is not None and finding.error.startswith("Slow:"):
+                report.slow.append(finding)
+            elif finding is not None:
                 report.findings.append(finding)
     report.seconds = time.perf_counter() - t0
     return report

@@ -1,9 +1,10 @@
 """``polylab fuzz --count N --seed S``: the fuzz suite (:mod:`polylab.fuzz`) from the command line.
 
 Runs cases ``--start .. --start + --count - 1`` of campaign ``--seed`` and prints how many produced a
-traceback (an exception other than polylab's own errors, or a case past its CPU time), grouped by
-where they were raised, each with the command that replays it. ``--show`` prints every finding's input
-and traceback; ``--json FILE`` writes the report. Exit status 0 when no case produced a traceback, 1
+traceback (an exception other than polylab's own errors, or a case past its CPU time) and how many
+answered later than POLYLAB_MAX_SECONDS + 5 s of wall-clock time, grouped by where they were raised, each
+with the command that replays it. ``--show`` prints every finding's input
+and traceback; ``--json FILE`` writes the report. Exit status 0 when no case produced a traceback and none was slow, 1
 otherwise.
 """
 
@@ -37,11 +38,11 @@ def run(args: argparse.Namespace) -> int:
                           progress=sys.stderr.isatty(), seconds=args.seconds, cli=args.cli_main)
     print(report.text())
     if args.show:
-        for f in report.findings:
+        for f in report.findings + report.slow:
             print(f"\n=== case {f.case.index} ({f.case.kind}): {f.error[:300]}")
             print(case(args.seed, f.case.index).describe()[:3000])
             print(f.trace)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(report.to_json(), fh, indent=1)
-    return 1 if report.findings else 0
+    return 1 if report.findings or report.slow else 0
