@@ -80,3 +80,24 @@ def test_transitive_rounds_slice_the_program():
         assert s.domain.is_equal(isl.Set(f"[N] -> {{ {s.name}[0] : N > 0 }}"))
     mem = execute(three, {"N": 5})
     assert mem.get("c", (0,)) == execute(scop, {"N": 5}).get("c", (0,))
+
+
+def test_the_only_writer_of_an_array_that_never_runs_stays_without_instances(tmp_path):
+    # issue 28, item 5: S0 never runs; removing it made A vanish from the variant's outputs, and `run`
+    # reported "array A is missing from the candidate's output" although neither program writes A
+    from polylab.cli import main
+    from polylab.experiment import verify
+    from polylab.experiment.schedules import schedule_from_spec
+    import polylab
+
+    source = ("double A[N];\ndouble B[N];\nfor (i = 0; i < N; i++)\n  if (i > N)\n    A[i] = 1.0;\n"
+              "for (i = 0; i < N; i++)\n  B[i] = B[i] + 1.0;\n")
+    scop = polylab.parse(source).scop
+    new, rep = remove_dead_writes(scop)
+    assert [s.name for s in new.statements] == ["S0", "S1"] and new.statement("S0").domain.is_empty()
+    assert "removed" in str(rep)
+    v = verify(scop, schedule_from_spec(scop, "remove_dead_writes"), "c", params={"N": 8})
+    assert v.verified is True and v.census.arrays == ("A", "B"), str(v)
+    path = tmp_path / "dead.c"
+    path.write_text(source)
+    assert main(["run", str(path), "--schedule", "remove_dead_writes", "--param", "N=8", "--repeat", "1"]) == 0

@@ -30,7 +30,7 @@ import islpy as isl
 from polylab.analysis import dataflow
 from polylab.analysis.dataflow import Dataflow, live_elements, source_constant
 from polylab.model.islutil import sets_of
-from polylab.model.scop import Scop
+from polylab.model.scop import Scop, Statement
 from polylab.render import Displayable, esc, text_table
 from polylab.storage.report import condition_text
 
@@ -129,7 +129,8 @@ def remove_dead_writes(scop: Scop, *, live_out: isl.UnionSet | str | None = None
             break
         kept = new_kept
     per_stmt = {s.get_tuple_name(): s for s in sets_of(kept)}
-    changes, stmts = [], []
+    changes: list[StatementChange] = []
+    stmts: list[Statement | None] = []
     for s in scop.statements:
         before = s.domain.intersect_params(scop.context)
         after = per_stmt.get(s.name)
@@ -137,6 +138,7 @@ def remove_dead_writes(scop: Scop, *, live_out: isl.UnionSet | str | None = None
             after = before
         if after is None or after.is_empty():
             changes.append(StatementChange(s.name, s.line, before, None))
+            stmts.append(None)
             continue
         after = after.coalesce()
         changes.append(StatementChange(s.name, s.line, before, after))
@@ -146,6 +148,7 @@ def remove_dead_writes(scop: Scop, *, live_out: isl.UnionSet | str | None = None
         dom = s.domain.intersect(after).coalesce()
         stmts.append(replace(s, domain=dom, accesses=tuple(
             replace(a, relation=a.relation.intersect_domain(dom)) for a in s.accesses)))
+    stmts = _keep_array_writers(scop, stmts)
     new_dom = isl.UnionSet.empty(scop.context.get_space())
     for s in stmts:
         new_dom = new_dom.union(isl.UnionSet.from_set(s.domain))
@@ -153,6 +156,22 @@ def remove_dead_writes(scop: Scop, *, live_out: isl.UnionSet | str | None = None
     report = DeadWriteReport(tuple(changes), "all arrays" if live is None else str(live), done, converged,
                              time.perf_counter() - t0, restricted_dataflow(flow, new_scop))
     return new_scop, report
+
+
+def _keep_array_writers(scop: Scop, stmts: list[Statement | None]) -> list[Statement]:
+    """The kept statements (None: removed). When ``Scop.live_out`` is None the live-out data is every array
+    the region writes (:func:`polylab.codegen.harness.live_outs`), so a removed statement that was the
+    only writer of an array (it never runs: nothing it writes is used) stays, with no instance: the region
+    still writes that array, none of its elements, and the live-out data stays the original's."""
+    if scop.live_out is None:
+        written = {a.array for s in stmts if s is not None for a in s.writes}
+        for k, s in enumerate(scop.statements):
+            if stmts[k] is None and any(a.array not in written for a in s.writes):
+                empty = s.domain.subtract(s.domain)
+                stmts[k] = replace(s, domain=empty, accesses=tuple(
+                    replace(a, relation=a.relation.intersect_domain(empty)) for a in s.accesses))
+                written |= {a.array for a in s.writes}
+    return [s for s in stmts if s is not None]
 
 
 def restricted_dataflow(flow: Dataflow, scop: Scop) -> Dataflow | None:
