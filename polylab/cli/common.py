@@ -11,7 +11,7 @@ from polylab.errors import PolylabError
 from polylab.frontend import parse_file
 from polylab.model import Program, Scop
 
-__all__ = ["add_source_options", "load_program", "load_scop", "source_options"]
+__all__ = ["add_source_options", "load_program", "load_scop", "source_options", "write_file"]
 
 
 def add_source_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -63,3 +63,30 @@ def load_scop(name: str, **options) -> tuple[Scop, str]:
     """The (first) SCoP of a file or a shipped example, and the path read."""
     program, path = load_program(name, **options)
     return program.scop, path
+
+
+def write_file(args: argparse.Namespace, spec: str, params: dict[str, int], target: str, specialize: bool) -> int:
+    """``-o OUT.c``: the input file with its regions replaced (:func:`polylab.experiment.rewrite.rewrite`);
+    prints, per region, the lines replaced and the sizes its schedule was chosen for."""
+    from polylab.experiment.rewrite import rewrite
+
+    program, path = load_program(args.file, **source_options(args))
+    if not program.scops:
+        raise PolylabError(f"{path} has no static control part to replace",
+                           hint="put #pragma scop / #pragma endscop around the loop nest")
+    try:
+        with open(path, newline="") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolylabError(f"cannot read {path}: {exc}") from None
+    result = rewrite(program, text, spec, target, params=params, specialize=specialize)
+    try:
+        with open(args.output, "w", newline="") as fh:
+            fh.write(result.text)
+    except OSError as exc:
+        raise PolylabError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    for r in result.regions:
+        print(f"{r.scop.name} (lines {r.lines[0]}-{r.lines[1]}): {result.target} code of {result.spec}, "
+              f"chosen for {r.sizes}")
+    print(f"wrote {args.output}")
+    return 0

@@ -12,15 +12,25 @@ original program at the ``--verify-param`` values and timed at the ``--param`` v
 under a progress bar; the fastest verified one is kept, and the original order when none beats the
 original program. The last line is the spec to give ``polylab run`` / ``codegen`` / ``bench``.
 
+One schedule per choice: the optimizer chooses on the program as written, its parameters free, so
+``--param`` (the sizes ``--tune`` times at, and that ``-o`` specialises the code for) never changes the
+schedule it picks; ``--specialize`` makes it choose for the ``--param`` values instead. The report says
+which sizes the schedule was chosen for (``chosen for``).
+
+``-o OUT.c`` writes the file with each ``#pragma scop`` region replaced in place by the code of the chosen
+schedule (``--target openmp``, the default, or ``c``; see ``polylab codegen -o``), one schedule per region.
+
 JSON: ``{"file", "schedule", "spec", "steps", "parallel_dims", "explanation", "statements":
 [{statement, shape, why, parallel_loops, vector_innermost}], "source_parallel_loops", "seconds"}`` and,
 with ``--tune``, ``"tune": {"best", "best_seconds", "baseline_seconds", "speedup", "threads", "params",
-"trials": [{spec, seconds, verified, reason, schedule}]}``.
+"trials": [{spec, seconds, verified, reason, schedule}]}``; ``"chosen_for"``: the sizes the schedule was
+chosen for.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -42,15 +52,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--native", action="store_true",
                    help="choose for a build with -march=native (this machine's vector width; "
                         "the spec printed then names it)")
+    p.add_argument("--specialize", action="store_true",
+                   help="choose for the --param values (default: for any value of the parameters)")
+    p.add_argument("-o", "--output", metavar="OUT.c", default=None,
+                   help="write FILE with each #pragma scop region replaced by the chosen schedule's code")
+    p.add_argument("--target", choices=("openmp", "c"), default="openmp", help="the code -o writes")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_source_options(p)
     return p
 
 
 def run(args) -> int:
-    from polylab.cli.common import load_scop, source_options
+    from polylab.cli.common import load_scop, source_options, write_file
     from polylab.errors import PolylabError
-    from polylab.experiment import schedule_from_spec
+    from polylab.experiment import schedule_from_spec, validate_params
+    from polylab.experiment.rewrite import chosen_for
     from polylab.model.params import parse_params
     from polylab.schedule.optimize import Sizes, available_threads, step_text
     from polylab.schedule.target import DEFAULT_VECTOR_BYTES, native_vector_bytes
@@ -64,17 +80,23 @@ def run(args) -> int:
                            hint="drop --native to tune, or drop --tune to choose for -march=native")
     vector = native_vector_bytes() if args.native else DEFAULT_VECTOR_BYTES
     spec = step_text(threads, Sizes(threads, vector=vector))
-    schedule = schedule_from_spec(scop, spec)
+    params = parse_params(args.param)
+    if args.specialize and not params:
+        raise PolylabError("--specialize chooses for the --param values, and none were given",
+                           hint="give --param NAME=VALUE, or leave out --specialize")
+    fixed = {p: v for p, v in params.items() if p in scop.parameters}
+    if fixed:
+        validate_params(scop, fixed, complete=False, memory_limit_mb=None)
+    schedule = schedule_from_spec(scop.with_parameters(fixed) if args.specialize else scop, spec)
     report = schedule.details["optimize"]
     out = report.to_json()
-    out.update(file=path, spec=spec)
+    out.update(file=path, spec=spec, chosen_for=chosen_for(scop, fixed if args.specialize else None))
     tuned = None
     if args.tune:
         from tqdm import tqdm
 
         from polylab.experiment.tune import tune
 
-        params = parse_params(args.param)
         if not params and scop.parameters:
             raise PolylabError("--tune needs the parameter values to time at",
                                hint="--param " + ",".join(f"{p}=..." for p in scop.parameters))
@@ -83,6 +105,9 @@ def run(args) -> int:
                      bar=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
         out["tune"] = tuned.to_json()
         out["spec"] = tuned.best
+    if args.output is not None:
+        with contextlib.redirect_stdout(sys.stderr if args.json else sys.stdout):
+            write_file(args, out["spec"], params, args.target, args.specialize)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
@@ -90,5 +115,6 @@ def run(args) -> int:
     if tuned is not None:
         print()
         print(tuned.text())
-    print(f"\nspec: {out['spec']}")
+    print(f"\nchosen for: {out['chosen_for']}")
+    print(f"spec: {out['spec']}")
     return 0

@@ -94,7 +94,8 @@ class CPrinter:
     """Prints a loop program as C statements (``openmp=True`` adds the parallel-for pragmas)."""
 
     def __init__(self, scop: Scop, *, openmp: bool = False, indent: str = "  ",
-                 array_ref: ArrayPrinter | None = None, params: Sequence[tuple[str, str]] = ()) -> None:
+                 array_ref: ArrayPrinter | None = None, params: Sequence[tuple[str, str]] = (),
+                 outline_prefix: str = "polylab_par") -> None:
         self.scop = scop
         self.openmp = openmp
         self.indent = indent
@@ -103,8 +104,10 @@ class CPrinter:
         #: the kernel's parameters as (declaration, name): with them, parallel loop bodies become functions
         self.params = tuple(params)
         self.scope: list[str] = []
-        #: the functions holding the parallel loop bodies (printed before the kernel)
+        #: the functions holding the parallel loop bodies (printed before the kernel), named
+        #: ``<outline_prefix>0``, ``<outline_prefix>1``, ...
         self.helpers: list[str] = []
+        self.outline_prefix = outline_prefix
 
     def emit(self, depth: int, text: str) -> None:
         self.lines.append(self.indent * depth + text)
@@ -117,7 +120,7 @@ class CPrinter:
     def _outline(self, body: Node, in_parallel: bool) -> str:
         """Print ``body`` as ``static void polylab_parN(int iterators.., kernel parameters)`` and return the
         call that replaces it."""
-        name = f"polylab_par{len(self.helpers)}"
+        name = f"{self.outline_prefix}{len(self.helpers)}"
         scope = list(dict.fromkeys(self.scope))
         saved, self.lines = self.lines, []
         self._node(body, 1, in_parallel)

@@ -15,12 +15,14 @@ Three input forms:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from pycparser import c_ast
 
 from polylab.errors import FrontendError, PolylabError, SourceLocation, SourceSyntaxError
 from polylab.frontend.detect import context_declaration, detect_program, pragma_regions
+from polylab.frontend.placement import placement
 from polylab.frontend.region import Region, RegionBuilder
 from polylab.frontend.preprocess import needs_preprocessor, parse_define, preprocess
 from polylab.frontend.source import (Prepared, Source, parse_fragment, parse_unit, prepare, prepared,
@@ -136,6 +138,8 @@ def _pragma_program(src: Source, prep: Prepared, filename: str | None) -> Progra
         unit = c_ast.FileAST([func])
     scops = []
     for k, region in enumerate(pragma_regions(src, unit)):
-        scops.append(RegionBuilder(src, _region_symbols(unit, region.scope), region, name=f"scop{k}",
-                                   language="c", defines=prep.defines).build())
+        scop = RegionBuilder(src, _region_symbols(unit, region.scope), region, name=f"scop{k}",
+                             language="c", defines=prep.defines).build()
+        counters = {it for st in scop.statements for it in st.iterators}
+        scops.append(replace(scop, placement=placement(src, region, counters)))
     return Program(prep.original, "c", tuple(scops), (), filename)

@@ -57,7 +57,7 @@ def pragma_regions(src: Source, unit: c_ast.Node) -> list[Region]:
                     body = items[k + 1:j]
                     if body:
                         out.append(Region(body, src.start(body[0]), src.end(body[-1]),
-                                          scope=scope[-1] if scope else None))
+                                          scope=scope[-1] if scope else None, pragmas=(it, items[j])))
                     k = j + 1
                     continue
                 visit(it)

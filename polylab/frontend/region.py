@@ -80,6 +80,8 @@ class Region:
     markers: list[str] = field(default_factory=list)
     #: the function whose body holds the region (its parameters and locals are the names the region sees)
     scope: c_ast.FuncDef | None = None
+    #: the ``#pragma scop`` and ``#pragma endscop`` nodes around a delimited region
+    pragmas: tuple[c_ast.Pragma, c_ast.Pragma] | None = None
 
 
 def _err(src: Source, node: c_ast.Node, reason: str, hint: str | None = None) -> NotAffineError:

@@ -232,6 +232,26 @@ class Scalar:
     value: str | None = None
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a ``#pragma scop`` region sits in its file, for code that replaces it there (lines of the
+    file, from 1).
+
+    ``first_line`` / ``last_line``: the lines of ``#pragma scop`` and of ``#pragma endscop``; every line
+    from the one to the other belongs to the region. ``function``: the function whose body holds it, and
+    ``function_line``: the line on which that function's definition starts (its first word, e.g.
+    ``static``), where file-scope definitions the replacement needs can go (None outside a function, or
+    when other code precedes the definition on its line). ``read_after``: the region's loop counters that
+    the function may read after the region (declared outside it, and read before being assigned anew):
+    code that replaces the region must leave them as the region does, or refuse."""
+
+    first_line: int
+    last_line: int
+    function: str | None = None
+    function_line: int | None = None
+    read_after: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, eq=False)
 class Scop:
     """A static control part with everything later layers need.
@@ -253,6 +273,8 @@ class Scop:
     location: SourceLocation | None = None
     constants: tuple[tuple[str, int], ...] = ()
     notes: tuple[str, ...] = field(default=())
+    #: where a ``#pragma scop`` region sits in its file (None for other regions)
+    placement: Placement | None = None
 
     # -- lookups --------------------------------------------------------------------------------------
     def statement(self, name: str) -> Statement:
