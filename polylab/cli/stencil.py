@@ -1,15 +1,16 @@
-"""``polylab stencil FILE.mlir``: read a stencil program (the Open Earth MLIR dialect), run passes, lower it,
-print it in another form, or run it.
+"""``polylab stencil FILE.mlir``: read a stencil program (the stencil dialect in today's MLIR syntax, or Open
+Earth's 2020 syntax), run xDSL's passes, lower it, print it in another form, or run it.
 
-``--passes`` is a pipeline such as ``shape,inline,unroll(j=2),cse`` (passes: shape, inline,
-inline(recompute), unroll(DIM=FACTOR), cse, dce, cleanup). ``--domain 64,64,64`` runs the same operators on
-another domain (store ranges and field bounds moved). ``--emit`` prints the program after the passes
-(``stencil``, the default), its model (``scop``), its code (``c``, ``openmp``, ``cuda``) under ``--schedule``,
-or its lowering as MLIR (``mlir``: affine loops over memrefs). ``--run`` checks the code for ``--target``
-bit for bit against the reference interpreter, verifies it against the lowered program's own loops and times
-both (``gcc -O3``); with ``--json`` it prints one object with ``verified``, ``seconds`` and ``speedup`` (null
-when a run is too short to time). ``--bench`` compares the program plain, inlined and inlined with
-recomputation (applies, temp storage, arithmetic per point, time; docs/performance.md).
+``--upgrade`` prints a 2020-syntax file in today's syntax. ``--passes`` is an xDSL pass pipeline such as
+``shape-inference,stencil-inlining`` or ``polylab-unroll{unroll-factor=1,2,1},shape-inference``;
+``--check-passes`` runs each pass and checks it with the reference interpreter (bit for bit; a failure names
+the pass). ``--domain 64,64,64`` runs the same operators on another domain. ``--emit`` prints the program
+after the passes (``stencil``, the default), polylab's model (``scop``), its code (``c``, ``openmp``,
+``cuda``) under ``--schedule``, polylab's MLIR affine loops (``mlir``), xDSL's lowered ``scf.parallel``
+loops (``loops``) or the GPU dialect's two forms (``gpu``, checked by mlir-opt). ``--distribute 2x1`` applies
+xDSL's domain decomposition and lists the halo exchanges. ``--run`` checks the code for ``--target`` bit for
+bit against the reference interpreter, verifies it against the lowered program's own loops and times both
+(``gcc -O3``); ``--json`` prints one object. ``--bench`` compares the program plain and inlined.
 
 Exit status: 0 on success (``--run``: verified), 1 when a run was not verified, 2 for a user error (malformed
 MLIR with its line and column, an unsupported operation, a field too small, ...).
@@ -30,8 +31,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("stencil", help="stencil programs (Open Earth MLIR): passes, lowering, running",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", metavar="FILE", help="a .mlir file, or the name of a shipped example (laplace3d.mlir)")
-    p.add_argument("--passes", default="", metavar="SPEC", help="a pass pipeline, e.g. shape,inline,unroll(j=2),cse")
-    p.add_argument("--emit", choices=("stencil", "scop", *TARGETS), default=None)
+    p.add_argument("--passes", default="", metavar="SPEC",
+                   help="an xDSL pass pipeline, e.g. shape-inference,stencil-inlining")
+    p.add_argument("--check-passes", action="store_true", help="check each pass with the reference interpreter")
+    p.add_argument("--upgrade", action="store_true", help="print the program in today's syntax")
+    p.add_argument("--distribute", default=None, metavar="GRID", help="decompose over MPI ranks, e.g. 2x1")
+    p.add_argument("--emit", choices=("stencil", "scop", *TARGETS, "loops", "gpu"), default=None)
     p.add_argument("--domain", default=None, metavar="N0,N1,N2", help="the domain's extents, e.g. 64,64,64")
     p.add_argument("--schedule", default=None, metavar="SPEC",
                    help="a schedule recipe for the lowered model (default: its own loops; 'parallel' for OpenMP)")
@@ -82,17 +87,31 @@ def run(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise PolylabError("--repeat must be at least 1")
     program = load(args.file)
+    if args.upgrade:
+        print(program.text, end="")
+        return 0
     extents = domain(args.domain)
     if extents is not None:
         program = stencil.with_domain(program, extents)
     if args.bench:
         return _bench(args, program)
+    if args.check_passes:
+        return _check_passes(program, args.passes or "shape-inference")
     program = stencil.run_passes(program, args.passes) if args.passes else program
+    if args.distribute:
+        from polylab.stencil.mlir import distribute
+
+        print(distribute(program, args.distribute))
+        return 0
     if args.run:
         return _run(args, program)
     emit = args.emit or "stencil"
     if emit == "stencil":
-        text = stencil.print_program(program)
+        text = program.text
+    elif emit == "loops":
+        text = stencil.lowered_loops(program).text
+    elif emit == "gpu":
+        text = str(stencil.gpu_forms(program))
     elif emit == "scop":
         text = str(stencil.lower(program).scop)
     elif emit == "mlir":
@@ -101,6 +120,15 @@ def run(args: argparse.Namespace) -> int:
         text = _code(program, args.schedule, emit)
     print(text, end="" if text.endswith("\n") else "\n")
     return 0
+
+
+def _check_passes(program, spec: str) -> int:
+    from polylab import stencil
+
+    results = stencil.check_passes(program, spec)
+    for r in results:
+        print(r)
+    return 0 if results and all(r.verified is True for r in results) else 1
 
 
 def _code(program, schedule, target: str) -> str:

@@ -1,12 +1,12 @@
 """``%%stencil``: a stencil program in a cell (the Open Earth MLIR dialect), stored and drawn.
 
 ``%%stencil [NAME] [--passes SPEC] [--domain 64,64,64] [-q]``
-    Parse the cell (:func:`polylab.stencil.parse`), apply ``--domain`` and the ``--passes`` pipeline
-    (``shape,inline,unroll(j=2),cse``), infer the shapes, store the :class:`~polylab.stencil.Program`
-    under NAME (default: the function's name) and show: the applies with their boxes, the temps and the
-    fields; the data-flow graph (fields -> loads -> applies -> stored fields); and each apply's access
-    pattern, its offsets drawn on an ``i, j`` grid. A mistake in the cell shows its line, column and
-    caret, never a traceback.
+    Parse the cell (:func:`polylab.stencil.parse`, xDSL's parser and verifier), apply ``--domain`` and the
+    ``--passes`` pipeline (xDSL's: ``stencil-inlining,shape-inference``), infer the shapes, store the
+    :class:`~polylab.stencil.Program` under NAME (default: the function's name) and show: the applies with
+    their boxes; the shapes drawn as boxes; the def-use graph (fields -> loads -> applies -> stored fields);
+    and each apply's access pattern, its offsets drawn on an ``i, j`` grid. A mistake in the cell shows its
+    line, column and caret, never a traceback.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from polylab import stencil
 from polylab.errors import PolylabError
 from polylab.notebook.display import ErrorBox, InternalErrorBox
 from polylab.render import Displayable, esc
-from polylab.stencil.display import access_offsets, access_pattern_svg, dataflow_svg
+from polylab.stencil.display import access_offsets, access_pattern_svg, dataflow_svg, shapes_svg
+from polylab.stencil.program import box_of, name_of
 
 
 @dataclass(frozen=True, repr=False)
@@ -41,7 +42,9 @@ class StencilView(Displayable):
         for a in p.applies:
             offsets = access_offsets(a)
             reads = "; ".join(f"{v} at {', '.join(str(list(o)) for o in offs)}" for v, offs in offsets.items())
-            lines.append(f"  apply {', '.join(a.results)} on {a.box}: reads {reads or 'nothing'}")
+            box = box_of(a.results[0].type) if a.results else None
+            where = f"<{list(box[0])}, {list(box[1])}>" if box else "?"
+            lines.append(f"  apply {', '.join(name_of(r) for r in a.results)} on {where}: reads {reads or 'nothing'}")
         return lines
 
     def text(self) -> str:
@@ -52,10 +55,11 @@ class StencilView(Displayable):
 
     def html(self) -> str:
         text = self.text()
-        panels = "".join(f"<div><b>{esc(', '.join(a.results))}</b> {access_pattern_svg(a)}</div>"
+        panels = "".join(f"<div><b>{esc(', '.join(name_of(r) for r in a.results))}</b> {access_pattern_svg(a)}</div>"
                          for a in self.program.applies)
         html = (f"<div class='polylab-stencil'><pre>{esc(text)}</pre>"
-                f"<p><b>data flow</b></p>{dataflow_svg(self.program)}"
+                f"<p><b>shapes</b> (dimension 0 down, 1 across)</p>{shapes_svg(self.program)}"
+                f"<p><b>def-use graph</b></p>{dataflow_svg(self.program)}"
                 f"<p><b>access patterns</b> (dimensions i down, j across; the centre is the point computed)</p>"
                 f"{panels}</div>")
         return html
@@ -101,7 +105,9 @@ class StencilMagics(Magics):
             program = stencil.with_domain(program, extents)
         if args.passes:
             program = stencil.run_passes(program, args.passes)
-        program = stencil.infer_shapes(program)
+        from polylab.stencil.lower import require_shapes
+
+        program = require_shapes(program)
         name = args.name or (program.name if program.name.isidentifier() else "stencil_program")
         if not name.isidentifier():
             raise PolylabError(f"{name!r} is not a Python name", hint="use a name such as prog")

@@ -1,37 +1,33 @@
-"""The stencil dialect (the Open Earth compiler's MLIR dialect) on polylab's engine.
+"""The stencil chapter on xDSL: the Open Earth stencil dialect, its passes, and polylab's engine under it.
 
     >>> from polylab import stencil
-    >>> p = stencil.parse(text)                              # doctest: +SKIP
-    >>> q = stencil.run_passes(p, "inline,cse,shape")        # doctest: +SKIP
-    >>> low = stencil.lower(q)                               # doctest: +SKIP  (low.scop: a model Scop)
-    >>> stencil.check(low, target="openmp")                  # doctest: +SKIP  (bit for bit vs interpret)
+    >>> p = stencil.parse(text)                                            # doctest: +SKIP
+    >>> q = stencil.run_passes(p, "shape-inference,stencil-inlining")      # doctest: +SKIP
+    >>> stencil.check_passes(p, "stencil-inlining,shape-inference")        # doctest: +SKIP (per pass)
+    >>> low = stencil.lower(q)                                             # doctest: +SKIP (low.scop: a Scop)
+    >>> stencil.check(low, target="openmp")                                # doctest: +SKIP (bit for bit)
 
-Programs are immutable values (:class:`Program`); passes are functions from program to program
-(:func:`infer_shapes`, :func:`inline`, :func:`unroll`, :func:`cse`, :func:`dce`, :func:`cleanup`); the
-lowering gives a :class:`polylab.model.Scop` that every other layer accepts; :func:`interpret` is the
-numpy reference. See docs/stencil.md.
+The dialect, its parser, printer, verifier and passes are xDSL's (:mod:`xdsl.dialects.stencil`);
+:class:`Program` wraps a module as an immutable value, :func:`parse` also reads Open Earth's 2020 syntax
+(:mod:`polylab.stencil.oec`). polylab adds the numpy reference interpreter (:func:`interpret`, the
+independent check of every pass), the lowering to a :class:`polylab.model.Scop` (:func:`lower`), the
+displays, timing, the MLIR views (lowered loops, the GPU dialect's two forms, MPI distribution). See
+docs/stencil.md.
 """
 
 from polylab.stencil import display
-from polylab.stencil.builder import Arg, Builder, Val, index, select, sqrt
-from polylab.stencil.check import StencilCheck, check, reference, run_lowered
-from polylab.stencil.cleanup import cleanup, cse, dce
-from polylab.stencil.errors import StencilError, StencilSyntaxError, UnsupportedStencilError
-from polylab.stencil.examples import example, examples
-from polylab.stencil.inline import inline
+from polylab.stencil.check import PassCheck, StencilCheck, check, check_passes, reference, run_lowered
+from polylab.stencil.errors import PassVerificationError, StencilError, StencilSyntaxError, UnsupportedStencilError
+from polylab.stencil.examples import example, examples, with_domain
 from polylab.stencil.interpret import interpret
 from polylab.stencil.lower import Lowering, lower
-from polylab.stencil.mlir import generate_code, lowered_mlir, stencil_mlir
-from polylab.stencil.parser import parse
-from polylab.stencil.passes import PASSES, parse_passes, run_passes
-from polylab.stencil.printer import print_program
+from polylab.stencil.mlir import generate_code, gpu_forms, lowered_loops, lowered_mlir
+from polylab.stencil.oec import upgrade
+from polylab.stencil.parse import parse
+from polylab.stencil.passes import pipeline, run_passes
 from polylab.stencil.program import Program
-from polylab.stencil.resize import with_domain, without_shapes
-from polylab.stencil.shapes import infer_shapes
-from polylab.stencil.unroll import unroll
 
-__all__ = ["PASSES", "Arg", "Builder", "Lowering", "Program", "StencilCheck", "StencilError", "StencilSyntaxError",
-           "UnsupportedStencilError", "Val", "check", "cleanup", "cse", "dce", "display", "example", "examples", "generate_code", "index",
-           "infer_shapes",
-           "inline", "interpret", "lower", "lowered_mlir", "parse", "parse_passes", "print_program", "reference",
-           "run_lowered", "run_passes", "select", "sqrt", "stencil_mlir", "unroll", "with_domain", "without_shapes"]
+__all__ = ["Lowering", "PassCheck", "PassVerificationError", "Program", "StencilCheck", "StencilError",
+           "StencilSyntaxError", "UnsupportedStencilError", "check", "check_passes", "display", "example",
+           "examples", "generate_code", "gpu_forms", "interpret", "lower", "lowered_loops", "lowered_mlir", "parse",
+           "pipeline", "reference", "run_lowered", "run_passes", "upgrade", "with_domain"]

@@ -1,5 +1,6 @@
-"""What inlining trades: the same program lowered plain, inlined (rerouting) and inlined with
-recomputation, each checked bit for bit and timed (``polylab stencil FILE --bench``; docs/performance.md).
+"""What inlining trades: the same program lowered plain and inlined by xDSL's ``stencil-inlining`` (which
+recomputes a producer inside each consumer), each checked bit for bit and timed (``polylab stencil FILE
+--bench``; docs/performance.md).
 
 For every variant the table gives the applies left, the temp arrays and their storage (MB, from the
 inferred shapes), the floating-point operations per stored point (in the lowered statements, counting the
@@ -12,21 +13,17 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from polylab import render
-from polylab.stencil.arith import Binary, MathCall, Negate
-from polylab.stencil.cleanup import cse
-from polylab.stencil.ir import walk_ops
+from polylab.stencil.interpret import copies, unroll_of
 from polylab.stencil.lower import Lowering, lower
 from polylab.stencil.passes import run_passes
-from polylab.stencil.program import Program
-from polylab.stencil.shapes import base_points_box
+from polylab.stencil.program import Program, box_of
 from polylab.stencil.timing import MIN_SECONDS, run_program
-from polylab.stencil.types import ScalarType
-
-F64, F32 = ScalarType("f64"), ScalarType("f32")
 
 #: the variants compared: name -> pass pipeline
-VARIANTS = (("plain", "shape"), ("inlined", "inline,cleanup,shape"),
-            ("inlined (recompute)", "inline(recompute),cleanup,shape"))
+VARIANTS = (("plain", "shape-inference"), ("inlined", "stencil-inlining,cse,shape-inference"))
+#: the floating-point operations counted per point
+FLOPS = {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf", "math.sqrt", "math.absf",
+         "math.exp", "math.log", "math.sin", "math.cos", "math.tanh", "math.powf"}
 
 
 @dataclass(frozen=True)
@@ -75,20 +72,21 @@ class InlineBench(render.Displayable):
 
 
 def flops_per_point(lowering: Lowering) -> float:
-    """Floating-point operations the program specifies (arithmetic operations of each apply's body, after
-    common subexpressions are merged, times the points the body runs at), per stored point."""
+    """Floating-point operations the program specifies (arithmetic operations of each apply's body times the
+    points the body runs at), per stored point."""
     flops = 0
-    for apply in cse(lowering.program).applies:
-        if apply.box is None:
+    for apply in lowering.program.applies:
+        box = box_of(apply.results[0].type) if apply.results else None
+        if box is None:
             continue
-        base, u = base_points_box(apply.box, apply.unroll)
+        u = unroll_of(apply)
+        _, _, base = copies(apply, box)[0]
         points = 1
-        for lo, hi, f in zip(base.lb, base.ub, u):
+        for lo, hi, f in zip(base[0], base[1], u):
             points *= len(range(lo, hi, f))
-        ops = sum(isinstance(op, (Binary, Negate, MathCall)) and getattr(op, "type", None) in (F64, F32)
-                  for op in walk_ops(apply.body))
-        flops += ops * points
-    stored = sum(st.box.size for st in lowering.program.stores)
+        flops += sum(op.name in FLOPS for op in apply.walk()) * points
+    stored = sum(_elements([str(h - lo) for lo, h in zip(st.bounds.lb, st.bounds.ub)])
+                 for st in lowering.program.stores)
     return flops / max(1, stored)
 
 
@@ -115,7 +113,8 @@ def inline_tradeoff(program: Program, *, schedule: Any = "parallel", target: str
             bar.update(1)
     finally:
         bar.close()
-    return InlineBench(tuple(rows), target, threads, program.stores[0].box.extent)
+    st = program.stores[0]
+    return InlineBench(tuple(rows), target, threads, tuple(h - lo for lo, h in zip(st.bounds.lb, st.bounds.ub)))
 
 
 def _elements(extents: Sequence[str]) -> int:

@@ -33,3 +33,41 @@ def located(message: str, loc: SourceLocation | None, *, hint: str | None = None
     """An error at ``loc`` (its line is named in the message too, so the text alone says where)."""
     where = f" (line {loc.line})" if loc is not None and loc.line else ""
     return error(message + where, location=loc, hint=hint)
+
+
+class PassVerificationError(StencilError):
+    """A pass changed what the program computes: the reference interpreter's outputs after the pass differ
+    from those before it (the message names the pass, the field, the point and both values)."""
+
+    kind = "pass not verified"
+
+
+def from_xdsl(exc: Exception, text: str, *, what: str = "the program") -> StencilError:
+    """xDSL's diagnostic ``exc`` (a parse error with its span, or a verifier's message) as a located
+    :class:`StencilError` on ``text``."""
+    from xdsl.utils.exceptions import ParseError
+
+    from polylab.stencil.program import location_at
+
+    if isinstance(exc, ParseError):
+        loc = location_at(text, exc.span.start) if text else None
+        message = exc.msg.strip().rstrip(".")
+        return StencilSyntaxError(f"{message} (line {loc.line})" if loc else message, location=loc,
+                                  hint=_hint(message))
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return StencilError(f"{what} does not verify: {message}", hint=_hint(message))
+
+
+def _hint(message: str) -> str | None:
+    """A hint for the xDSL messages students meet most."""
+    lower = message.lower()
+    if "undefined" in lower or "not defined" in lower or "unknown ssa" in lower or "use of undeclared" in lower:
+        return "define a value before its use (SSA: each %name is assigned once, above where it is read)"
+    if "operation" in lower and ("unregistered" in lower or "unknown" in lower):
+        return ("operations are named with their dialect: arith.addf, arith.mulf, arith.constant, math.sqrt, "
+                "stencil.access, stencil.return, func.return")
+    if "expected" in lower and "type" in lower:
+        return "each operand needs its type: e.g. %a = stencil.access %t[0, 1] : !stencil.temp<?x?xf64>"
+    if "too big for the loaded field" in lower or "too big" in lower:
+        return "the field's bounds must hold every point the program reads: enlarge its halo in stencil.cast"
+    return None

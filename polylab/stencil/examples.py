@@ -1,12 +1,25 @@
-"""The stencil programs shipped with polylab (``polylab/examples/stencil``), by name."""
+"""The stencil programs shipped with polylab (``polylab/examples/stencil``), by name, and a program moved to
+another domain.
+
+``with_domain(p, (32, 32, 32))`` runs the same operators on another domain: the largest store range gets
+the new extents ``n``; with ``delta = n -`` its old extents, every store range keeps its lower corner and
+moves its upper corner by ``delta`` (at least one point stays), and every field's upper bounds move by
+``delta`` (its halo below and above the stored range stays); inferred shapes are forgotten (run
+``shape-inference`` again). A program written for 64^3 runs at 16^3.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from xdsl.dialects.stencil import CastOp, FieldType, IndexAttr, StencilBoundsAttr, StoreOp
+from xdsl.rewriter import Rewriter
+
 from polylab.corpus import example_path
-from polylab.stencil.parser import parse
-from polylab.stencil.program import Program
+from polylab.stencil.errors import StencilError
+from polylab.stencil.parse import parse
+from polylab.stencil.passes import forget_shapes, reparsed
+from polylab.stencil.program import Program, box_of
 
 
 def examples() -> list[str]:
@@ -20,3 +33,49 @@ def example(name: str) -> Program:
     file = name if name.endswith(".mlir") else f"{name}.mlir"
     path = example_path(f"stencil/{file}")
     return parse(path.read_text(), filename=str(path))
+
+
+def with_domain(program: Program, extents: tuple[int, ...]) -> Program:
+    """The program on a domain of ``extents`` (see the module)."""
+    rank = program.rank
+    if len(extents) != rank or any(e < 1 for e in extents):
+        raise StencilError(f"the domain {','.join(map(str, extents))} needs {rank} positive extents",
+                           hint=f"for example --domain {','.join(['64'] * rank)}")
+    old = [max(list(s.bounds.ub)[d] - list(s.bounds.lb)[d] for s in program.stores) for d in range(rank)]
+    delta = [e - o for e, o in zip(extents, old)]
+    module = program.module.clone()
+    forget_shapes(module)
+    for op in list(module.walk()):
+        if isinstance(op, StoreOp):
+            lb, ub = list(op.bounds.lb), list(op.bounds.ub)
+            op.bounds = StencilBoundsAttr(IndexAttr.from_indices(*lb), IndexAttr.from_indices(
+                *[max(lo + 1, u + d) for lo, u, d in zip(lb, ub, delta)]))
+        elif isinstance(op, CastOp):
+            box = box_of(op.result.type)
+            if box is None:
+                continue
+            mapped = _dims(op, rank)
+            ub = [u + delta[d] for u, d in zip(box[1], mapped)]
+            Rewriter.replace_value_with_new_type(op.result, FieldType(list(zip(box[0], ub)),
+                                                                      op.result.type.element_type))
+    return reparsed(module, program.filename)
+
+
+def _dims(cast: CastOp, rank: int) -> list[int]:
+    """The domain dimensions of a field's dimensions (a field of lower rank: from its accesses' mappings)."""
+    n = cast.result.type.get_num_dims()
+    if n == rank:
+        return list(range(rank))
+    from xdsl.dialects.stencil import AccessOp, ApplyOp, LoadOp
+
+    for use in cast.result.uses:
+        load = use.operation
+        if isinstance(load, LoadOp):
+            for u in load.res.uses:
+                apply = u.operation
+                if isinstance(apply, ApplyOp):
+                    arg = apply.region.block.args[u.index]
+                    for a in arg.uses:
+                        if isinstance(a.operation, AccessOp) and a.operation.offset_mapping is not None:
+                            return list(a.operation.offset_mapping)
+    return list(range(n))

@@ -4,8 +4,8 @@ The body is a data-flow graph in SSA form; a statement of the model is one assig
 side is a tree. Each returned value becomes the tree of the operations it depends on (a value used
 twice appears twice: the operations are pure, so this changes no result, and the C compiler's common
 subexpression elimination shares the work again). ``access %a [o]`` becomes a read of the array that
-holds ``%a`` at the point plus ``o`` (minus the array's origin); ``stencil.index d [o]`` the iterator of
-``d`` plus ``o_d``; ``select`` and ``scf.if`` become ``c ? a : b``; ``cmpf`` a C comparison (an
+holds ``%a`` at the point plus ``o`` (minus the array's origin); ``stencil.index d <o>`` the iterator of
+``d`` plus ``o_d``; ``arith.select`` and ``scf.if`` become ``c ? a : b``; ``arith.cmpf`` a C comparison (an
 unordered predicate ``u..`` as the negation of the opposite ordered one, which is true on NaN as it
 must be: ``ugt`` is ``!(a <= b)``, written ``(a <= b) ? 0 : 1``).
 """
@@ -15,14 +15,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from polylab.model.expr import ArrayRef, Binary as CBinary, Call, Cond, Const, Expr, Name, Unary, children
-from polylab.stencil.arith import BINARY, CMPF, CMPI, MATH, Binary, Compare, Constant, MathCall, Negate, Select
-from polylab.stencil.control import If, Yield
-from polylab.stencil.errors import StencilError, located
-from polylab.stencil.ir import loc_of, results_of
-from polylab.stencil.ops import Access, Index, Return, StoreResult
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.stencil import AccessOp, IndexOp, StoreResultOp
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from polylab.model.expr import ArrayRef, Binary as CBinary, Call, Cast, Cond, Const, Expr, Name, Unary, children
+from polylab.stencil.errors import UnsupportedStencilError
 
 __all__ = ["CTYPES", "MAX_NODES", "BodyTrees", "Storage", "comparison", "literal", "shifted", "tree_size"]
+
+_BINARY = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/", "arith.addi": "+",
+           "arith.subi": "-", "arith.muli": "*"}
+_MATH = {"math.sqrt": "sqrt", "math.absf": "fabs", "math.exp": "exp", "math.log": "log", "math.sin": "sin",
+         "math.cos": "cos", "math.tanh": "tanh", "math.floor": "floor", "math.ceil": "ceil", "math.powf": "pow",
+         "arith.maximumf": "fmax", "arith.minimumf": "fmin"}
+#: cmpf predicate -> (C comparison, unordered); cmpi predicate -> C comparison
+_CMPF = {"oeq": ("==", False), "ogt": (">", False), "oge": (">=", False), "olt": ("<", False),
+         "ole": ("<=", False), "one": ("!=", False), "ueq": ("==", True), "ugt": (">", True), "uge": (">=", True),
+         "ult": ("<", True), "ule": ("<=", True), "une": ("!=", True)}
+_CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
 
 #: the C type of each scalar type of the dialect
 CTYPES = {"f64": "double", "f32": "float", "index": "int", "i64": "long long", "i32": "int", "i1": "int"}
@@ -68,89 +80,86 @@ def literal(value: float | int, type_name: str) -> Const:
 
 
 class BodyTrees:
-    """The trees of one apply's body for the points ``iterators`` (``storage``: block argument -> where
-    its operand's values live)."""
+    """The trees of one apply's body for the points ``iterators`` (``storage``: block argument index -> where
+    its operand's values live; ``located``: makes a located error for an operation)."""
 
-    def __init__(self, body: tuple[Any, ...], storage: dict[str, Storage], iterators: tuple[str, ...]) -> None:
+    def __init__(self, storage: dict[int, Storage], iterators: tuple[str, ...], located: Any) -> None:
         self.storage = storage
         self.iterators = iterators
-        self.memo: dict[tuple[int, str], Expr] = {}
-        self.scopes: dict[int, dict[str, Any]] = {}
-        self.root = self.scope_of(body)
+        self.located = located
+        self.memo: dict[SSAValue, Expr] = {}
 
-    def scope_of(self, block: tuple[Any, ...]) -> dict[str, Any]:
-        """The values a block defines (one dictionary per block, kept for the memo's keys)."""
-        if id(block) not in self.scopes:
-            self.scopes[id(block)] = _scope(block)
-        return self.scopes[id(block)]
+    def value(self, v: SSAValue) -> Expr:
+        if v not in self.memo:
+            if isinstance(v, BlockArgument):
+                raise self.located("a scalar argument of an apply is not lowered to the model", None)
+            self.memo[v] = self.define(v.owner, v)
+        return self.memo[v]
 
-    def returned(self) -> list[Expr]:
-        ret = self.root_ops[-1]
-        assert isinstance(ret, Return)
-        return [self.value(v, [self.root]) for v in ret.operands]
+    def define(self, op: Any, v: SSAValue) -> Expr:
+        val: Callable[[SSAValue], Expr] = self.value
+        name = op.name
+        if isinstance(op, AccessOp):
+            rank = len(self.iterators)
+            dims = list(op.offset_mapping) if op.offset_mapping is not None else list(range(rank))
+            full = [0] * rank
+            for d, o in zip(dims, op.offset):
+                full[d] = o
+            return self.storage[op.temp.index].ref(self.iterators, tuple(full))
+        if isinstance(op, IndexOp):
+            d = op.dim.value.data
+            return shifted(Name(self.iterators[d]), list(op.offset)[d])
+        if isinstance(op, arith.ConstantOp):
+            value = op.value
+            if isinstance(value, (FloatAttr, IntegerAttr)):
+                return literal(value.value.data, _type_name(value.type))
+        if isinstance(op, StoreResultOp) and op.arg is not None:
+            return val(op.arg)
+        if name in _BINARY:
+            return CBinary(_BINARY[name], val(op.operands[0]), val(op.operands[1]))
+        if name == "arith.negf":
+            return Unary("-", val(op.operands[0]))
+        if name in _MATH:
+            suffix = "f" if _type_name(op.results[0].type) == "f32" else ""
+            return Call(_MATH[name] + suffix, tuple(val(a) for a in op.operands))
+        if name in ("arith.cmpf", "arith.cmpi"):
+            return comparison(name, _predicate(op), val(op.operands[0]), val(op.operands[1]))
+        if name == "arith.select":
+            return Cond(val(op.operands[0]), val(op.operands[1]), val(op.operands[2]))
+        if name in ("arith.index_cast", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf"):
+            return Cast(CTYPES[_type_name(op.results[0].type)], val(op.operands[0]))
+        if isinstance(op, scf.IfOp):
+            k = list(op.results).index(v)
+            return Cond(val(op.cond), self._yielded(op.true_region, k), self._yielded(op.false_region, k))
+        raise self.located(f"{name} is not lowered to the model's expressions", op if isinstance(op, Operation)
+                           else None)
 
-    @property
-    def root_ops(self) -> tuple[Any, ...]:
-        return self.root["__ops__"]  # type: ignore[return-value]
-
-    def value(self, v: str, chain: list[dict[str, Any]]) -> Expr:
-        for scope in reversed(chain):
-            if v in scope:
-                key = (id(scope), v)
-                if key not in self.memo:
-                    self.memo[key] = self.define(scope[v], v, chain[:chain.index(scope) + 1])
-                return self.memo[key]
-        raise StencilError(f"the value {v} has no definition in the apply's body")
-
-    def define(self, op: Any, v: str, chain: list[dict[str, Any]]) -> Expr:
-        val: Callable[[str], Expr] = lambda x: self.value(x, chain)  # noqa: E731
-        match op:
-            case Access():
-                return self.storage[op.temp].ref(self.iterators, op.offset)
-            case Index():
-                return shifted(Name(self.iterators[op.dim]), op.offset[op.dim])
-            case Constant():
-                return literal(op.value, op.type.name)
-            case Binary():
-                return CBinary(BINARY[op.op], val(op.lhs), val(op.rhs))
-            case Negate():
-                return Unary("-", val(op.operand))
-            case Compare():
-                return comparison(op, val(op.lhs), val(op.rhs))
-            case Select():
-                return Cond(val(op.cond), val(op.then), val(op.other))
-            case MathCall():
-                return Call(MATH[op.func] + ("f" if op.type.name == "f32" else ""), tuple(val(a) for a in op.args))
-            case StoreResult():
-                return val(op.operand)
-            case If():
-                k = op.results.index(v)
-                then = self._yielded(op.then, chain, k)
-                other = self._yielded(op.other, chain, k)
-                return Cond(val(op.cond), then, other)
-        raise located(f"cannot lower {type(op).__name__} to an expression", loc_of(op))
-
-    def _yielded(self, block: tuple[Any, ...], chain: list[dict[str, Any]], k: int) -> Expr:
-        scope = self.scope_of(block)
-        y = block[-1] if block else None
-        if not isinstance(y, Yield):
-            raise StencilError("a branch of scf.if does not end with scf.yield")
-        return self.value(y.operands[k], chain + [scope])
+    def _yielded(self, region: Any, k: int) -> Expr:
+        y = region.block.last_op
+        assert isinstance(y, scf.YieldOp)
+        return self.value(y.operands[k])
 
 
-def _scope(ops: tuple[Any, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {"__ops__": ops}
-    for op in ops:
-        for r in results_of(op):
-            out[r] = op
-    return out
+def _type_name(t: Any) -> str:
+    text = str(t)
+    return text if text in CTYPES else "f64"
 
 
-def comparison(op: Compare, a: Expr, b: Expr) -> Expr:
+def _predicate(op: Any) -> str:
+    code = op.predicate.value.data
+    table = arith.CMPF_COMPARISON_OPERATIONS if op.name == "arith.cmpf" else arith.CMPI_COMPARISON_OPERATIONS
+    return table[code]
+
+
+def comparison(kind: str, predicate: str, a: Expr, b: Expr) -> Expr:
     """``cmpf``/``cmpi`` as a C condition (see the module's documentation for unordered predicates)."""
-    if op.op == "cmpi":
-        return CBinary(CMPI[op.predicate], a, b)
-    c, unordered = CMPF[op.predicate]
+    if kind == "arith.cmpi":
+        if predicate not in _CMPI:
+            raise UnsupportedStencilError(f"arith.cmpi {predicate} is not lowered to the model")
+        return CBinary(_CMPI[predicate], a, b)
+    if predicate not in _CMPF:
+        raise UnsupportedStencilError(f"arith.cmpf {predicate} is not lowered to the model")
+    c, unordered = _CMPF[predicate]
     if c == "!=" and not unordered:      # one: ordered and different
         return CBinary("||", CBinary("<", a, b), CBinary(">", a, b))
     if c == "==" and unordered:          # ueq: unordered or equal

@@ -1,78 +1,143 @@
-"""Pass pipelines written as text: ``shape,inline,unroll(j=2),cse``.
+"""xDSL's passes on stencil programs: ``run_passes(program, "shape-inference,stencil-inlining")``.
 
-Each name is a pass from program to program: ``shape`` (shape inference), ``inline`` (producer-consumer
-inlining, rerouting a temp with several consumers), ``inline(recompute)`` (inlining into every
-consumer), ``unroll(j=2)`` (unroll by 2 along ``j``; dimensions are named ``i, j, k`` or numbered
-``0, 1, 2``), ``cse``, ``dce``, ``cleanup`` (both). Passes run left to right; a pipeline that does not
-end with ``shape`` gets shape inference when it is lowered.
+The pipeline is xDSL's pass-pipeline syntax (``stencil-unroll{unroll-factor=1,2,1}``, ``canonicalize``,
+``cse``, ``stencil-inlining``, ``shape-inference``, ``convert-stencil-to-ll-mlir``, ``distribute-stencil
+{strategy=2d-grid slices=2,1 restrict_domain=false}``, ...); every pass xDSL registers is available. Each
+pass runs on a clone (a :class:`~polylab.stencil.program.Program` never changes), xDSL's verifier runs after
+it, and a failure is a located error naming the pass and, where the operation survived the pass, its line.
+
+With ``verify=True`` every pass is checked independently (:func:`polylab.stencil.check.check_pass`): the
+reference interpreter's outputs after it must equal those before it, bit for bit, or the run stops with a
+:class:`~polylab.stencil.errors.PassVerificationError` naming the pass.
+
+One pass is polylab's: ``polylab-unroll{unroll-factor=...}`` is xDSL's ``stencil-unroll`` followed by
+putting the returned values in the dialect's result-major order and forgetting the inferred shapes (an
+unrolled apply reads more; run ``shape-inference`` after it) (xDSL 0.74's unroll appends them copy-major,
+which its own lowering and Open Earth read result-major: a two-result apply unrolled by xDSL alone computes
+the wrong values, and the pass check says so, see tests/test_stencil_semantics.py).
 """
 
 from __future__ import annotations
 
-import re
-from typing import Callable
+from dataclasses import dataclass
+from math import prod
+from typing import Any, Callable
 
-from polylab.stencil.cleanup import cleanup, cse, dce
-from polylab.stencil.errors import StencilError
-from polylab.stencil.inline import inline
-from polylab.stencil.program import Program
-from polylab.stencil.shapes import infer_shapes
-from polylab.stencil.unroll import unroll
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.dialects.stencil import ApplyOp, ReturnOp, StencilBoundsAttr, TempType
+from xdsl.rewriter import Rewriter
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.transforms import get_all_passes
+from xdsl.transforms.stencil_unroll import StencilUnrollPass
 
-#: the passes a pipeline can name, with what they do
-PASSES = {
-    "shape": "shape inference: boxes from the store ranges backwards",
-    "inline": "producer-consumer inlining (a temp with several consumers is rerouted through the first)",
-    "inline(recompute)": "inlining into every consumer (each recomputes the producer)",
-    "unroll(j=2)": "unroll every apply by 2 along j (i, j, k or 0, 1, 2)",
-    "cse": "common subexpression elimination",
-    "dce": "dead value elimination",
-    "cleanup": "cse then dce",
-}
-_DIMS = "ijklmnpq"
+from polylab.stencil.errors import StencilError, from_xdsl
+from polylab.stencil.program import Program, context, parse_module, print_module
 
 
-def split_pipeline(spec: str) -> list[str]:
-    """The pass names of ``spec`` (commas inside parentheses do not split)."""
-    out, depth, cur = [], 0, ""
-    for ch in spec:
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+@dataclass(frozen=True)
+class ResultMajorUnroll(ModulePass):
+    """xDSL's ``stencil-unroll``, then each unrolled return reordered from copy-major to result-major."""
+
+    name = "polylab-unroll"
+    unroll_factor: tuple[int, ...] = (1,)
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        before = {id(a) for a in op.walk() if isinstance(a, ApplyOp)}
+        StencilUnrollPass(self.unroll_factor).apply(ctx, op)
+        for apply in op.walk():
+            if isinstance(apply, ApplyOp) and id(apply) not in before:
+                ret = apply.region.block.last_op
+                assert isinstance(ret, ReturnOp)
+                if ret.unroll is None:
+                    continue
+                n, u = len(apply.results), prod(ret.unroll)
+                args = list(ret.arg)
+                ret.operands = [args[c * n + r] for r in range(n) for c in range(u)]
+        forget_shapes(op)
 
 
-def parse_passes(spec: str) -> list[tuple[str, Callable[[Program], Program]]]:
-    """``(name, pass)`` for each pass of ``spec`` (a :class:`StencilError` names an unknown one)."""
-    out: list[tuple[str, Callable[[Program], Program]]] = []
-    for name in split_pipeline(spec):
-        m = re.fullmatch(r"unroll\(\s*([a-z]|\d+)\s*=\s*(\d+)\s*\)", name)
-        if m:
-            dim = int(m.group(1)) if m.group(1).isdigit() else _DIMS.find(m.group(1))
-            factor = int(m.group(2))
-            if dim < 0:
-                raise StencilError(f"unknown dimension {m.group(1)!r} in {name}", hint="name it i, j, k or 0, 1, 2")
-            out.append((name, lambda p, f=factor, d=dim: unroll(p, f, d)))
-        elif name == "shape":
-            out.append((name, infer_shapes))
-        elif name == "inline":
-            out.append((name, inline))
-        elif name in ("inline(recompute)", "inline(reroute=false)"):
-            out.append((name, lambda p: inline(p, reroute=False)))
-        elif name in ("cse", "dce", "cleanup"):
-            out.append((name, {"cse": cse, "dce": dce, "cleanup": cleanup}[name]))
-        else:
-            raise StencilError(f"unknown pass {name!r}", hint="the passes are " + ", ".join(PASSES))
-    return out
+def forget_shapes(module: builtin.ModuleOp) -> None:
+    """Every inferred temp bound back to ``?`` (an unrolled apply reads more than before: the shapes inferred
+    for it no longer hold; ``shape-inference`` computes them again)."""
+    for op in list(module.walk()):
+        values = list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]
+        for v in values:
+            if isinstance(v.type, TempType) and isinstance(v.type.bounds, StencilBoundsAttr):
+                Rewriter.replace_value_with_new_type(v, TempType(v.type.get_num_dims(), v.type.element_type))
 
 
-def run_passes(program: Program, spec: str) -> Program:
-    """``program`` after the passes of ``spec``, left to right."""
-    for _, fn in parse_passes(spec):
-        program = fn(program)
+def available() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every pass: xDSL's, and polylab's ``polylab-unroll``."""
+    return {**get_all_passes(), ResultMajorUnroll.name: lambda: ResultMajorUnroll}
+
+
+def pipeline(spec: str) -> tuple[ModulePass, ...]:
+    """The passes of a pipeline spec (an unknown pass or a malformed spec is a located error)."""
+    try:
+        return PassPipeline.parse_spec(available(), spec).passes
+    except Exception as exc:
+        text = str(exc).strip()
+        known = sorted(n for n in available() if "stencil" in n or n in ("canonicalize", "cse", "shape-inference"))
+        raise StencilError(f"the pass pipeline {spec!r} cannot be read: {text.splitlines()[-1] if text else exc}",
+                           hint="passes are separated by commas, options in braces: "
+                                "shape-inference,stencil-unroll{unroll-factor=1,2}; stencil passes: "
+                                + ", ".join(known)) from None
+
+
+def pass_text(p: ModulePass) -> str:
+    """The pass as written in a pipeline (``stencil-unroll{unroll-factor=1,2}``)."""
+    try:
+        return p.pipeline_pass_spec().__str__()
+    except Exception:
+        return p.name
+
+
+def apply_pass(program: Program, p: ModulePass, ctx: Context | None = None) -> Program:
+    """``program`` after the pass ``p`` (run on a clone, then verified by xDSL)."""
+    ctx = ctx or context()
+    module = program.module.clone()
+    origin = {id(new): program.starts.get(id(old)) for old, new in zip(program.module.walk(), module.walk())}
+    try:
+        p.apply(ctx, module)
+        module.verify()
+    except Exception as exc:
+        op = next((o for o in module.walk() if _fails(o)), None)
+        err = from_xdsl(exc, "", what=f"the program after the pass {pass_text(p)}")
+        loc = program.location_offset(origin.get(id(op))) if op is not None else None
+        where = f" (line {loc.line}, {op.name})" if loc else (f" ({op.name})" if op is not None else "")
+        hint = err.hint or f"the pass {p.name} cannot transform this program"
+        if "too big" in err.message and any(o.name == "stencil.return" and o.unroll is not None for o in module.walk()):
+            hint = ("xDSL's shape inference gives an unrolled apply's accesses the whole box shifted by each copy's "
+                    "offset (u - 1 points more than the copies read): give the field u - 1 more points of halo")
+        raise StencilError(err.message + where, location=loc, hint=hint) from None
+    return reparsed(module, program.filename)
+
+
+def _fails(op: Any) -> bool:
+    try:
+        op.verify(verify_nested_ops=False)
+    except Exception:
+        return True
+    return False
+
+
+def reparsed(module: builtin.ModuleOp, filename: str | None = None) -> Program:
+    """A program of ``module`` whose source is xDSL's printed text (so its operations have lines)."""
+    text = print_module(module)
+    fresh, starts = parse_module(text)
+    return Program(fresh, text, filename, starts)
+
+
+def run_passes(program: Program, spec: str, *, verify: bool = False, fields: Any = None) -> Program:
+    """``program`` after the pipeline ``spec`` (see the module); ``verify``: each pass checked by the reference
+    interpreter (on ``fields``, default the harness's initial values)."""
+    ctx = context()
+    for p in pipeline(spec):
+        after = apply_pass(program, p, ctx)
+        if verify:
+            from polylab.stencil.check import check_pass
+
+            check_pass(program, after, pass_text(p), fields=fields).raise_if_failed()
+        program = after
     return program

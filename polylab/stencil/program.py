@@ -1,119 +1,217 @@
-"""A stencil program: one function of the dialect, its arguments and its operations.
+"""A stencil program: an xDSL module holding one ``func.func`` of the stencil dialect, as an immutable value.
 
-A :class:`Program` is an immutable value; every pass returns a new one. Lookups (:meth:`Program.producer`,
-:meth:`Program.consumers`, :meth:`Program.bounds`) are derived from the operations, never stored beside
-them.
+The dialect (types, operations, their verifiers, the parser and the printer) is xDSL's
+(:mod:`xdsl.dialects.stencil`). A :class:`Program` wraps a parsed, verified module and never changes it:
+every pass runs on a clone (:mod:`polylab.stencil.passes`). Besides the module it keeps the text the user
+wrote (``source``, today's syntax or Open Earth's 2020 syntax, which :mod:`polylab.stencil.oec` reads) and
+the line of each operation in that text, so the interpreter, the lowering and the pass checks can name
+the line of the operation they refuse. Two programs are equal when xDSL prints them the same.
+
+A box is a pair ``(lb, ub)`` of integer tuples: the half-open set ``{ x : lb <= x < ub }``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Iterator, Mapping
+
+from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.dialects.stencil import (ApplyOp, CastOp, FieldType, LoadOp, StencilBoundsAttr, StencilType,
+                                   StoreOp)
+from xdsl.ir import Operation, SSAValue
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 
 from polylab import render
+from polylab.errors import SourceLocation
 from polylab.stencil.errors import StencilError
-from polylab.stencil.ir import results_of, uses_of
-from polylab.stencil.ops import Apply, Assert, Cast, Combine, Load, Store
-from polylab.stencil.types import Box, FieldType, Type
+
+Box = tuple[tuple[int, ...], tuple[int, ...]]
 
 
-@dataclass(frozen=True, eq=True)
+def context() -> Context:
+    """An xDSL context with every dialect xDSL ships (stencil, arith, math, scf, func, memref, gpu, mpi...)."""
+    ctx = Context(allow_unregistered=False)
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+class _LineParser(Parser):
+    """xDSL's parser, recording where each operation starts (the start offset of its first token)."""
+
+    def __init__(self, ctx: Context, text: str) -> None:
+        super().__init__(ctx, text)
+        self.starts: dict[int, int] = {}
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.start
+        op = super().parse_operation()
+        self.starts[id(op)] = start
+        return op
+
+
+def parse_module(text: str, ctx: Context | None = None) -> tuple[ModuleOp, dict[int, int]]:
+    """xDSL's module of ``text`` and the start offset of each operation (by ``id``); xDSL's exceptions
+    pass through (:func:`polylab.stencil.errors.from_xdsl` turns them into located errors)."""
+    parser = _LineParser(ctx or context(), text)
+    module = parser.parse_module()
+    return module, parser.starts
+
+
+def print_module(op: Operation) -> str:
+    """xDSL's text of ``op`` (today's MLIR syntax)."""
+    import io
+
+    out = io.StringIO()
+    Printer(stream=out).print_op(op)
+    return out.getvalue().rstrip() + "\n"
+
+
+def box_of(t: object) -> Box | None:
+    """The bounds of a stencil field or temp type (None while they are ``?``)."""
+    if isinstance(t, StencilType) and isinstance(t.bounds, StencilBoundsAttr):
+        return tuple(t.bounds.lb), tuple(t.bounds.ub)
+    return None
+
+
+def name_of(value: SSAValue) -> str:
+    """The value's name in the text (``%arg0``, ``%5``), or ``%?`` when it has none."""
+    return "%" + (value.name_hint or "?")
+
+
+@dataclass(frozen=True, eq=False)
 class Program:
-    """``func @name(arguments) attributes {stencil.program} { ops; return }``.
+    """A verified xDSL module with one stencil function (``module``, never changed), the text it was read
+    from (``source``; empty for a program made by a pass) and the start offset of each operation in it."""
 
-    ``arguments``: ``(name, type)`` pairs (fields, and scalars an apply may read); ``ops``: the top-level
-    operations in order (casts, loads, applies, combines, stores). ``source`` and ``filename`` say where
-    the text came from (not part of the value)."""
+    module: ModuleOp
+    source: str = field(default="", repr=False)
+    filename: str | None = None
+    starts: Mapping[int, int] = field(default_factory=dict, repr=False)
 
-    name: str
-    arguments: tuple[tuple[str, Type], ...]
-    ops: tuple[Any, ...]
-    source: str = field(default="", compare=False, repr=False)
-    filename: str | None = field(default=None, compare=False, repr=False)
+    @cached_property
+    def text(self) -> str:
+        """The program in today's syntax, as xDSL prints it."""
+        return print_module(self.module)
 
-    # -- lookups ------------------------------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Program) and self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    # -- the function and its operations ---------------------------------------------------------------------
+    @cached_property
+    def func(self) -> FuncOp:
+        funcs = [op for op in self.module.walk() if isinstance(op, FuncOp) and not op.is_declaration]
+        if len(funcs) != 1:
+            raise StencilError(f"a stencil program is one function; this module has {len(funcs)}",
+                               hint="write one func.func @name(...) { ... } in the module")
+        return funcs[0]
+
+    @property
+    def name(self) -> str:
+        return self.func.sym_name.data
+
+    @property
+    def ops(self) -> tuple[Operation, ...]:
+        """The function's top-level operations, in order."""
+        return tuple(self.func.body.block.ops)
+
+    @property
+    def applies(self) -> tuple[ApplyOp, ...]:
+        return tuple(op for op in self.ops if isinstance(op, ApplyOp))
+
+    @property
+    def stores(self) -> tuple[StoreOp, ...]:
+        return tuple(op for op in self.ops if isinstance(op, StoreOp))
+
+    @property
+    def loads(self) -> tuple[LoadOp, ...]:
+        return tuple(op for op in self.ops if isinstance(op, LoadOp))
+
     @cached_property
     def rank(self) -> int:
-        """The number of dimensions of the program's index space (that of its fields)."""
-        for _, t in self.arguments:
-            if isinstance(t, FieldType):
-                return len(t.shape)
-        for op in self.ops:
-            if isinstance(op, Store):
-                return op.box.rank
+        """The number of dimensions of the program's index space (that of its applies and stores)."""
+        for op in self.stores:
+            return len(op.bounds.lb)
+        for a in self.applies:
+            return a.get_rank()
         return 0
 
-    @cached_property
-    def _producers(self) -> dict[str, Any]:
-        out = {}
-        for op in self.ops:
-            for r in results_of(op):
-                out[r] = op
-        return out
+    def arguments(self) -> tuple[tuple[str, SSAValue], ...]:
+        """``(name, value)`` of each function argument (``%arg0`` -> ``arg0``)."""
+        return tuple((a.name_hint or f"arg{k}", a) for k, a in enumerate(self.func.body.block.args))
 
-    def producer(self, value: str) -> Any | None:
-        """The top-level operation that defines ``value`` (None for a function argument)."""
-        return self._producers.get(value)
-
-    def consumers(self, value: str) -> tuple[Any, ...]:
-        """The top-level operations that read ``value``."""
-        return tuple(op for op in self.ops if value in uses_of(op))
-
-    @property
-    def applies(self) -> tuple[Apply, ...]:
-        return tuple(op for op in self.ops if isinstance(op, Apply))
-
-    @property
-    def stores(self) -> tuple[Store, ...]:
-        return tuple(op for op in self.ops if isinstance(op, Store))
-
-    @property
-    def loads(self) -> tuple[Load, ...]:
-        return tuple(op for op in self.ops if isinstance(op, Load))
-
-    @property
-    def combines(self) -> tuple[Combine, ...]:
-        return tuple(op for op in self.ops if isinstance(op, Combine))
-
-    def argument_type(self, name: str) -> Type | None:
-        for n, t in self.arguments:
-            if n == name:
-                return t
-        return None
-
-    def field_argument(self, value: str) -> str:
+    def argument(self, value: SSAValue) -> SSAValue:
         """The function argument behind a field value (through ``stencil.cast``)."""
-        op = self.producer(value)
-        return op.field if isinstance(op, Cast) else value
+        while isinstance(value.owner, CastOp):
+            value = value.owner.field
+        return value
 
-    def bounds(self, value: str) -> Box:
-        """The bounds of a field value: those of its ``stencil.cast`` (or ``stencil.assert``)."""
-        arg = self.field_argument(value)
-        for op in self.ops:
-            if isinstance(op, (Cast, Assert)) and op.field == arg:
-                return op.box
-        raise StencilError(f"the field {arg} has no bounds",
-                           hint="give it bounds with stencil.cast %arg([lb] : [ub]) before loading or storing it")
+    def argument_name(self, value: SSAValue) -> str:
+        arg = self.argument(value)
+        return dict((v, n) for n, v in self.arguments())[arg]
 
-    def field_type(self, value: str) -> FieldType:
-        op = self.producer(value)
-        t = op.to_type if isinstance(op, Cast) else self.argument_type(value)
-        assert isinstance(t, FieldType)
-        return t
+    def field_bounds(self, value: SSAValue) -> Box:
+        """The bounds of a field value (its type's, or its cast's)."""
+        box = box_of(value.type)
+        if box is None:
+            raise self.error(f"the field {name_of(value)} has no bounds", value.owner if isinstance(
+                value.owner, Operation) else None, hint="give it bounds with stencil.cast, e.g. "
+                "%f = stencil.cast %arg : !stencil.field<?x?xf64> -> !stencil.field<[-1,65]x[-1,65]xf64>")
+        return box
 
     def input_fields(self) -> tuple[str, ...]:
         """The function arguments that are loaded, in argument order."""
-        loaded = {self.field_argument(op.field) for op in self.loads}
-        return tuple(n for n, _ in self.arguments if n in loaded)
+        loaded = {self.argument(op.field) for op in self.loads}
+        return tuple(n for n, v in self.arguments() if v in loaded)
 
     def output_fields(self) -> tuple[str, ...]:
         """The function arguments that are stored to, in argument order."""
-        stored = {self.field_argument(op.field) for op in self.stores}
-        return tuple(n for n, _ in self.arguments if n in stored)
+        stored = {self.argument(op.field) for op in self.stores}
+        return tuple(n for n, v in self.arguments() if v in stored)
+
+    def field_arguments(self) -> tuple[tuple[str, SSAValue], ...]:
+        return tuple((n, v) for n, v in self.arguments() if isinstance(v.type, FieldType))
+
+    def walk(self) -> Iterator[Operation]:
+        return self.func.walk()
+
+    # -- locations --------------------------------------------------------------------------------------------
+    def location(self, op: Operation | None) -> SourceLocation | None:
+        """Where ``op`` starts in ``source`` (None for an operation a pass made)."""
+        if op is None or id(op) not in self.starts or not self.source:
+            return None
+        return location_at(self.source, self.starts[id(op)])
+
+    def location_offset(self, offset: int | None) -> SourceLocation | None:
+        return location_at(self.source, offset) if offset is not None and self.source else None
+
+    def error(self, message: str, op: Operation | None, *, hint: str | None = None,
+              error: type[StencilError] = StencilError) -> StencilError:
+        """An error at ``op`` (its line is named in the message too, so the text alone says where)."""
+        loc = self.location(op)
+        where = f" (line {loc.line})" if loc is not None else (f" ({op.name})" if op is not None else "")
+        return error(message + where, location=loc, hint=hint)
 
     def __str__(self) -> str:
         return render.text(self)
 
     def _repr_html_(self) -> str:
         return render.html(self)
+
+
+def location_at(text: str, offset: int) -> SourceLocation:
+    """The line and column (1-based) of ``offset`` in ``text``, with that line."""
+    line = text.count("\n", 0, offset) + 1
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    source_line = text[start: end if end >= 0 else len(text)]
+    token = source_line[offset - start:].split(" ")[0]
+    return SourceLocation(line, offset - start + 1, token, source_line)
