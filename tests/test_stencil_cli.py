@@ -1,5 +1,5 @@
-"""``polylab stencil``: passes, emission, running, refusals (exit 2, line and column); the lowered MLIR
-verified by ``mlir-opt`` where it is installed."""
+"""``polylab stencil``: xDSL's passes, pass checks, emission, running, the 2020 syntax upgraded, distribution,
+refusals (exit 2, line and column); polylab's lowered MLIR verified by ``mlir-opt`` where it is installed."""
 
 from __future__ import annotations
 
@@ -11,18 +11,55 @@ import pytest
 from polylab import toolchain as tc
 from polylab.cli import main
 from polylab.corpus import example_path
-from polylab.stencil import cleanup, inline, lowered_mlir, parse, unroll
+from polylab.stencil import lowered_mlir, parse, run_passes
 
 
 def test_emit_stencil_after_passes(capsys):
-    assert main(["stencil", "laplace3d.mlir", "--passes", "unroll(j=2),shape"]) == 0
+    assert main(["stencil", "laplace3d.mlir", "--passes", "polylab-unroll{unroll-factor=1,2,1},shape-inference"]) == 0
     out = capsys.readouterr().out
-    assert "stencil.return unroll [1, 2, 1]" in out and "to ([0, 0, 0] : [32, 32, 32])" in out
+    assert "unroll <[1, 2, 1]>" in out and "!stencil.temp<[0,32]x[0,32]x[0,32]xf64>" in out
     assert parse(out).name == "laplace3d"
 
 
+def test_check_passes_names_each_pass(capsys):
+    assert main(["stencil", "chain.mlir", "--domain", "8,8,4", "--check-passes", "--passes",
+                 "stencil-inlining,shape-inference"]) == 0
+    out = capsys.readouterr().out
+    assert "stencil-inlining: verified" in out and "shape-inference: verified" in out
+
+
+def test_upgrade_prints_todays_syntax(tmp_path, capsys):
+    old = tmp_path / "old.mlir"
+    old.write_text("""module {
+  func @copy(%arg0: !stencil.field<?xf64>, %arg1: !stencil.field<?xf64>) attributes {stencil.program} {
+    %0 = stencil.cast %arg0([0] : [8]) : (!stencil.field<?xf64>) -> !stencil.field<8xf64>
+    %1 = stencil.cast %arg1([0] : [8]) : (!stencil.field<?xf64>) -> !stencil.field<8xf64>
+    %2 = stencil.load %0 : (!stencil.field<8xf64>) -> !stencil.temp<?xf64>
+    %3 = stencil.apply (%arg2 = %2 : !stencil.temp<?xf64>) -> !stencil.temp<?xf64> {
+      %4 = stencil.access %arg2 [0] : (!stencil.temp<?xf64>) -> f64
+      %5 = stencil.store_result %4 : (f64) -> !stencil.result<f64>
+      stencil.return %5 : !stencil.result<f64>
+    }
+    stencil.store %3 to %1([0] : [8]) : !stencil.temp<?xf64> to !stencil.field<8xf64>
+    return
+  }
+}
+""")
+    assert main(["stencil", str(old), "--upgrade"]) == 0
+    out = capsys.readouterr().out
+    assert "func.func @copy" in out and "!stencil.field<[0,8]xf64>" in out and "func @" not in out.replace("func.func @", "")
+    assert parse(out).name == "copy"
+
+
+def test_distribute_shows_the_halo_exchanges(capsys):
+    assert main(["stencil", "laplace3d.mlir", "--domain", "8,8,8", "--distribute", "2x1"]) == 0
+    out = capsys.readouterr().out
+    assert "2x1 grid of ranks" in out and "dmp.swap" in out and "neighbour" in out
+
+
 @pytest.mark.parametrize("emit, words", [("scop", "S0"), ("c", "polylab_init"), ("openmp", "omp"),
-                                         ("cuda", "__global__"), ("mlir", "affine.for")])
+                                         ("cuda", "__global__"), ("mlir", "affine.for"),
+                                         ("loops", "scf.parallel")])
 def test_emit_forms(capsys, emit, words):
     extra = ["--schedule", "parallel"] if emit in ("openmp", "cuda") else []
     assert main(["stencil", "chain.mlir", "--emit", emit, *extra]) == 0
@@ -43,17 +80,20 @@ def test_run_json_reports_verified_seconds_and_refuses_a_short_speedup(capsys, m
 
 def test_malformed_file_exits_2_with_line_and_column(tmp_path, capsys):
     bad = tmp_path / "bad.mlir"
-    bad.write_text(example_path("stencil/laplace3d.mlir").read_text().replace("addf %w, %e", "addf %w %e"))
+    text = example_path("stencil/laplace3d.mlir").read_text()
+    bad.write_text(text.replace("arith.addf %w, %e", "arith.addf %w %e"))
+    line = next(n for n, ln in enumerate(text.splitlines(), 1) if "arith.addf %w, %e" in ln)
     assert main(["stencil", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert f"{bad}:16:20: syntax error: expected ','" in err and "^" in err
+    assert f"{bad}:{line}:" in err and "syntax error: expected ','" in err and "^" in err
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--passes", "inline,fuse"], "unknown pass 'fuse'"),
+    (["--passes", "stencil-inlining,fuse"], "fuse"),
     (["--domain", "8,x,8"], "not a list of integers"),
     (["--domain", "8,8"], "needs 3 positive extents"),
-    (["--passes", "unroll(j=3)", "--emit", "c"], "divisible by the unroll factor"),
+    (["--passes", "polylab-unroll{unroll-factor=1,8,1},shape-inference"], "too big"),
+    (["--distribute", "2by1"], "not a grid"),
 ])
 def test_user_errors_exit_2(capsys, argv, words):
     assert main(["stencil", "laplace3d.mlir", *argv]) == 2
@@ -67,11 +107,11 @@ def test_missing_file_exits_2(capsys):
 
 @pytest.mark.skipif(tc.mlir_opt() is None, reason="mlir-opt not found")
 @pytest.mark.parametrize("name", ["laplace3d", "diffusion", "chain", "blur2d"])
-@pytest.mark.parametrize("passes", ["plain", "inlined-unrolled", "tiled-parallel"])
+@pytest.mark.parametrize("passes", ["plain", "inlined", "tiled-parallel"])
 def test_lowered_mlir_verifies_with_mlir_opt(tmp_path, name, passes):
     p = parse(example_path(f"stencil/{name}.mlir").read_text())
-    if passes == "inlined-unrolled":
-        p = cleanup(unroll(cleanup(inline(p)), 2, 0))
+    if passes == "inlined":
+        p = run_passes(p, "stencil-inlining,cse,shape-inference")
     path = tmp_path / "lowered.mlir"
     path.write_text(lowered_mlir(p, "tile(8,8); parallel" if passes == "tiled-parallel" else None))
     done = subprocess.run([tc.mlir_opt().path, "--verify-diagnostics", str(path)], capture_output=True, text=True,

@@ -7,6 +7,8 @@ bound that fail.
 
 from __future__ import annotations
 
+import re
+
 from polylab.errors import PolylabError, SourceLocation
 
 
@@ -50,8 +52,14 @@ def from_xdsl(exc: Exception, text: str, *, what: str = "the program") -> Stenci
     from polylab.stencil.program import location_at
 
     if isinstance(exc, ParseError):
-        loc = location_at(text, exc.span.start) if text else None
+        offset = exc.span.start
+        undefined = re.search(r"used but not defined: \[(%[\w#.$-]+)", exc.msg)
+        if undefined and text:
+            use = re.search(re.escape(undefined.group(1)) + r"\b", text)
+            offset = use.start() if use else offset
+        loc = location_at(text, offset) if text else None
         message = exc.msg.strip().rstrip(".")
+        message = message[:1].lower() + message[1:]
         return StencilSyntaxError(f"{message} (line {loc.line})" if loc else message, location=loc,
                                   hint=_hint(message))
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

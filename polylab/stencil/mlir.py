@@ -5,9 +5,11 @@ affine loops).
 * :func:`lowered_loops`: xDSL's ``stencil-storage-materialization,shape-inference,convert-stencil-to-ll-mlir``;
   :func:`run_loops` compiles that module with ``mlir-opt``/``mlir-translate``/``clang`` and a C driver and runs
   it, :func:`check_loops` compares its fields with the reference interpreter's, bit for bit.
-* :func:`gpu_forms`: the lowered loops tiled (``scf-parallel-loop-tiling``) and mapped to GPU processors
-  (xDSL's ``gpu-map-parallel-loops``), then ``mlir-opt --convert-parallel-loops-to-gpu`` (the inline form:
-  ``gpu.launch`` with the body inside) and ``--gpu-kernel-outlining`` (the function form: a ``gpu.module``
+* :func:`gpu_forms`: xDSL's lowered loops mapped to GPU processors by xDSL's ``gpu-map-parallel-loops``
+  (every loop to blocks: shown as ``mapped``); for the launch, ``mlir-opt`` tiles the loops into blocks of
+  threads (``--scf-parallel-loop-tiling`` with guarded, constant tile bounds), maps them
+  (``--gpu-map-parallel-loops``) and converts them (``--convert-parallel-loops-to-gpu``: the inline form,
+  ``gpu.launch`` with the body inside), then ``--gpu-kernel-outlining`` (the function form: a ``gpu.module``
   with a ``gpu.func`` and a ``gpu.launch_func`` call); ``mlir-opt`` parses and verifies both. polylab's own
   CUDA C from the model is the GPU code that runs and is timed (:func:`generate_code`).
 * :func:`distribute`: xDSL's ``distribute-stencil`` (a 2d or 3d grid of ranks) and ``shape-inference``: the
@@ -145,13 +147,15 @@ def gpu_forms(program: Program, tile: tuple[int, ...] = (1, 4, 32)) -> GpuForms:
     from polylab.toolchain.mlirbuild import mlir_opt_run, mlir_tools
 
     sizes = ",".join(map(str, tile[-program.rank:]))
-    mapped = run_passes(program, f"{LOWER_SPEC},scf-parallel-loop-tiling{{parallel-loop-tile-sizes={sizes}}},"
-                                 "gpu-map-parallel-loops").text
+    loops = lowered_loops(program)
+    mapped = run_passes(loops, "gpu-map-parallel-loops").text
     tools, reason = mlir_tools()
     if tools is None:
         return GpuForms(mapped, None, None, reason)
     try:
-        launch = mlir_opt_run(mapped, ["--convert-parallel-loops-to-gpu", "--canonicalize"])
+        launch = mlir_opt_run(loops.text, [f"--scf-parallel-loop-tiling=parallel-loop-tile-sizes={sizes} "
+                                           "no-min-max-bounds=true", "--gpu-map-parallel-loops",
+                                           "--convert-parallel-loops-to-gpu", "--canonicalize"])
         outlined = mlir_opt_run(launch, ["--gpu-kernel-outlining"])
     except PolylabError as err:
         raise StencilError(f"mlir-opt refused the GPU forms: {err.message}") from None

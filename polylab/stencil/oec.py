@@ -58,7 +58,7 @@ class _Upgrader:
         self.filename = filename
         self.bounds: dict[str, tuple[list[int], list[int]]] = {}
         self.apply_bounds = self._closing_bounds()
-        self.present: dict[str, tuple[bool, ...]] = {}
+        self.temp_types: dict[str, str] = {}
 
     def error(self, n: int, message: str, hint: str | None = None, column: int | None = None,
               kind: type = StencilSyntaxError) -> Exception:
@@ -143,8 +143,9 @@ class _Upgrader:
         if m:
             field = self.field_bounds(n, m.group(2))
             lb, ub = _ints(m.group(3)), _ints(m.group(4))
+            temp = self.temp_types.get(m.group(1), self.types(m.group(5)))
             return (f"stencil.store {m.group(1)} to {m.group(2)}(<[{', '.join(map(str, lb))}], "
-                    f"[{', '.join(map(str, ub))}]>) : {self.types(m.group(5))} to {self.types(m.group(6), field)}")
+                    f"[{', '.join(map(str, ub))}]>) : {temp} to {self.types(m.group(6), field)}")
         if "stencil.apply" in s:
             return self.apply(n, s)
         m = re.match(r"(%\w+) = stencil\.access (%\w+)\s*(" + _LIST + r")\s*:\s*\((.*)\)\s*->\s*(\w+)$", s)
@@ -153,7 +154,8 @@ class _Upgrader:
             t = _TYPE.search(m.group(4))
             present = [d != "0" for d in t.group(2).rstrip("x").split("x")] if t else [True] * len(offset)
             text = ", ".join(str(o) if p else "_" for o, p in zip(offset, present))
-            return f"{m.group(1)} = stencil.access {m.group(2)}[{text}] : {self.types(m.group(4))}"
+            return f"{m.group(1)} = stencil.access {m.group(2)}[{text}] : " \
+                   f"{self.temp_types.get(m.group(2), self.types(m.group(4)))}"
         m = re.match(r"(%\w+) = stencil\.store_result\s*(%\w+)?\s*:\s*\((.*)\)\s*->\s*(.*)$", s)
         if m:
             return f"{m.group(1)} = stencil.store_result {m.group(2) or ''} : {m.group(4)}".replace("  ", " ")
@@ -193,7 +195,20 @@ class _Upgrader:
             results = [_bounded(self.types(t), bounds) for t in results]
         else:
             results = [self.types(t) for t in results]
-        return f"{m.group(1) or ''}stencil.apply({self.types(m.group(3) or '')}) -> ({', '.join(results)}) {{"
+        if m.group(1):
+            name, _, count = m.group(1).rstrip(" =").partition(":")
+            names = [f"{name}#{k}" for k in range(int(count))] if count else [name]
+            self.temp_types.update(zip(names, results))
+        args = []
+        for arg in _split_types(m.group(3) or ""):
+            a = re.match(r"\s*(%\w+)\s*=\s*(%[\w#]+)\s*:\s*(.*)$", arg)
+            if a:
+                t = self.temp_types.get(a.group(2), self.types(a.group(3).strip()))
+                self.temp_types[a.group(1)] = t
+                args.append(f"{a.group(1)} = {a.group(2)} : {t}")
+            else:
+                args.append(self.types(arg.strip()))
+        return f"{m.group(1) or ''}stencil.apply({', '.join(args)}) -> ({', '.join(results)}) {{"
 
 
 def _split_types(text: str) -> list[str]:

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
+from xdsl.dialects.builtin import IntAttr
 from xdsl.dialects.stencil import ApplyOp, ReturnOp, StencilBoundsAttr, TempType
 from xdsl.rewriter import Rewriter
 from xdsl.passes import ModulePass, PassPipeline
@@ -64,7 +65,7 @@ def forget_shapes(module: builtin.ModuleOp) -> None:
         values = list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]
         for v in values:
             if isinstance(v.type, TempType) and isinstance(v.type.bounds, StencilBoundsAttr):
-                Rewriter.replace_value_with_new_type(v, TempType(v.type.get_num_dims(), v.type.element_type))
+                Rewriter.replace_value_with_new_type(v, TempType(IntAttr(v.type.get_num_dims()), v.type.element_type))
 
 
 def available() -> dict[str, Callable[[], type[ModulePass]]]:
