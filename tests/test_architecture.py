@@ -74,7 +74,6 @@ POLYHEDRAL = {"model", "frontend", "analysis", "reference", "schedule", "storage
 ALLOWED: set[str] = {
     # issue 30, item 2: the grading and stencil engineers switch these two to polylab.toolchain.judge /
     # differential_run in their own areas; delete each entry when its switch lands on main
-    "polylab.stencil.check.run_lowered reads or compares the outputs of runs itself ({}",
 }
 
 #: reading and comparing the outputs of runs: the toolchain's differential run only (issue 30, item 2)

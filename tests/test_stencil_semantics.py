@@ -190,4 +190,4 @@ def test_the_pass_check_refuses_a_vacuous_comparison():
     from polylab.stencil.check import compare_fields
 
     vacuous = compare_fields("x", {"out": same["out"]}, {"out": same["out"]}, same)
-    assert vacuous.verified is None and "vacuous" in vacuous.reason
+    assert vacuous.verified is None and "vacuous" in str(vacuous)

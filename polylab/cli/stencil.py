@@ -150,7 +150,7 @@ def _run(args: argparse.Namespace, program) -> int:
     print(json.dumps(result.to_json(), indent=2) if args.json else result)
     if result.verified is not None:
         return 0 if result.verified else 1
-    return 1 if result.check.reason and "vacuous" in result.check.reason else 0   # not runnable here: 0
+    return 1 if result.check.verdict is not None else 0   # vacuous: 1; not runnable here: 0
 
 
 def _bench(args: argparse.Namespace, program) -> int:

@@ -1,25 +1,24 @@
 """Bit-for-bit checks of passes, lowered and transformed stencil programs against the reference interpreter.
 
+Every comparison is the toolchain's one differential judge (:func:`polylab.toolchain.judge`): every element,
+bit for bit, the first difference named, and its vacuity rules (a comparison where the program leaves every
+element at its initial value, or where every element is NaN or infinite, proves nothing and is not called
+verified).
+
 Passes (:func:`check_pass`, :func:`check_passes`): the interpreter runs the program before and after each
-xDSL pass on the same field values (:func:`fields_for`), and every stored element must be equal bit for bit;
-a difference is a :class:`~polylab.stencil.errors.PassVerificationError` naming the pass, the field, the
-point and both values, located at the store that writes it. A comparison where the program leaves every
-element at its initial value proves nothing and is not called verified.
+xDSL pass on the same field values (:func:`fields_for`); a difference is a
+:class:`~polylab.stencil.errors.PassVerificationError` naming the pass, the field, the point and both values,
+located at the store that writes it.
 
-Compiled code (:func:`check`):
-
-The compiled program (the lowered model's original loops, or the code of any schedule of it, for C,
-OpenMP or CUDA) runs on the harness's deterministic initial values (:func:`polylab.codegen.harness.
-initial_values`); the interpreter runs on the same values; every output field is compared element by
-element, bit for bit (NaNs compare by their bits too). A comparison where the program leaves every
-compared element at its initial value proves nothing and is not called verified.
+Compiled code (:func:`check`): the compiled program (the lowered model's original loops, or the code of any
+schedule of it, for C, OpenMP or CUDA) runs on the harness's deterministic initial values
+(:func:`polylab.codegen.harness.initial_values`); the interpreter runs on the same values, and its output
+fields are the reference.
 """
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
@@ -31,44 +30,57 @@ from polylab.experiment import VERIFY_FLAGS
 from polylab.stencil.errors import PassVerificationError, StencilError
 from polylab.stencil.interpret import interpret
 from polylab.stencil.lower import Lowering, lower
+from polylab.stencil.mlir import generate_code, run_loops
+from polylab.stencil.passes import apply_pass, pass_text, pipeline
 from polylab.stencil.program import Program
 
 
 @dataclass(frozen=True, repr=False)
 class StencilCheck(render.TextDisplay):
-    """The outcome: ``verified`` (True, False, or None when it could not run here: ``reason``), the
-    ``elements`` compared in ``arrays``, how many the program ``changed`` from their initial values, and
-    the ``first_difference`` (array, index, expected, actual) when it failed."""
+    """A compiled program against the reference interpreter: ``verdict`` (the toolchain's
+    :class:`~polylab.toolchain.DifferentialRun`; None when the program could not run here: ``reason``) for
+    ``target``, and the ``code`` that ran."""
 
-    verified: bool | None
     target: str
-    arrays: tuple[str, ...] = ()
-    elements: int = 0
-    changed: int = 0
-    first_difference: tuple[str, tuple[int, ...], float, float] | None = None
+    verdict: tc.DifferentialRun | None = None
     reason: str | None = None
     code: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def verified(self) -> bool | None:
+        return None if self.verdict is None else self.verdict.verified
+
+    @property
+    def elements(self) -> int:
+        return 0 if self.verdict is None else self.verdict.census.elements
+
+    @property
+    def changed(self) -> int:
+        return 0 if self.verdict is None else self.verdict.census.computed
+
+    @property
+    def first_difference(self) -> Any:
+        return None if self.verdict is None else self.verdict.difference
 
     def __bool__(self) -> bool:
         return self.verified is True
 
     def __str__(self) -> str:
-        if self.verified is None:
+        if self.verdict is None:
             return f"not verified ({self.target}): {self.reason}"
-        if self.verified:
-            return (f"verified ({self.target}): {self.elements} elements of {', '.join(self.arrays)} equal bit for "
-                    f"bit to the reference interpreter's ({self.changed} computed)")
-        if self.first_difference is None:
-            return f"NOT verified ({self.target}): {self.reason}"
-        a, idx, e, v = self.first_difference
-        return f"NOT verified ({self.target}): {a}{list(idx)} is {v!r}, the interpreter says {e!r}"
+        if self.verdict.verified:
+            return (f"verified ({self.target}): {self.elements} elements of {', '.join(self.verdict.census.arrays)} "
+                    f"equal bit for bit to the reference interpreter's ({self.changed} computed)")
+        if self.verdict.verified is None:
+            return f"not verified ({self.target}): {self.verdict.reason}"
+        return f"NOT verified ({self.target}): {self.verdict.first_difference} (expected: the interpreter's)"
 
     def to_json(self) -> dict:
-        return {"verified": self.verified, "target": self.target, "arrays": list(self.arrays),
-                "elements": self.elements, "changed": self.changed, "reason": self.reason,
-                "first_difference": None if self.first_difference is None else
-                {"array": self.first_difference[0], "index": list(self.first_difference[1]),
-                 "expected": self.first_difference[2], "actual": self.first_difference[3]}}
+        d = self.verdict.difference if self.verdict is not None else None
+        return {"verified": self.verified, "target": self.target, "elements": self.elements,
+                "changed": self.changed, "reason": self.reason or (self.verdict.reason if self.verdict else None),
+                "first_difference": None if d is None else
+                {"array": d.array, "index": list(d.index), "expected": d.expected, "actual": d.actual}}
 
 
 def reference(lowering: Lowering) -> dict[str, np.ndarray]:
@@ -80,17 +92,16 @@ def reference(lowering: Lowering) -> dict[str, np.ndarray]:
 
 
 def run_lowered(lowering: Lowering, schedule: Any = None, target: str = "c", *, threads: int | None = None,
-                timeout: float = 120.0) -> tuple[dict[str, tuple[np.ndarray, np.ndarray | None]] | None, Any, str | None]:
+                timeout: float = 120.0) -> tuple[tc.Outputs | None, Any, str | None]:
     """Compile and run the lowered program (``schedule`` None: its original loops; a schedule, an isl
-    schedule or a spec such as ``"tile(8,8); parallel"``, refused when illegal) and read every array it
-    writes; ``(outputs, code, reason)`` with outputs None and the reason when it cannot run here."""
+    schedule or a spec such as ``"tile(8,8); parallel"``, refused when illegal): every array it writes
+    (the toolchain's :func:`~polylab.toolchain.run_outputs`); ``(outputs, code, reason)`` with outputs None
+    and the reason when it cannot run here."""
     scop = lowering.scop
     code = None
     if schedule is None and target == "c":
         binary = tc.compile(original_program(scop), flags=VERIFY_FLAGS, user_sources={SOURCE_FILE: source_text(scop)})
     else:
-        from polylab.stencil.mlir import generate_code
-
         code = generate_code(lowering, schedule, target)
         kind = code.target
         if not kind.build_status():
@@ -98,63 +109,43 @@ def run_lowered(lowering: Lowering, schedule: Any = None, target: str = "c", *, 
         binary = kind.compile(code, VERIFY_FLAGS)
         if not kind.run_status():
             return None, code, f"{kind.run_status().reason}; the {kind.name} code compiled"
-    with tempfile.TemporaryDirectory(prefix="polylab-stencil-") as tmp:
-        tc.run(binary, [], timeout=timeout, threads=threads, output_dir=Path(tmp),
-               env={tc.OUTPUTS_VARIABLE: tc.OUTPUTS_WRITTEN})
-        outputs = {}
-        for k, v in tc.read_outputs(tmp).items():
-            idx = tc.read_indices(tmp, k)
-            outputs[k] = (np.array(v).reshape(-1), None if idx is None else np.array(idx))
-    return outputs, code, None
+    return tc.run_outputs(binary, [], written=True, threads=threads, timeout=timeout), code, None
 
 
-def compare(lowering: Lowering, expected: Mapping[str, np.ndarray],
-            actual: Mapping[str, tuple[np.ndarray, np.ndarray | None]], target: str, code: Any = None) -> StencilCheck:
-    """Bit-for-bit comparison of the output fields (see the module): ``actual`` maps an array to its
-    written values and their flat indices (None: the whole array)."""
-    initial = initial_values(lowering.scop, {})
-    names = tuple(sorted(expected))
-    elements = changed = 0
-    for name in names:
-        if name not in actual:
-            return StencilCheck(False, target, names, reason=f"the program wrote no output for {name}", code=code)
-        values, flat = actual[name]
-        full = np.asarray(expected[name])
-        flat = np.arange(full.size) if flat is None else flat
-        e, a = full.reshape(-1)[flat], values
-        if e.shape != a.shape:
-            return StencilCheck(False, target, names, reason=f"the program wrote {a.size} elements of {name}, "
-                                f"the interpreter {e.size}", code=code)
-        same = _bits(e) == _bits(a)
-        elements += e.size
-        changed += int(np.count_nonzero(_bits(e) != _bits(initial[name].reshape(-1)[flat])))
-        if not same.all():
-            k = int(np.argwhere(~same)[0][0])
-            idx = tuple(int(x) for x in np.unravel_index(int(flat[k]), full.shape))
-            return StencilCheck(False, target, names, elements, changed,
-                                (name, idx, float(e[k]), float(a[k])), code=code)
-    if changed == 0:
-        return StencilCheck(None, target, names, elements, 0, code=code,
-                            reason="the comparison would be vacuous: no output element changed")
-    return StencilCheck(True, target, names, elements, changed, code=code)
+def judge_fields(expected: Mapping[str, np.ndarray], actual: Mapping[str, np.ndarray] | tc.Outputs,
+                 initial: Mapping[str, Any]) -> tc.DifferentialRun:
+    """The toolchain's verdict on ``actual`` (array -> values, or a run's outputs, gathered or whole) against
+    ``expected`` (whole arrays), bit for bit, with the vacuity rules (``initial``: each array's values before
+    the program)."""
+    def before(name: str, flat: np.ndarray) -> np.ndarray:
+        return np.asarray(initial[name]).reshape(-1)[flat.astype(np.int64)]
 
-
-def _bits(x: np.ndarray) -> np.ndarray:
-    x = np.ascontiguousarray(x)
-    return x.view({8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}[x.dtype.itemsize])
+    cand = actual if isinstance(actual, tc.Outputs) else tc.Outputs({k: np.asarray(v) for k, v in actual.items()})
+    arrays, indices = {}, {}
+    for k, v in expected.items():
+        full = np.asarray(v)
+        if k in cand.arrays and cand.indices.get(k) is not None:
+            arrays[k], indices[k] = full.reshape(-1)[cand.flat_indices(k).astype(np.int64)], cand.indices[k]
+        else:
+            arrays[k] = full.reshape(-1) if k in cand.arrays and np.ndim(cand.arrays[k]) == 1 else full
+    ref = tc.Outputs(arrays, indices)
+    kept = tc.Outputs({k: np.asarray(cand.arrays[k]) for k in expected if k in cand.arrays},
+                      {k: cand.indices.get(k) for k in expected if k in cand.arrays})
+    return tc.judge(ref, kept, initial=before, extents={k: np.shape(v) for k, v in expected.items()})
 
 
 def check(program: Program | Lowering, schedule: Any = None, target: str = "c", *, threads: int | None = None,
           timeout: float = 120.0) -> StencilCheck:
     """Lower ``program`` (unless it is a :class:`Lowering`), run it (under ``schedule`` for ``target``) and
-    compare its output fields with the reference interpreter's, bit for bit."""
+    judge its output fields against the reference interpreter's (bit for bit, vacuity refused)."""
     lowering = program if isinstance(program, Lowering) else lower(program)
     if target not in PROGRAM_TARGETS:
         raise StencilError(f"unknown target {target!r}", hint=f"the targets are {', '.join(PROGRAM_TARGETS)}")
     actual, code, reason = run_lowered(lowering, schedule, target, threads=threads, timeout=timeout)
     if actual is None:
-        return StencilCheck(None, target, reason=reason, code=code)
-    return compare(lowering, reference(lowering), actual, target, code)
+        return StencilCheck(target, reason=reason, code=code)
+    return StencilCheck(target, judge_fields(reference(lowering), actual, initial_values(lowering.scop, {})),
+                        code=code)
 
 
 # -- passes -------------------------------------------------------------------------------------------------------
@@ -178,35 +169,51 @@ def fields_for(program: Program, seed: int = 0) -> dict[str, Any]:
 
 @dataclass(frozen=True, repr=False)
 class PassCheck(render.TextDisplay):
-    """One pass checked by the interpreter: ``verified`` (None: vacuous, ``reason``), the ``elements``
-    compared, how many the program ``changed``, the ``first_difference`` (field, index, before, after)."""
+    """One pass checked by the interpreter: ``verdict`` (the toolchain's
+    :class:`~polylab.toolchain.DifferentialRun` of the fields after the pass against those before it; None
+    when the pass or the program after it could not run: ``reason``)."""
 
     name: str
-    verified: bool | None
-    elements: int = 0
-    changed: int = 0
-    first_difference: tuple[str, tuple[int, ...], float, float] | None = None
+    verdict: tc.DifferentialRun | None = None
     reason: str | None = None
     program: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def verified(self) -> bool | None:
+        return False if self.verdict is None else self.verdict.verified
+
+    @property
+    def changed(self) -> int:
+        return 0 if self.verdict is None else self.verdict.census.computed
+
+    @property
+    def first_difference(self) -> Any:
+        return None if self.verdict is None else self.verdict.difference
 
     def __bool__(self) -> bool:
         return self.verified is True
 
     def __str__(self) -> str:
-        if self.verified:
-            return f"{self.name}: verified ({self.elements} elements equal bit for bit, {self.changed} computed)"
-        if self.first_difference is None:
+        v = self.verdict
+        if v is None:
             return f"{self.name}: NOT verified: {self.reason}"
-        f, idx, e, a = self.first_difference
-        return (f"{self.name}: NOT verified: {f}{list(idx)} is {a!r} after the pass and {e!r} before it")
+        if v.verified:
+            return f"{self.name}: verified ({v.census.elements} elements equal bit for bit, {self.changed} computed)"
+        if v.verified is None:
+            return f"{self.name}: not verified: {v.reason}"
+        d = v.difference
+        if d is None:
+            return f"{self.name}: NOT verified: {v.first_difference}"
+        return f"{self.name}: NOT verified: {d.array}{list(d.index)} is {d.actual!r} after the pass and {d.expected!r} " \
+               "before it"
 
     def raise_if_failed(self) -> None:
         if self.verified is True:
             return
         op = None
-        if self.first_difference is not None and self.program is not None:
-            op = next((s for s in self.program.stores
-                       if self.program.argument_name(s.field) == self.first_difference[0]), None)
+        d = self.first_difference
+        if d is not None and self.program is not None:
+            op = next((s for s in self.program.stores if self.program.argument_name(s.field) == d.array), None)
         message = str(self).split(": ", 1)[1]
         if self.program is not None:
             raise self.program.error(f"the pass {self.name} is {message[0].lower() + message[1:]}", op,
@@ -216,23 +223,8 @@ class PassCheck(render.TextDisplay):
 
 def compare_fields(name: str, before: dict[str, np.ndarray], after: dict[str, np.ndarray],
                    initial: dict[str, Any], program: Any = None) -> PassCheck:
-    """``before`` and ``after`` (field -> values) equal bit for bit, and not vacuously (see the module)."""
-    if before.keys() != after.keys():
-        return PassCheck(name, False, reason=f"the stored fields differ: {sorted(before)} before, {sorted(after)} "
-                         "after", program=program)
-    elements = changed = 0
-    for f in sorted(before):
-        e, a = np.asarray(before[f]), np.asarray(after[f])
-        same = _bits(e) == _bits(a)
-        elements += e.size
-        changed += int(np.count_nonzero(_bits(e) != _bits(np.asarray(initial[f], dtype=e.dtype))))
-        if not same.all():
-            k = tuple(int(x) for x in np.argwhere(~same)[0])
-            return PassCheck(name, False, elements, changed, (f, k, float(e[k]), float(a[k])), program=program)
-    if changed == 0:
-        return PassCheck(name, None, elements, 0, reason="vacuous: the program changes no element of its fields",
-                         program=program)
-    return PassCheck(name, True, elements, changed, program=program)
+    """``after`` (field -> values) judged against ``before`` by the toolchain's differential judge."""
+    return PassCheck(name, judge_fields(before, after, initial), program=program)
 
 
 def check_pass(before: Program, after: Program, name: str, *, fields: Any = None) -> PassCheck:
@@ -242,21 +234,19 @@ def check_pass(before: Program, after: Program, name: str, *, fields: Any = None
     try:
         got = interpret(after, fields)
     except StencilError as err:
-        return PassCheck(name, False, reason=f"the program after it cannot run: {err.message}", program=after)
+        return PassCheck(name, reason=f"the program after it cannot run: {err.message}", program=after)
     return compare_fields(name, want, got, fields, after)
 
 
 def check_passes(program: Program, spec: str, *, fields: Any = None) -> tuple[PassCheck, ...]:
     """Each pass of ``spec`` run and checked independently (stops at the first pass that fails)."""
-    from polylab.stencil.passes import apply_pass, pass_text, pipeline
-
     fields = fields if fields is not None else fields_for(program)
     out = []
     for p in pipeline(spec):
         try:
             after = apply_pass(program, p)
         except StencilError as err:
-            out.append(PassCheck(pass_text(p), False, reason=f"the pass failed: {err.message}", program=program))
+            out.append(PassCheck(pass_text(p), reason=f"the pass failed: {err.message}", program=program))
             break
         result = check_pass(program, after, pass_text(p), fields=fields)
         out.append(result)
@@ -264,3 +254,15 @@ def check_passes(program: Program, spec: str, *, fields: Any = None) -> tuple[Pa
             break
         program = after
     return tuple(out)
+
+
+def check_loops(program: Program, *, fields: Any = None) -> PassCheck | None:
+    """xDSL's lowered loops (:func:`polylab.stencil.mlir.lowered_loops`), compiled with ``mlir-opt`` and run,
+    judged against the reference interpreter (None when the MLIR tools are missing)."""
+    from polylab.toolchain.mlirbuild import mlir_tools
+
+    if mlir_tools()[0] is None:
+        return None
+    fields = fields if fields is not None else fields_for(program)
+    return compare_fields("convert-stencil-to-ll-mlir (compiled by mlir-opt)", interpret(program, fields),
+                          run_loops(program, fields), fields, program)

@@ -49,8 +49,6 @@ def from_xdsl(exc: Exception, text: str, *, what: str = "the program") -> Stenci
     :class:`StencilError` on ``text``."""
     from xdsl.utils.exceptions import ParseError
 
-    from polylab.stencil.program import location_at
-
     if isinstance(exc, ParseError):
         offset = exc.span.start
         undefined = re.search(r"used but not defined: \[(%[\w#.$-]+)", exc.msg)
@@ -79,3 +77,13 @@ def _hint(message: str) -> str | None:
     if "too big for the loaded field" in lower or "too big" in lower:
         return "the field's bounds must hold every point the program reads: enlarge its halo in stencil.cast"
     return None
+
+
+def location_at(text: str, offset: int) -> SourceLocation:
+    """The line and column (1-based) of ``offset`` in ``text``, with that line."""
+    line = text.count("\n", 0, offset) + 1
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    source_line = text[start: end if end >= 0 else len(text)]
+    token = source_line[offset - start:].split(" ")[0]
+    return SourceLocation(line, offset - start + 1, token, source_line)

@@ -4,7 +4,7 @@ affine loops).
 
 * :func:`lowered_loops`: xDSL's ``stencil-storage-materialization,shape-inference,convert-stencil-to-ll-mlir``;
   :func:`run_loops` compiles that module with ``mlir-opt``/``mlir-translate``/``clang`` and a C driver and runs
-  it, :func:`check_loops` compares its fields with the reference interpreter's, bit for bit.
+  it (:func:`polylab.stencil.check.check_loops` judges its fields against the reference interpreter's).
 * :func:`gpu_forms`: xDSL's lowered loops mapped to GPU processors by xDSL's ``gpu-map-parallel-loops``
   (every loop to blocks: shown as ``mapped``); for the launch, ``mlir-opt`` tiles the loops into blocks of
   threads (``--scf-parallel-loop-tiling`` with guarded, constant tile bounds), maps them
@@ -104,21 +104,6 @@ def run_loops(program: Program, fields: dict[str, Any], *, loops: Program | None
             raise StencilError(f"the lowered program failed with status {done.returncode}: {done.stderr[:500]}")
         return {name: np.fromfile(out / f"{name}.out", dtype=np.float64).reshape(np.shape(fields[name]))
                 for name in program.output_fields()}
-
-
-def check_loops(program: Program, *, fields: Any = None) -> Any:
-    """xDSL's lowered loops, compiled with ``mlir-opt`` and run, against the reference interpreter (a
-    :class:`~polylab.stencil.check.PassCheck` named after the lowering; None when the tools are missing)."""
-    from polylab.stencil.check import compare_fields, fields_for
-    from polylab.stencil.interpret import interpret
-    from polylab.toolchain.mlirbuild import mlir_tools
-
-    if mlir_tools()[0] is None:
-        return None
-    fields = fields if fields is not None else fields_for(program)
-    before = interpret(program, fields)
-    after = run_loops(program, fields)
-    return compare_fields("convert-stencil-to-ll-mlir (compiled by mlir-opt)", before, after, fields, program)
 
 
 # -- GPU ----------------------------------------------------------------------------------------------------------

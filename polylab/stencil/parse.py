@@ -7,8 +7,8 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from polylab.stencil import oec
-from polylab.stencil.errors import StencilError, StencilSyntaxError, from_xdsl
-from polylab.stencil.program import Program, location_at, parse_module
+from polylab.stencil.errors import StencilError, StencilSyntaxError, from_xdsl, location_at
+from polylab.stencil.program import Program, parse_module
 
 
 def parse(text: str, filename: str | None = None) -> Program:
@@ -50,7 +50,7 @@ def verify(program: Program) -> None:
     """xDSL's verifier on the program; a failure names the innermost operation that does not verify."""
     try:
         program.module.verify()
-    except Exception as exc:
+    except Exception as exc:  # xDSL's verifiers raise VerifyException and, on malformed IR, others
         op = _failing(program)
         err = from_xdsl(exc, "")
         raise program.error(err.message, op, hint=err.hint) from None
@@ -62,6 +62,6 @@ def _failing(program: Program) -> Operation | None:
     for op in program.module.walk():
         try:
             op.verify(verify_nested_ops=False)
-        except Exception:
+        except Exception:  # any failure of the operation's own verifier marks it
             found = op
     return found

@@ -6,9 +6,9 @@ The pipeline is xDSL's pass-pipeline syntax (``stencil-unroll{unroll-factor=1,2,
 pass runs on a clone (a :class:`~polylab.stencil.program.Program` never changes), xDSL's verifier runs after
 it, and a failure is a located error naming the pass and, where the operation survived the pass, its line.
 
-With ``verify=True`` every pass is checked independently (:func:`polylab.stencil.check.check_pass`): the
-reference interpreter's outputs after it must equal those before it, bit for bit, or the run stops with a
-:class:`~polylab.stencil.errors.PassVerificationError` naming the pass.
+:func:`polylab.stencil.check.check_passes` checks every pass independently: the reference interpreter's
+outputs after it must equal those before it, bit for bit; a failure names the pass
+(:class:`~polylab.stencil.errors.PassVerificationError` from ``raise_if_failed``).
 
 One pass is polylab's: ``polylab-unroll{unroll-factor=...}`` is xDSL's ``stencil-unroll`` followed by
 putting the returned values in the dialect's result-major order and forgetting the inferred shapes (an
@@ -77,7 +77,7 @@ def pipeline(spec: str) -> tuple[ModulePass, ...]:
     """The passes of a pipeline spec (an unknown pass or a malformed spec is a located error)."""
     try:
         return PassPipeline.parse_spec(available(), spec).passes
-    except Exception as exc:
+    except Exception as exc:  # xDSL's spec parser raises ValueError, ArgSpecParseError and others
         text = str(exc).strip()
         known = sorted(n for n in available() if "stencil" in n or n in ("canonicalize", "cse", "shape-inference"))
         raise StencilError(f"the pass pipeline {spec!r} cannot be read: {text.splitlines()[-1] if text else exc}",
@@ -90,7 +90,7 @@ def pass_text(p: ModulePass) -> str:
     """The pass as written in a pipeline (``stencil-unroll{unroll-factor=1,2}``)."""
     try:
         return p.pipeline_pass_spec().__str__()
-    except Exception:
+    except Exception:  # a pass whose options xDSL cannot print back: its name
         return p.name
 
 
@@ -102,7 +102,7 @@ def apply_pass(program: Program, p: ModulePass, ctx: Context | None = None) -> P
     try:
         p.apply(ctx, module)
         module.verify()
-    except Exception as exc:
+    except Exception as exc:  # a pass or xDSL's verifier failing: a located error naming the pass
         op = next((o for o in module.walk() if _fails(o)), None)
         err = from_xdsl(exc, "", what=f"the program after the pass {pass_text(p)}")
         loc = program.location_offset(origin.get(id(op))) if op is not None else None
@@ -118,7 +118,7 @@ def apply_pass(program: Program, p: ModulePass, ctx: Context | None = None) -> P
 def _fails(op: Any) -> bool:
     try:
         op.verify(verify_nested_ops=False)
-    except Exception:
+    except Exception:  # any failure of the operation's own verifier marks it
         return True
     return False
 
@@ -130,15 +130,10 @@ def reparsed(module: builtin.ModuleOp, filename: str | None = None) -> Program:
     return Program(fresh, text, filename, starts)
 
 
-def run_passes(program: Program, spec: str, *, verify: bool = False, fields: Any = None) -> Program:
-    """``program`` after the pipeline ``spec`` (see the module); ``verify``: each pass checked by the reference
-    interpreter (on ``fields``, default the harness's initial values)."""
+def run_passes(program: Program, spec: str) -> Program:
+    """``program`` after the pipeline ``spec`` (see the module; :func:`polylab.stencil.check.check_passes` runs
+    the same pipeline with every pass checked by the reference interpreter)."""
     ctx = context()
     for p in pipeline(spec):
-        after = apply_pass(program, p, ctx)
-        if verify:
-            from polylab.stencil.check import check_pass
-
-            check_pass(program, after, pass_text(p), fields=fields).raise_if_failed()
-        program = after
+        program = apply_pass(program, p, ctx)
     return program

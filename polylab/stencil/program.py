@@ -28,7 +28,7 @@ from xdsl.printer import Printer
 
 from polylab import render
 from polylab.errors import SourceLocation
-from polylab.stencil.errors import StencilError
+from polylab.stencil.errors import StencilError, location_at
 
 Box = tuple[tuple[int, ...], tuple[int, ...]]
 
@@ -205,13 +205,3 @@ class Program:
 
     def _repr_html_(self) -> str:
         return render.html(self)
-
-
-def location_at(text: str, offset: int) -> SourceLocation:
-    """The line and column (1-based) of ``offset`` in ``text``, with that line."""
-    line = text.count("\n", 0, offset) + 1
-    start = text.rfind("\n", 0, offset) + 1
-    end = text.find("\n", offset)
-    source_line = text[start: end if end >= 0 else len(text)]
-    token = source_line[offset - start:].split(" ")[0]
-    return SourceLocation(line, offset - start + 1, token, source_line)

@@ -72,7 +72,7 @@ def run_program(program: Program | Lowering, schedule: Any = None, target: str =
     lowering = program if isinstance(program, Lowering) else lower(program)
     verdict = check(lowering, schedule, target, threads=threads, timeout=timeout)
     if verdict.verified is not True:
-        return StencilRun(verdict, reason=verdict.reason)
+        return StencilRun(verdict, reason=verdict.reason or str(verdict))
     report = measure(lowering.scop, schedule, target, params={}, threads=threads, repeat=repeat, warmup=warmup,
                      timeout=timeout, progress=progress)
     return StencilRun(verdict, report, *speedup_of(report))
