@@ -1,29 +1,45 @@
-"""Lab 8 (the stencil dialect): the solution earns full marks, every wrong-answer path of every check names the
-specific error, the hidden cases are read and shown by label only, and the references agree with independent
-reasoning (the level of an apply by brute force over orders, the diamond of offsets, the unrolled pattern)."""
+"""Lab 8 (the stencil dialect on xDSL): the solution earns full marks, nothing answered earns nothing, every
+wrong-answer path names what the mistake breaks without stating the answer, and the references agree with
+independent reasoning (the diamond of offsets, the halo as the sum of the applies' reach, the memref index
+read from the lowered loops' own subview)."""
 
 from __future__ import annotations
 
-import itertools
+import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
+from polylab import stencil
 from polylab.grading import check, get_lab, load_hidden
 from polylab.grading.labs import lab8
 
 ROOT = Path(__file__).resolve().parents[1]
 HIDDEN_DIR = ROOT / "instructor" / "hidden"
 
+BODY = """%n = stencil.access %a[-1, 0] : !stencil.temp<?x?xf64>
+      %s = stencil.access %a[1, 0] : !stencil.temp<?x?xf64>
+      %w = stencil.access %a[0, -1] : !stencil.temp<?x?xf64>
+      %e = stencil.access %a[0, 1] : !stencil.temp<?x?xf64>
+      %ns = arith.addf %n, %s : f64
+      %we = arith.addf %w, %e : f64
+      %sum = arith.addf %ns, %we : f64
+      %quarter = arith.constant 0.25 : f64
+      %mean = arith.mulf %sum, %quarter : f64
+      stencil.return %mean : f64"""
+
+PLAIN = [0.010, 0.011, 0.0102, 0.0101, 0.0103, 0.0104, 0.0100]
+SLOWER = [2 * t for t in PLAIN]
+
 SOLUTION = {
-    "levels": [{"lap"}, {"fli", "flj"}, {"res"}],
+    "smooth_program": lab8.SMOOTH_TEMPLATE.replace("BODY", BODY),
     "lap_box": ((-1, -1, 0), (65, 65, 16)), "load_box": ((-2, -2, 0), (66, 66, 16)),
-    "u_accesses": 26, "u_distinct": 13,
+    "u_distinct": 13,
     "lap_evaluations": (66 * 66 * 16, 5 * 64 * 64 * 16),
-    "unrolled_reads": lambda f: 3 * f + 2,
-    "fused_schedule": "{ S0[i, j, k] -> [i - 1, j, k, 0]; S1[i, j, k] -> [i, j, k, 1] }",
+    "memref_index": (2, 4, 0),
+    "kernel_start": "b",
+    "halo_rows": 2,
+    "plain_runs": PLAIN, "inlined_runs": SLOWER, "inlining_verdict": "slower",
 }
 
 
@@ -32,12 +48,12 @@ def grade(name: str, *answer):
     return r, "\n".join(r.feedback)
 
 
-def test_solution_scores_full_marks_with_the_hidden_cases():
+def test_solution_scores_full_marks():
     lab = get_lab("lab8")
     hidden = load_hidden(HIDDEN_DIR, lab) if HIDDEN_DIR.is_dir() else {}
     report = lab.grade(SOLUTION, hidden=hidden)
     assert [r.status for r in report.results] == ["correct"] * len(lab.questions), report.text
-    assert report.score == report.max_score == lab.max_score >= 14 and len(lab.questions) >= 5
+    assert report.score == report.max_score == lab.max_score == 17
 
 
 def test_nothing_answered_scores_zero():
@@ -45,140 +61,130 @@ def test_nothing_answered_scores_zero():
     assert report.score == 0 and {r.status for r in report.results} == {"missing"}
 
 
-# -- Q1 -----------------------------------------------------------------------------------------------------
-
-def test_q1_levels_are_the_longest_paths():
-    """Brute force: an apply may share a level with another only when neither reads the other (directly or
-    through others); the reference's levels are antichains and each apply sits one above a producer."""
-    p = lab8.diffusion()
-    reads = {lab8._name(a.results[0]): {lab8._name(o) for o in a.operands} for a in p.applies}
-    levels = lab8.levels_reference()
-    assert [sorted(lv) for lv in levels] == [["lap"], ["fli", "flj"], ["res"]]
-    for lv in levels:
-        for x, y in itertools.permutations(lv, 2):
-            assert y not in reads[x]
-    for k, lv in enumerate(levels[1:], start=1):
-        for x in lv:
-            assert reads[x] & levels[k - 1]
+def test_the_course_rules_hold():
+    lab = get_lab("lab8")
+    kinds = {q.kind for q in lab.questions}
+    assert {"derivation", "construction"} <= kinds
+    assert sum(q.points for q in lab.questions if q.kind == "choice") <= 0.1 * lab.max_score
 
 
-def test_q1_wrong_paths():
-    r, fb = grade("lab8.q1", [{"lap", "fli"}, {"flj"}, {"res"}])
-    assert r.status == "partial" and "fli cannot run at level 1" in fb and "flj" not in fb
-    r, fb = grade("lab8.q1", [{"lap"}, {"fli"}, {"flj"}, {"res"}])
-    assert "flj can run earlier than level 3" in fb and "res can run earlier than level 4" in fb
-    r, fb = grade("lab8.q1", [{"lap"}, {"fli", "flj"}])
-    assert "1 apply(s) missing" in fb
-    r, fb = grade("lab8.q1", [{"lap"}, {"fli", "flj", "lap"}, {"res"}])
-    assert "listed twice" in fb
-    r, fb = grade("lab8.q1", [{"lap"}, {"fli", "flj"}, {"res", "out"}])
-    assert "out (level 3) is not an apply" in fb
-    r, fb = grade("lab8.q1", {"lap", "fli", "flj", "res"})
-    assert r.score == 0 and "not a list of sets" in fb
-    r, fb = grade("lab8.q1", ["lap", "fli"])
-    assert "single text" in fb
-    r, _ = grade("lab8.q1", [["%lap"], ("%fli", "flj"), {"res"}])  # % optional, lists or tuples for sets
+# -- Q1: the construction ------------------------------------------------------------------------------------------
+
+def test_q1_another_summation_order_is_right_too():
+    body = BODY.replace("%ns = arith.addf %n, %s", "%ns = arith.addf %n, %e").replace(
+        "%we = arith.addf %w, %e", "%we = arith.addf %w, %s")
+    r, _ = grade("lab8.q1", lab8.SMOOTH_TEMPLATE.replace("BODY", body))
     assert r.correct
 
 
-# -- Q2 -----------------------------------------------------------------------------------------------------
-
-def test_q2_wrong_paths():
-    good_lap, good_load = SOLUTION["lap_box"], SOLUTION["load_box"]
-    r, fb = grade("lab8.q2", ((-1, -1, 0), (64, 64, 15)), good_load)
-    assert r.status == "partial" and "inclusive" in fb and "half-open" in fb
-    r, fb = grade("lab8.q2", ((0, 0, 0), (64, 64, 16)), good_load)
-    assert "is the output's box" in fb
-    r, fb = grade("lab8.q2", good_lap, good_lap)
-    assert "load_box is lap's box" in fb
-    r, fb = grade("lab8.q2", ((-1, -1, -1), (65, 65, 17)), good_load)
-    assert "wrong along k" in fb
-    r, fb = grade("lab8.q2", good_lap, ((-2, -2, 0), (66, 67, 16)))
-    assert "wrong along j" in fb
-    r, fb = grade("lab8.q2", "((-1, -1, 0), (65, 65, 16))", good_load)
-    assert "is the text" in fb and r.status == "partial"
-    r, fb = grade("lab8.q2", (-1, -1, 0), good_load)
-    assert "not a pair" in fb
-    r, fb = grade("lab8.q2", ((-1, -1), (65, 65)), good_load)
-    assert "has 2 entries, not 3" in fb
+@pytest.mark.parametrize("change, words", [
+    (lambda b: b.replace("%a[0, 1]", "%a[1, 1]"), "offset [1, 1] reads a point the operator does not use"),
+    (lambda b: b.replace("0.25", "0.2"), "a weight or an operation is off"),
+    (lambda b: b.replace("%sum = arith.addf %ns, %we", "%sum = arith.subf %ns, %we"), "is off"),
+    (lambda b: b.replace("arith.addf %n, %s", "arith.addf %n %s"), "line 11, column 27"),
+    (lambda b: "BODY", "does not read"),
+], ids=["diagonal", "weight", "operation", "syntax", "untouched-template"])
+def test_q1_each_mistake_is_named_without_the_answer(change, words):
+    r, fb = grade("lab8.q1", lab8.SMOOTH_TEMPLATE.replace("BODY", change(BODY)))
+    assert not r.correct and words in fb, fb
+    assert "0.25" not in fb and "[0, 1]" not in fb
 
 
-# -- Q3 and Q4 ---------------------------------------------------------------------------------------------------
+def test_q1_refuses_what_is_not_a_program():
+    r, fb = grade("lab8.q1", 42)
+    assert r.score == 0 and "not text" in fb
+
+
+# -- Q2 -------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lap_box, load_box, words", [
+    (((-1, -1, 0), (64, 64, 15)), SOLUTION["load_box"], "inclusive"),
+    (((0, 0, 0), (64, 64, 16)), SOLUTION["load_box"], "stored box"),
+    (SOLUTION["lap_box"], ((-1, -1, 0), (65, 65, 16)), "lap's box"),
+    (SOLUTION["lap_box"], ((-4, -4, 0), (68, 68, 16)), "field's bounds"),
+    (SOLUTION["lap_box"], ((-2, -3, 0), (66, 66, 16)), "wrong along j"),
+], ids=["inclusive", "output", "lap-as-load", "halo", "one-dimension"])
+def test_q2_mistakes(lap_box, load_box, words):
+    r, fb = grade("lab8.q2", lap_box, load_box)
+    assert not r.correct and words in fb, fb
+    assert "66" not in fb.replace(str(load_box), "") and "65" not in fb.replace(str(lap_box), "")
+
+
+def test_q2_boxes_are_xdsls_shape_inference():
+    shaped = stencil.run_passes(lab8.bilap(), "shape-inference")
+    assert "!stencil.temp<[-1,65]x[-1,65]x[0,16]xf64>" in shaped.text
+    assert lab8.box_reference("load") == ((-2, -2, 0), (66, 66, 16))
+
+
+# -- Q3, Q4 ---------------------------------------------------------------------------------------------------------
 
 def test_q3_reference_is_the_diamond():
-    five = [(0, 0), (-1, 0), (1, 0), (0, -1), (0, 1)]
-    diamond = {(a[0] + b[0], a[1] + b[1]) for a in five for b in five}
-    assert lab8.inlined_counts() == (len(five) ** 2 + 1, len(diamond)) == (26, 13)
+    diamond = {(a + c, b + d) for a, b in [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1)]
+               for c, d in [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1)]}
+    assert lab8.inlined_accesses() == len(diamond) == 13
 
 
-def test_q3_wrong_paths():
-    r, fb = grade("lab8.q3", 25, 13)
-    assert r.status == "partial" and "also reads u[0, 0, 0]" in fb
-    r, fb = grade("lab8.q3", 13, 13)
-    assert "left after cse" in fb
-    r, fb = grade("lab8.q3", 10, 26)
-    assert "becomes a whole Laplacian" in fb and "counts repeated offsets" in fb
-    r, fb = grade("lab8.q3", 26, 9)
-    assert "diamond" in fb
-    r, fb = grade("lab8.q3", "26", 13)
-    assert "remove the quotes" in fb
+@pytest.mark.parametrize("given, words", [(26, "each time a Laplacian reads it"), (25, "without res's own"),
+                                          (5, "one Laplacian's pattern"), (3, "fewer than"), (17, "draw them")])
+def test_q3_mistakes(given, words):
+    r, fb = grade("lab8.q3", given)
+    assert not r.correct and words in fb and "13" not in fb, fb
 
 
-def test_q4_wrong_paths():
-    stored, inlined = SOLUTION["lap_evaluations"]
+def test_q4_partial_and_named():
+    stored, inlined = lab8.evaluations_reference()
     r, fb = grade("lab8.q4", (64 * 64 * 16, inlined))
-    assert r.status == "partial" and "larger than the output" in fb
+    assert r.score == pytest.approx(1.0) and "larger than the output" in fb and str(stored) not in fb
     r, fb = grade("lab8.q4", (stored, stored))
-    assert "one Laplacian per access" in fb
-    r, fb = grade("lab8.q4", (1, 2))
-    assert r.score == 0 and "volume of lap's box" in fb and "one per access of res to lap" in fb
-    r, fb = grade("lab8.q4", stored)
-    assert "not a vector" in fb
+    assert "one Laplacian per access" in fb and str(inlined) not in fb
 
 
-# -- Q5 -----------------------------------------------------------------------------------------------------------
+# -- Q5 -------------------------------------------------------------------------------------------------------------
 
-@settings(max_examples=8, deadline=None)
-@given(st.integers(min_value=1, max_value=12))
-def test_q5_reference_is_the_union_of_shifted_patterns(f):
-    five = [(0, 0, 0), (-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0)]
-    shifted = {(a, b + c, d) for (a, b, d) in five for c in range(f)}
-    assert lab8.unrolled_reads_reference(f) == len(shifted) == 3 * f + 2
-
-
-def test_q5_wrong_paths_and_hidden_cases():
-    q = get_lab("lab8").question("q5")
-    hidden = load_hidden(HIDDEN_DIR, get_lab("lab8"))["q5"] if HIDDEN_DIR.is_dir() else ()
-    r = q.grade({"unrolled_reads": lambda f: 5 * f}, "lab8", hidden)
-    fb = "\n".join(r.feedback)
-    assert r.status == "partial" and "unrolled_reads(2) returned 10, expected 8" in fb
-    if hidden:
-        assert "hidden case" in fb and "(4,)" not in fb
-    r = q.grade({"unrolled_reads": lambda f: 3 * f + 2 if f < 3 else 0}, "lab8", hidden)
-    if hidden:
-        assert r.status == "partial" and "wrong result" in "\n".join(r.feedback)
-    r = q.grade({"unrolled_reads": 8}, "lab8")
-    assert "not a function" in "\n".join(r.feedback)
+def test_q5_reference_is_read_from_the_lowered_loops():
+    loops = stencil.lowered_loops(lab8.inlined()).text
+    m = re.search(r"memref\.subview %fin\[(\d+), (\d+), (\d+)\]", loops)
+    assert m, loops[:2000]
+    start = tuple(int(x) for x in m.groups())
+    assert lab8.memref_index_reference() == tuple(s + o for s, o in zip(start, (-2, 0, 0)))
 
 
-# -- Q6 -----------------------------------------------------------------------------------------------------------
-
-def test_q6_wrong_paths():
-    r, fb = grade("lab8.q6", "{ S0[i, j, k] -> [i, j, k, 0]; S1[i, j, k] -> [i, j, k, 1] }")
-    assert r.score == 0 and "illegal" in fb and "flow dependence S0 -> S1 on lap" in fb
-    assert r.pictures  # the violating pair is drawn
-    r, fb = grade("lab8.q6", "{ S0[i, j, k] -> [0, i, j, k]; S1[i, j, k] -> [1, i, j, k] }")
-    assert r.score == 0 and "not fused" in fb
-    r, fb = grade("lab8.q6", "{ S0[i, j, k] -> [i - 1, j - 1, k, 0]; S1[i, j, k] -> [i, j, k, 1] }")
-    assert r.status == "partial" and "only 1 loop(s) stay parallel" in fb
-    r, fb = grade("lab8.q6", "{ S0[i, j, k] -> [i - 2, j, k, 0]; S1[i, j, k] -> [i, j, k, 1] }")
-    assert r.correct  # a larger shift is also legal and keeps j and k parallel
-    r, fb = grade("lab8.q6", "{ S0[i, j, k] -> [i - 1, j, k, 0] ")
-    assert r.score == 0 and fb
-    r, fb = grade("lab8.q6", 3)
-    assert "not text" in fb
+@pytest.mark.parametrize("given, words", [((-2, 0, 0), "indexed from 0"), ((6, 4, 0), "moves down"),
+                                          ((2, 4, 4), "along k"), ((3, 3, 0), "index = point + offset")])
+def test_q5_mistakes(given, words):
+    r, fb = grade("lab8.q5", given)
+    assert not r.correct and words in fb and "(2, 4, 0)" not in fb, fb
 
 
-@pytest.mark.parametrize("statement,result", [("S0", "lap"), ("S1", "res")])
-def test_q6_statements_are_found_by_what_they_write(statement, result):
-    assert lab8._statement_of(result) == statement
+# -- Q6, Q7, Q8 -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("given", ["a", "c", "d"])
+def test_q6_wrong_options_say_why_not_naming_the_answer(given):
+    r, fb = grade("lab8.q6", given)
+    assert not r.correct and "gpu.launch_func" not in fb and len(fb) > 40
+
+
+def test_q7_reference_is_the_sum_of_the_applies_reach():
+    reach = 1 + 1                     # lap reads u at +-1 along i, res reads lap at +-1 along i
+    assert lab8.halo_reference() == reach
+
+
+@pytest.mark.parametrize("given, words", [(1, "one apply reaches"), (4, "field's halo"), (0, "neighbour owns"),
+                                          (3, "add up")])
+def test_q7_mistakes(given, words):
+    r, fb = grade("lab8.q7", given)
+    assert not r.correct and words in fb, fb
+
+
+def test_q8_reads_the_students_own_interval():
+    same = [t * 1.001 if k % 2 else t * 0.999 for k, t in enumerate(PLAIN)]
+    r, _ = grade("lab8.q8", PLAIN, same, "no measurable difference")
+    assert r.correct
+    r, fb = grade("lab8.q8", PLAIN, same, "faster")
+    assert not r.correct and "contains 1" in fb
+    r, fb = grade("lab8.q8", PLAIN, SLOWER, "no measurable difference")
+    assert not r.correct and "does not contain 1" in fb
+    r, fb = grade("lab8.q8", PLAIN, SLOWER, "faster")
+    assert not r.correct and "median(plain) / median(inlined)" in fb
+    r, fb = grade("lab8.q8", PLAIN[:3], SLOWER[:3], "slower")
+    assert not r.correct and "at least 5 times" in fb

@@ -221,6 +221,8 @@ ANSWERS = {
     "lab2_dependences.ipynb": ["(1, 0)", "2j' = i + 2j - i'", "-15", "(1, 1, 1)", "private(k)", "(2k, -k)"],
     "lab3_schedules.ipynb": ["S0[1, 2] at time", "legal: False", "t - N + 1", "c0 - N", "2 * N - 2",
                              "2i + j", "2 * c0"],
+    "lab8_stencil.ipynb": ["[-1,65]x[-1,65]", "[-2,66]x[-2,66]", "(2, 4, 0)", "halo exchanges per rank",
+                           "69696", "327680"],
 }
 
 

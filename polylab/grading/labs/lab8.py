@@ -1,199 +1,187 @@
-"""Lab 8: the stencil dialect, from applies to verified loops (``solutions/lab8_stencil.ipynb``).
+"""Lab 8: the stencil dialect on xDSL, from an apply you write to verified loops (``solutions/lab8_stencil.ipynb``).
 
-Two programs: the shipped horizontal diffusion (``stencil.example("diffusion")``, four applies) for the data-flow
-graph, and a bi-Laplacian of our own (:data:`BILAP`: a Laplacian ``lap`` and an update ``res`` that applies
-the Laplacian to ``lap``) for shape inference, inlining, unrolling and lowering. Every expected answer is
-computed here with the stencil layer's own passes (``infer_shapes``, ``inline``, ``cse``, ``unroll``,
-``lower``) and, for the schedule, with isl on the lowered SCoP.
+The dialect, its passes and its lowering are xDSL's (today's MLIR syntax); every expected answer is computed
+here by running them through polylab's pipeline on the lab's own programs: the bi-Laplacian :data:`BILAP`
+(a Laplacian ``lap`` and an update ``res`` that applies the Laplacian to ``lap``) and the smoothing operator
+of question 1. The construction (question 1) is checked by running the student's program with the reference
+interpreter on the lab's field values and comparing with the operator's values; the derivations (shapes,
+inlined accesses, recomputed Laplacians, the memref index of an access in the lowered loops, the halo of a
+distributed program) are checked against xDSL's own results; the measurement question (8) against the
+student's own runs and their 95 % interval (:func:`polylab.experiment.speedup_interval`).
 """
 
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
-import islpy as isl
+import numpy as np
+from xdsl.dialects.stencil import AccessOp
 
+from polylab import stencil
+from polylab import toolchain as tc
+from polylab.errors import PolylabError
+from polylab.experiment import speedup_interval
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, legal_schedule, part
-from polylab.grading.lab import Calls, Case, Lab, Question
+from polylab.grading.checks import expect, expect_choice, part
+from polylab.grading.lab import Lab, Question
 from polylab.grading.verdict import Verdict, combine, partial, right, wrong
-from polylab.schedule import Schedule, parse_schedule
-from polylab.stencil import Lowering, Program, cse, example, infer_shapes, inline, lower, parse, unroll
-from polylab.stencil.ops import Access, Apply
+from polylab.stencil.check import fields_for
+from polylab.stencil.display import access_offsets, shapes
 
-#: the bi-Laplacian of questions 2 to 6: out = u - 0.01 * lap(lap(u)) on a 64 x 64 x 16 box
-BILAP = """module {
-  func @bilap(%in: !stencil.field<?x?x?xf64>, %out: !stencil.field<?x?x?xf64>) attributes {stencil.program} {
-    %fin = stencil.cast %in([-4, -4, 0] : [68, 68, 16]) : (!stencil.field<?x?x?xf64>) -> !stencil.field<72x72x16xf64>
-    %fout = stencil.cast %out([-4, -4, 0] : [68, 68, 16]) : (!stencil.field<?x?x?xf64>) -> !stencil.field<72x72x16xf64>
-    %u = stencil.load %fin : (!stencil.field<72x72x16xf64>) -> !stencil.temp<?x?x?xf64>
-    %lap = stencil.apply (%a = %u : !stencil.temp<?x?x?xf64>) -> !stencil.temp<?x?x?xf64> {
-      %c = stencil.access %a [0, 0, 0] : (!stencil.temp<?x?x?xf64>) -> f64
-      %w = stencil.access %a [-1, 0, 0] : (!stencil.temp<?x?x?xf64>) -> f64
-      %e = stencil.access %a [1, 0, 0] : (!stencil.temp<?x?x?xf64>) -> f64
-      %s = stencil.access %a [0, -1, 0] : (!stencil.temp<?x?x?xf64>) -> f64
-      %n = stencil.access %a [0, 1, 0] : (!stencil.temp<?x?x?xf64>) -> f64
-      %we = addf %w, %e : f64
-      %sn = addf %s, %n : f64
-      %nb = addf %we, %sn : f64
-      %four = constant 4.0 : f64
-      %c4 = mulf %four, %c : f64
-      %l = subf %nb, %c4 : f64
-      %r = stencil.store_result %l : (f64) -> !stencil.result<f64>
+#: the bi-Laplacian of questions 2 to 5 and 7: out = u - 0.01 * lap(lap(u)) on a 64 x 64 x 16 box
+BILAP = """builtin.module {
+  func.func @bilap(%in: !stencil.field<?x?x?xf64>, %out: !stencil.field<?x?x?xf64>) attributes {stencil.program} {
+    %fin = stencil.cast %in : !stencil.field<?x?x?xf64> -> !stencil.field<[-4,68]x[-4,68]x[0,16]xf64>
+    %fout = stencil.cast %out : !stencil.field<?x?x?xf64> -> !stencil.field<[-4,68]x[-4,68]x[0,16]xf64>
+    %u = stencil.load %fin : !stencil.field<[-4,68]x[-4,68]x[0,16]xf64> -> !stencil.temp<?x?x?xf64>
+    %lap = stencil.apply(%a = %u : !stencil.temp<?x?x?xf64>) -> (!stencil.temp<?x?x?xf64>) {
+      %c = stencil.access %a[0, 0, 0] : !stencil.temp<?x?x?xf64>
+      %w = stencil.access %a[-1, 0, 0] : !stencil.temp<?x?x?xf64>
+      %e = stencil.access %a[1, 0, 0] : !stencil.temp<?x?x?xf64>
+      %s = stencil.access %a[0, -1, 0] : !stencil.temp<?x?x?xf64>
+      %n = stencil.access %a[0, 1, 0] : !stencil.temp<?x?x?xf64>
+      %we = arith.addf %w, %e : f64
+      %sn = arith.addf %s, %n : f64
+      %nb = arith.addf %we, %sn : f64
+      %four = arith.constant 4.0 : f64
+      %c4 = arith.mulf %four, %c : f64
+      %l = arith.subf %nb, %c4 : f64
+      %r = stencil.store_result %l : !stencil.result<f64>
       stencil.return %r : !stencil.result<f64>
     }
-    %res = stencil.apply (%a = %u : !stencil.temp<?x?x?xf64>, %b = %lap : !stencil.temp<?x?x?xf64>) -> !stencil.temp<?x?x?xf64> {
-      %c = stencil.access %b [0, 0, 0] : (!stencil.temp<?x?x?xf64>) -> f64
-      %w = stencil.access %b [-1, 0, 0] : (!stencil.temp<?x?x?xf64>) -> f64
-      %e = stencil.access %b [1, 0, 0] : (!stencil.temp<?x?x?xf64>) -> f64
-      %s = stencil.access %b [0, -1, 0] : (!stencil.temp<?x?x?xf64>) -> f64
-      %n = stencil.access %b [0, 1, 0] : (!stencil.temp<?x?x?xf64>) -> f64
-      %we = addf %w, %e : f64
-      %sn = addf %s, %n : f64
-      %nb = addf %we, %sn : f64
-      %four = constant 4.0 : f64
-      %c4 = mulf %four, %c : f64
-      %l = subf %nb, %c4 : f64
-      %u0 = stencil.access %a [0, 0, 0] : (!stencil.temp<?x?x?xf64>) -> f64
-      %k = constant 0.01 : f64
-      %kl = mulf %k, %l : f64
-      %new = subf %u0, %kl : f64
-      %r = stencil.store_result %new : (f64) -> !stencil.result<f64>
+    %res = stencil.apply(%a = %u : !stencil.temp<?x?x?xf64>, %b = %lap : !stencil.temp<?x?x?xf64>) -> (!stencil.temp<?x?x?xf64>) {
+      %c = stencil.access %b[0, 0, 0] : !stencil.temp<?x?x?xf64>
+      %w = stencil.access %b[-1, 0, 0] : !stencil.temp<?x?x?xf64>
+      %e = stencil.access %b[1, 0, 0] : !stencil.temp<?x?x?xf64>
+      %s = stencil.access %b[0, -1, 0] : !stencil.temp<?x?x?xf64>
+      %n = stencil.access %b[0, 1, 0] : !stencil.temp<?x?x?xf64>
+      %we = arith.addf %w, %e : f64
+      %sn = arith.addf %s, %n : f64
+      %nb = arith.addf %we, %sn : f64
+      %four = arith.constant 4.0 : f64
+      %c4 = arith.mulf %four, %c : f64
+      %l = arith.subf %nb, %c4 : f64
+      %u0 = stencil.access %a[0, 0, 0] : !stencil.temp<?x?x?xf64>
+      %k = arith.constant 0.01 : f64
+      %kl = arith.mulf %k, %l : f64
+      %new = arith.subf %u0, %kl : f64
+      %r = stencil.store_result %new : !stencil.result<f64>
       stencil.return %r : !stencil.result<f64>
     }
-    stencil.store %res to %fout([0, 0, 0] : [64, 64, 16]) : !stencil.temp<?x?x?xf64> to !stencil.field<72x72x16xf64>
-    return
+    stencil.store %res to %fout(<[0, 0, 0], [64, 64, 16]>) : !stencil.temp<?x?x?xf64> to !stencil.field<[-4,68]x[-4,68]x[0,16]xf64>
+    func.return
   }
 }
 """
 
+#: question 1: the smoothing operator the student writes as an apply (the template: everything but the body)
+SMOOTH_TEMPLATE = """builtin.module {
+  func.func @smooth(%in: !stencil.field<?x?xf64>, %out: !stencil.field<?x?xf64>) {
+    %fi = stencil.cast %in : !stencil.field<?x?xf64> -> !stencil.field<[-1,17]x[-1,17]xf64>
+    %fo = stencil.cast %out : !stencil.field<?x?xf64> -> !stencil.field<[-1,17]x[-1,17]xf64>
+    %u = stencil.load %fi : !stencil.field<[-1,17]x[-1,17]xf64> -> !stencil.temp<?x?xf64>
+    %v = stencil.apply(%a = %u : !stencil.temp<?x?xf64>) -> (!stencil.temp<?x?xf64>) {
+      BODY
+    }
+    stencil.store %v to %fo(<[0, 0], [16, 16]>) : !stencil.temp<?x?xf64> to !stencil.field<[-1,17]x[-1,17]xf64>
+    func.return
+  }
+}
+"""
+
+#: the operator of question 1: the mean of the four edge neighbours, (N + S + E + W) / 4
+SMOOTH_OFFSETS = frozenset({(-1, 0), (1, 0), (0, -1), (0, 1)})
+
+
+def smooth_values(u: np.ndarray) -> np.ndarray:
+    """The operator of question 1 on ``u`` (a field over [-1, 17)^2): its values on [0, 16)^2."""
+    return 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+
 
 @cache
-def diffusion() -> Program:
-    return example("diffusion")
+def bilap() -> stencil.Program:
+    return stencil.parse(BILAP, filename="bilap.mlir")
 
 
 @cache
-def bilap() -> Program:
-    return parse(BILAP, filename="bilap.mlir")
+def shaped() -> stencil.Program:
+    return stencil.run_passes(bilap(), "shape-inference")
 
 
 @cache
-def shaped() -> Program:
-    return infer_shapes(bilap())
+def inlined() -> stencil.Program:
+    return stencil.run_passes(bilap(), "stencil-inlining,cse,shape-inference")
 
 
-@cache
-def lowering() -> Lowering:
-    return lower(shaped())
+def _box_of(program: stencil.Program, label: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return dict(shapes(program))[label]
 
 
-def _name(value: str) -> str:
-    return value.lstrip("%")
+def _volume(box: tuple[tuple[int, ...], tuple[int, ...]]) -> int:
+    return int(np.prod([hi - lo for lo, hi in zip(*box)]))
 
 
-def _apply(program: Program, result: str) -> Apply:
-    return next(a for a in program.applies if _name(a.results[0]) == result)
+# -- Q1: write an apply (construction) ---------------------------------------------------------------------------
 
-
-def _accesses(apply: Apply, temp_arg: str | None = None) -> list[Access]:
-    """The ``stencil.access`` operations of ``apply`` (of its argument ``temp_arg`` when given), nested
-    regions included."""
-    out: list[Access] = []
-
-    def walk(ops) -> None:  # noqa: ANN001
-        for op in ops:
-            if isinstance(op, Access) and (temp_arg is None or op.temp == temp_arg):
-                out.append(op)
-            for attr in ("then", "other", "body", "ops"):
-                inner = getattr(op, attr, None)
-                if isinstance(inner, tuple):
-                    walk(inner)
-
-    walk(apply.body)
-    return out
-
-
-def _arg_of(apply: Apply, operand: str) -> str:
-    return next(a for a, o in zip(apply.args, apply.operands) if o == operand)
-
-
-def _volume(box) -> int:  # noqa: ANN001
-    v = 1
-    for lo, hi in zip(box.lb, box.ub):
-        v *= hi - lo
-    return v
-
-
-# -- Q1: the data-flow graph -------------------------------------------------------------------------------------
-
-@cache
-def levels_reference() -> tuple[frozenset[str], ...]:
-    """The applies of the diffusion grouped by level: an apply's level is one more than the highest level
-    of the applies whose results it reads (loads are level 0), so the applies of one level are independent
-    of each other and may run together."""
-    p = diffusion()
-    level: dict[str, int] = {}
-    for a in p.applies:
-        producers = [level[_name(o)] for o in a.operands if _name(o) in level]
-        for r in a.results:
-            level[_name(r)] = 1 + max(producers, default=0)
-    depth = max(level.values())
-    return tuple(frozenset(n for n, lv in level.items() if lv == k) for k in range(1, depth + 1))
+def _program_text(answer: object) -> str:
+    A.text(answer, "smooth_program")           # refuses what is not text
+    text = str(answer)                         # kept as written: errors name its lines
+    if "stencil.apply" not in text:
+        raise A.AnswerError("smooth_program has no stencil.apply",
+                            hint="start from SMOOTH_TEMPLATE and replace BODY by the apply's operations")
+    return text
 
 
 def check_q1(answer: object) -> Verdict:
-    """The applies of the diffusion, level by level (a list of sets of result names, ``%`` optional)."""
-    if isinstance(answer, (str, dict, set, frozenset)) or not isinstance(answer, (list, tuple)):
-        raise A.AnswerError(f"levels is {A.describe(answer)}, not a list of sets",
-                            hint='write one set per level, in order, e.g. [{"lap"}, {"fli"}]')
-    given = [frozenset(_name(n) for n in A.name_set(lv, None, f"level {k + 1}")) for k, lv in enumerate(answer)]
-    want = levels_reference()
-    if tuple(given) == want:
-        return right()
-    names = {n for lv in want for n in lv}
-    where = {n: k for k, lv in enumerate(want) for n in lv}
+    """The student's program computes the operator: run by the reference interpreter on the lab's values, every
+    element of ``out`` within 1e-12 (relative) of the operator's (sums in another order round differently)."""
+    text = _program_text(answer)
+    try:
+        program = stencil.parse(text, filename="smooth_program")
+    except PolylabError as err:
+        loc = err.location
+        where = f"line {loc.line}, column {loc.column}: " if loc is not None else ""
+        return wrong(f"the program does not read: {where}{err.message}" + (f" ({err.hint})" if err.hint else ""))
+    if len(program.applies) != 1 or program.output_fields() != ("out",):
+        return wrong("keep the template: one apply, stored into out")
     lines = []
-    for k, lv in enumerate(given):
-        for n in sorted(lv):
-            if n not in names:
-                lines.append(f"{n} (level {k + 1}) is not an apply of the diffusion (its applies are "
-                             f"{', '.join(sorted(names))})")
-            elif where[n] > k:
-                lines.append(f"{n} cannot run at level {k + 1}: it reads a result that is computed at level "
-                             f"{where[n]} or later")
-            elif where[n] < k:
-                lines.append(f"{n} can run earlier than level {k + 1}: everything it reads is ready after level "
-                             f"{where[n]}")
-    seen = [n for lv in given for n in lv]
-    missing = names - set(seen)
-    if missing:
-        lines.append(f"{len(missing)} apply(s) missing from the levels")
-    if len(seen) != len(set(seen)):
-        lines.append("an apply is listed twice: each runs once")
-    right_levels = sum(1 for k, lv in enumerate(want) if k < len(given) and given[k] == lv)
-    return partial(right_levels, len(want), *(lines or ["not the levels: an apply's level is one more than "
-                                                       "the highest level of the applies it reads"]))
+    offsets = {tuple(o) for offs in access_offsets(program.applies[0]).values() for o in offs}
+    for o in sorted(offsets - SMOOTH_OFFSETS):
+        lines.append(f"the access at offset {list(o)} reads a point the operator does not use")
+    fields = fields_for(program)
+    try:
+        got = stencil.interpret(program, fields)["out"]
+    except PolylabError as err:
+        return wrong(f"the reference interpreter cannot run it: {err.message}")
+    want = np.array(fields["out"], copy=True)
+    want[1:-1, 1:-1] = smooth_values(fields["in"])
+    verdict = tc.judge(tc.Outputs({"out": want}), tc.Outputs({"out": np.asarray(got)}), rtol=1e-12,
+                       initial=lambda name, flat: np.asarray(fields["out"]).reshape(-1)[flat.astype(np.int64)],
+                       extents={"out": want.shape})
+    if verdict.verified:
+        return right()
+    d = verdict.difference
+    if d is not None:
+        point = [int(i) - 1 for i in d.index]
+        lines.append(f"out at the point {point} is {d.actual:.6g}, the operator's value there is {d.expected:.6g}: "
+                     "an offset, a weight or an operation is off")
+    return wrong(*lines)
 
 
-# -- Q2: shape inference by hand ---------------------------------------------------------------------------------
+# -- Q2: shape inference by hand (derivation) --------------------------------------------------------------------
 
 def _box(value: object, what: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     items = value if isinstance(value, (tuple, list)) else None
+    example = "write ((lb_i, lb_j, lb_k), (ub_i, ub_j, ub_k)), e.g. ((0, 0, 0), (8, 8, 8))"
     if items is None or len(items) != 2:
-        if isinstance(value, str):
-            raise A.AnswerError(f"{what} is the text {A.describe(value)}",
-                                hint="write ((lb_i, lb_j, lb_k), (ub_i, ub_j, ub_k)), e.g. ((0, 0, 0), (64, 64, 16))")
-        raise A.AnswerError(f"{what} is {A.describe(value)}, not a pair (lower bound, upper bound)",
-                            hint="write ((lb_i, lb_j, lb_k), (ub_i, ub_j, ub_k)), e.g. ((0, 0, 0), (64, 64, 16))")
+        raise A.AnswerError(f"{what} is {A.describe(value)}, not a pair (lower bound, upper bound)", hint=example)
     return A.vector(items[0], 3, f"the lower bound of {what}"), A.vector(items[1], 3, f"the upper bound of {what}")
 
 
 def box_reference(which: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The inferred box of the apply ``lap`` or of the load of ``u`` (half-open ``[lb, ub)``)."""
-    p = shaped()
-    box = _apply(p, "lap").box if which == "lap" else p.loads[0].box
-    return tuple(box.lb), tuple(box.ub)
+    """The box xDSL's shape inference gives the apply ``lap`` or the load of ``u`` (half-open)."""
+    return _box_of(shaped(), "apply %lap" if which == "lap" else "load %u")
 
 
 def _judge_box(value: object, which: str, what: str) -> Verdict:
@@ -202,18 +190,17 @@ def _judge_box(value: object, which: str, what: str) -> Verdict:
     if (lb, ub) == (want_lb, want_ub):
         return right()
     if lb == want_lb and tuple(u + 1 for u in ub) == want_ub:
-        return wrong(f"{what}: the upper bound {ub} is inclusive; boxes are half-open [lb, ub), so ub is one past "
-                     "the last point")
-    out_lb, out_ub = (0, 0, 0), (64, 64, 16)
-    if (lb, ub) == (out_lb, out_ub):
-        return wrong(f"{what} is the output's box: grow it by the offsets at which its consumers read it")
-    lap_lb, lap_ub = box_reference("lap")
-    if which == "load" and (lb, ub) == (lap_lb, lap_ub):
+        return wrong(f"{what}: the upper bound {list(ub)} is inclusive; boxes are half-open [lb, ub), so ub is one "
+                     "past the last point")
+    if (lb, ub) == _box_of(shaped(), "store to out"):
+        return wrong(f"{what} is the stored box: grow it by the offsets at which its consumers read it")
+    if which == "load" and (lb, ub) == box_reference("lap"):
         return wrong(f"{what} is lap's box; u is read by lap at offsets -1 and +1 around every point of lap's box")
+    if which == "load" and (lb, ub) == ((-4, -4, 0), (68, 68, 16)):
+        return wrong(f"{what} is the field's bounds: the load needs only what the applies read, not the whole halo")
     dims = [d for d in range(3) if lb[d] != want_lb[d] or ub[d] != want_ub[d]]
-    names = ", ".join("ijk"[d] for d in dims)
-    return wrong(f"{what} is wrong along {names}: take the union, over the consumers, of the consumer's box grown "
-                 "by the offsets of its accesses")
+    return wrong(f"{what} is wrong along {', '.join('ijk'[d] for d in dims)}: take the union, over the consumers, "
+                 "of the consumer's box grown by the offsets of its accesses")
 
 
 def check_q2(lap_box: object, load_box: object) -> Verdict:
@@ -222,149 +209,178 @@ def check_q2(lap_box: object, load_box: object) -> Verdict:
                     ("load_box", part(_judge_box, load_box, "load", "load_box"))])
 
 
-# -- Q3: inlining, count the accesses ----------------------------------------------------------------------------
+# -- Q3: inlining, the distinct accesses (derivation) ------------------------------------------------------------
 
 @cache
-def inlined_counts() -> tuple[int, int]:
-    """``(accesses of u, distinct accesses of u)`` of the single apply left after inlining ``lap`` into
-    ``res``; the distinct ones are what ``cse`` keeps."""
-    p = inline(bilap())
-    (fused,) = p.applies
-    arg = _arg_of(fused, "%u")
-    accesses = _accesses(fused, arg)
-    after = cse(p).applies[0]
-    kept = len(_accesses(after, _arg_of(after, "%u")))
-    distinct = len({a.offset for a in accesses})
-    assert kept == distinct, "cse keeps exactly one access per distinct offset"
-    return len(accesses), distinct
+def inlined_accesses() -> int:
+    """Distinct accesses of ``u`` in the one apply left after xDSL's inlining and cse."""
+    (fused,) = inlined().applies
+    return len({tuple(op.offset) for op in fused.walk() if isinstance(op, AccessOp)})
 
 
-def _u_accesses(answer: object) -> Verdict:
-    k = A.integer(answer, "u_accesses")
-    total, distinct = inlined_counts()
-    if k == total:
-        return right()
-    if k == total - 1:
-        return wrong(f"{k}: res also reads u[0, 0, 0] itself, besides the Laplacians")
-    if k == distinct:
-        return wrong(f"{k} is the number left after cse removes repeated accesses; count before cse")
-    return wrong(f"u_accesses = {k}: each of res's accesses to lap becomes a whole Laplacian of u (count its "
-                 "accesses), plus res's own read of u")
-
-
-def _u_distinct(answer: object) -> Verdict:
+def check_q3(answer: object) -> Verdict:
     k = A.integer(answer, "u_distinct")
-    total, distinct = inlined_counts()
-    if k == distinct:
-        return right()
-    if k == total:
-        return wrong(f"{k} counts repeated offsets: u[0, 0, 0] is read by several of the inlined Laplacians")
-    return wrong(f"u_distinct = {k}: the offsets are a + b for a, b in the 5-point pattern; draw them (a diamond "
-                 "|di| + |dj| <= 2) and count")
+    want = inlined_accesses()
+    return expect(k, want,
+                  (26, "26 counts an offset each time a Laplacian reads it: u[0, 0, 0] and its neighbours are read "
+                       "by several of the inlined Laplacians, and the program reads each once"),
+                  (25, "25 counts the five Laplacians' reads each time, without res's own read of u"),
+                  (5, "5 is one Laplacian's pattern: res reads lap at five offsets, each a Laplacian around it"),
+                  (lambda g: g < 5, "fewer than one Laplacian's pattern: every inlined Laplacian reads its own "
+                                    "neighbourhood"),
+                  otherwise=f"u_distinct = {k}: the offsets are a + b for a, b in the 5-point pattern; draw them "
+                            "(|di| + |dj| <= 2) and count each once")
 
 
-def check_q3(u_accesses: object, u_distinct: object) -> Verdict:
-    """Accesses of ``u`` per output point in the inlined apply, before and after common subexpressions."""
-    return combine([("u_accesses", part(_u_accesses, u_accesses)), ("u_distinct", part(_u_distinct, u_distinct))])
-
-
-# -- Q4: what inlining recomputes ---------------------------------------------------------------------------------
+# -- Q4: what inlining recomputes (derivation) -------------------------------------------------------------------
 
 @cache
 def evaluations_reference() -> tuple[int, int]:
-    """``(stored, inlined)``: the Laplacians computed when ``lap`` is a temp (its inferred box) and when it
-    is inlined (one per access of ``res`` to ``lap``, at every point of ``res``'s box)."""
+    """``(stored, inlined)``: Laplacians computed when ``lap`` is a temp (its inferred box) and when it is
+    inlined (one per access of ``res`` to ``lap``, at every point of ``res``'s box)."""
     p = shaped()
-    res = _apply(p, "res")
-    reads = len(_accesses(res, _arg_of(res, "%lap")))
-    return _volume(_apply(p, "lap").box), reads * _volume(res.box)
+    res = next(a for a in p.applies if "%lap" in access_offsets(a))
+    reads = len(access_offsets(res)["%lap"])
+    return _volume(box_reference("lap")), reads * _volume(_box_of(p, "apply %res"))
 
 
 def check_q4(answer: object) -> Verdict:
-    stored, inlined = A.vector(answer, 2, "lap_evaluations")
+    stored, inlined_ = A.vector(answer, 2, "lap_evaluations")
     want_s, want_i = evaluations_reference()
+    out_points = _volume(_box_of(shaped(), "store to out"))
     lines = []
     if stored != want_s:
-        lines.append(f"stored: {stored} Laplacians" + (": lap is computed on its inferred box, which is larger than "
-                                                     "the output" if stored == 64 * 64 * 16 else
-                                                     ": the volume of lap's box (question 2)"))
-    if inlined != want_i:
-        lines.append(f"inlined: {inlined} Laplacians: " + ("every point of res recomputes one Laplacian per access "
-                                                         "to lap" if inlined in (want_s, 64 * 64 * 16)
-                                                         else "one per access of res to lap, at every output point"))
+        lines.append(f"stored: {stored} Laplacians" + (": lap is computed on its inferred box, which is larger "
+                                                       "than the output" if stored == out_points else
+                                                       ": count the points of lap's box (question 2)"))
+    if inlined_ != want_i:
+        lines.append(f"inlined: {inlined_} Laplacians: " + ("every point of res recomputes one Laplacian per "
+                                                            "access to lap" if inlined_ in (want_s, out_points)
+                                                            else "one per access of res to lap, at every output "
+                                                                 "point"))
     return partial(2 - len(lines), 2, *lines)
 
 
-# -- Q5: unrolling ------------------------------------------------------------------------------------------------
+# -- Q5: the lowered loops: where an access reads (derivation) -----------------------------------------------------
 
-def unrolled_reads_reference(factor: int) -> int:
-    """Distinct elements of ``u`` one apply of ``lap`` unrolled by ``factor`` along ``j`` reads (after cse):
-    the union of the 5-point pattern shifted by 0 .. factor - 1 along j."""
-    factor = int(factor)
-    p = cse(unroll(bilap(), factor, 1))
-    lap = _apply(p, "lap")
-    return len({a.offset for a in _accesses(lap, _arg_of(lap, "%u"))})
-
-
-def check_q5(calls: Calls) -> Verdict:
-    return compare_calls(calls, unrolled_reads_reference)
+@cache
+def memref_index_reference() -> tuple[int, ...]:
+    """The memref index the lowered loops read for ``u`` at offset (-2, 0, 0) at the point (0, 0, 0): the
+    field's element ``x + o`` is stored at ``x + o - lb`` (xDSL's subview starts at ``-lb``)."""
+    lb = stencil.lower(inlined()).program.field_bounds(
+        next(op.results[0] for op in inlined().walk() if op.name == "stencil.cast"))[0]
+    return tuple(x + o - lo for x, o, lo in zip((0, 0, 0), (-2, 0, 0), lb))
 
 
-# -- Q6: the lowered program, fused ---------------------------------------------------------------------------------
+def check_q5(answer: object) -> Verdict:
+    given = A.vector(answer, 3, "memref_index")
+    want = memref_index_reference()
+    return expect(given, want,
+                  ((-2, 0, 0), "(-2, 0, 0) is the point in the field's coordinates; a memref is indexed from 0: "
+                               "where does the field's lower bound go?"),
+                  ((6, 4, 0), "the access is at -2 along i: the index moves down from the point's, not up"),
+                  (lambda g: g[2] != want[2], "along k the field's bounds start at 0, so nothing shifts there"),
+                  otherwise=f"memref_index = {list(given)}: index = point + offset - (the field's lower bound)")
 
-def _statement_of(result: str) -> str:
-    """The statement of the lowered SCoP that computes the apply ``result``."""
-    scop = lowering().scop
-    array = dict(lowering().temps).get(f"%{result}")
-    for s in scop.statements:
-        if array is not None and any(a.kind == "write" and a.array == array for a in s.accesses):
-            return s.name
-    return scop.statements[-1].name
 
+# -- Q6: the GPU dialect's two forms (choice) ----------------------------------------------------------------------
 
-def _prefix(sched: Schedule, name: str, depth: int) -> isl.Set:
-    stmt = sched.scop.statement(name)
-    times = sched.maps[name].intersect_domain(stmt.domain).range()
-    n = times.dim(isl.dim_type.set)
-    return times.project_out(isl.dim_type.set, depth, n - depth) if n > depth else times
+KERNEL_OPTIONS = {"a": "gpu.launch", "b": "gpu.launch_func", "c": "gpu.func", "d": "scf.parallel"}
+KERNEL_WHY_NOT = {
+    "a": "gpu.launch is the inline form: its body sits in the host function, so nothing can be compiled apart",
+    "c": "gpu.func defines the kernel in the gpu.module; it does not start it",
+    "d": "scf.parallel is the loop before the mapping: no kernel exists yet",
+}
 
 
 def check_q6(answer: object) -> Verdict:
-    """A schedule of the lowered bi-Laplacian that fuses the two loop nests (the statements share their
-    three outer loops), is legal, and keeps ``j`` and ``k`` parallel."""
-    scop = lowering().scop
-    sched = parse_schedule(scop, A.text(answer, "fused_schedule"))
-    legal = legal_schedule(sched, what="the fused schedule")
-    if not legal.correct:
-        return legal
-    lap, res = _statement_of("lap"), _statement_of("res")
-    if _prefix(sched, lap, 3).intersect(_prefix(sched, res, 3)).is_empty():
-        return wrong(f"{lap} and {res} never share their three outer loops: the nests are not fused (write both "
-                     "with the loops first and the statement order last)")
-    par = len(sched.parallel_dims)
-    if par >= 2:
+    given = A.choice(answer, tuple(KERNEL_OPTIONS), "kernel_start")
+    return expect_choice(given, "b", KERNEL_WHY_NOT, what="kernel_start")
+
+
+# -- Q7: the halo of a distributed program (derivation) -------------------------------------------------------------
+
+@cache
+def halo_reference() -> int:
+    """Rows of ``u`` a rank receives from its neighbour along ``i`` (xDSL's distribution over 2 x 1 ranks)."""
+    from polylab.stencil.mlir import distribute
+    from xdsl.dialects.experimental import dmp
+
+    d = distribute(shaped(), "2x1")
+    program = stencil.parse(d.text)
+    for op in program.walk():
+        if isinstance(op, dmp.SwapOp):
+            for ex in op.swaps:
+                if list(ex.neighbor)[0] != 0:
+                    return int(list(ex.size)[0])
+    raise RuntimeError("no exchange along i")
+
+
+def check_q7(answer: object) -> Verdict:
+    k = A.integer(answer, "halo_rows")
+    return expect(k, halo_reference(),
+                  (1, "1 row is what one apply reaches; lap reads u one row away, and res reads lap one row away "
+                      "from points the rank owns"),
+                  (4, "4 is the field's halo, not what the applies read: a rank receives only what it reads"),
+                  (0, "a rank's points next to the cut read rows its neighbour owns"),
+                  otherwise=f"halo_rows = {k}: add up how far, along i, the applies read beyond a rank's own rows")
+
+
+# -- Q8: what the measurement says --------------------------------------------------------------------------------
+
+VERDICTS = ("faster", "slower", "no measurable difference")
+
+
+def _runs(value: object, what: str) -> list[float]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, np.ndarray)):
+        raise A.AnswerError(f"{what} is {A.describe(value)}, not a list of run times",
+                            hint="run the timing cell above: it defines plain_runs and inlined_runs")
+    try:
+        return [float(x) for x in value]
+    except (TypeError, ValueError):
+        raise A.AnswerError(f"{what} holds something that is not a time in seconds") from None
+
+
+def check_q8(plain_runs: object, inlined_runs: object, verdict: object) -> Verdict:
+    """``verdict`` is what the student's own runs show: the inlined program against the plain one, with the 95 %
+    interval of the speedup (``faster``/``slower`` only when the interval excludes 1)."""
+    plain, inl = _runs(plain_runs, "plain_runs"), _runs(inlined_runs, "inlined_runs")
+    given = A.choice(verdict, VERDICTS, "inlining_verdict")
+    interval = speedup_interval(plain, inl)
+    if interval is None:
+        return wrong("the runs are too few (or not positive) to give an interval: time each program at least 5 times")
+    if given == interval.verdict:
         return right()
-    return partial(2, 3, f"legal and fused, but only {par} loop(s) stay parallel: shift lap by as little as the "
-                         "dependences need (along i only), so that j and k carry no dependence")
+    if given != "no measurable difference" and interval.verdict == "no measurable difference":
+        return wrong(f"inlining_verdict = {given!r}: the medians differ, but the 95 % interval of the speedup "
+                     "contains 1: the runs do not tell the two apart")
+    if given == "no measurable difference":
+        return wrong("inlining_verdict = 'no measurable difference': the 95 % interval of the speedup does not "
+                     "contain 1, so the runs do tell the two apart")
+    return wrong(f"inlining_verdict = {given!r}: the speedup is median(plain) / median(inlined); read its interval "
+                 "against 1")
 
 
 LAB = Lab(
     name="lab8",
-    title="The stencil dialect: applies, shapes, inlining, lowering",
+    title="The stencil dialect on xDSL: applies, shapes, inlining, loops, GPU and MPI forms",
     notebook="lab8_stencil.ipynb",
     questions=(
-        Question("q1", 2, ("levels",), check_q1, title="the data-flow graph, level by level",
-                 example='[{"lap"}, {"res"}]'),
-        Question("q2", 3, ("lap_box", "load_box"), check_q2, title="shape inference by hand",
-                 example="lap_box = ((0, 0, 0), (64, 64, 16))"),
-        Question("q3", 2, ("u_accesses", "u_distinct"), check_q3, title="inlining: count the accesses",
-                 example="u_accesses = 5; u_distinct = 5"),
-        Question("q4", 2, ("lap_evaluations",), check_q4, title="what inlining recomputes",
-                 example="(65536, 65536)"),
-        Question("q5", 2, ("unrolled_reads",), check_q5, title="unrolling shares accesses",
-                 example="def unrolled_reads(factor): ...",
-                 cases=(Case((1,), "factor 1"), Case((2,), "factor 2"))),
-        Question("q6", 3, ("fused_schedule",), check_q6, title="fusing the lowered nests",
-                 example='"{ S0[i, j, k] -> [i, j, k, 0]; S1[i, j, k] -> [i, j, k, 1] }"'),
+        Question("q1", 3, ("smooth_program",), check_q1, title="write the smoothing apply", kind="construction",
+                 example="SMOOTH_TEMPLATE.replace(\"BODY\", \"...\")"),
+        Question("q2", 3, ("lap_box", "load_box"), check_q2, title="shape inference by hand", kind="derivation",
+                 example="lap_box = ((0, 0, 0), (8, 8, 8)); load_box = ((0, 0, 0), (8, 8, 8))"),
+        Question("q3", 2, ("u_distinct",), check_q3, title="inlining: the accesses left", kind="derivation",
+                 example="7"),
+        Question("q4", 2, ("lap_evaluations",), check_q4, title="what inlining recomputes", kind="derivation",
+                 example="(1000, 1000)"),
+        Question("q5", 2, ("memref_index",), check_q5, title="where the lowered loops read", kind="derivation",
+                 example="(1, 1, 1)"),
+        Question("q6", 1, ("kernel_start",), check_q6, title="the GPU dialect's function form", kind="choice",
+                 example='"a"'),
+        Question("q7", 2, ("halo_rows",), check_q7, title="the halo of a distributed program", kind="derivation",
+                 example="3"),
+        Question("q8", 2, ("plain_runs", "inlined_runs", "inlining_verdict"), check_q8,
+                 title="what the measurement says", example='inlining_verdict = "slower"'),
     ),
 )
