@@ -1,37 +1,43 @@
-"""The batch grader behind ``polylab grade``: every submission in its own process, with a fresh kernel, under
-a time and a memory limit; then the pristine checks on the answers its cells produced.
+"""The batch grader behind ``polylab grade``: every submission in its own sandbox, with a fresh kernel, under a
+time and a memory limit; then the pristine checks, under bounds, on the answers its cells produced.
 
 For each submission:
 
 1. the file is read here, without running anything: a file that is not a notebook, corrupt JSON, a
    notebook of another lab or one that is too large is graded 0 with the reason;
-2. a worker process (:mod:`polylab.grading.worker`) runs the code cells, in the notebook's order, in a fresh
-   kernel, under ``RLIMIT_AS`` (the memory limit, inherited by the kernel and everything it starts) and the
-   time limit; after every cell the kernel writes the answers defined so far (:mod:`~polylab.grading.kernel_side`);
-3. every process of the submission is killed at the end: the worker's process group, the kernel's, and
-   every process that carries the submission's token in its environment (a compiled ``while (1);`` that
-   started its own session included);
-4. the answers are decoded here (:mod:`~polylab.grading.codec`) and the lab's checks run here, in the
-   grader's own process, which never ran a line of the student's code; the student's check cells (edited,
-   deleted or reordered) change nothing. Hidden cases are added to the function questions.
+2. a worker (:mod:`polylab.grading.worker`) runs the code cells, in the notebook's order, in a fresh kernel,
+   inside a bubblewrap sandbox (:mod:`polylab.toolchain.sandbox`: its own PID namespace, no network, the
+   system and Python read-only, a private ``/tmp``, one writable folder holding the submission only; the
+   grader's folder, its reports, the hidden cases and ``solutions/`` are not there) under the memory limit
+   and the time limit; after every cell the kernel writes the answers defined so far
+   (:mod:`~polylab.grading.kernel_side`) into that folder, as JSON;
+3. the sandbox ends: every process the submission started dies with it (daemons in their own sessions
+   with a cleared environment included);
+4. then, and only then, the grader reads the answers as data (a regular file, no link followed, a size
+   cap; JSON, isl values as text) and the lab's checks run on them in a judge process
+   (:mod:`~polylab.grading.judge`): isl's operation limit and a wall-clock limit per question, killed past
+   it ("answer too complex to check within N s"). The student's check cells (edited, deleted or reordered)
+   change nothing. Hidden cases (instructor files, :func:`~polylab.grading.registry.load_hidden`) are added to
+   the function questions; their inputs enter the sandbox only for the final calls, their expected answers
+   never.
 
 A question whose answer was never defined scores 0: ``missing`` when the run reached the end, ``not reached``
-(with the reason: time limit, kernel death...) when it stopped early.
+(with the reason: time limit, kernel death...) when it stopped early. Where user namespaces are not
+available, :func:`grade_batch` refuses unless ``Limits(sandbox=False)`` accepts the weaker fence (the
+submission's processes in their own session, tagged and killed, but seeing the machine's files, processes
+and network), which every report then says.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import signal
-import subprocess
+import stat
 import sys
 import tempfile
-import threading
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,38 +45,47 @@ from typing import Any, Mapping, Sequence
 
 from tqdm import tqdm
 
+import polylab.grading as _grading_package
 from polylab.errors import PolylabError
 from polylab.grading import codec
-from polylab.grading.lab import Case, Lab, Question
-from polylab.grading.registry import get_lab, lab_names, load_hidden
+from polylab.grading.judge import Judges, result_from_json, result_json
+from polylab.grading.lab import Case, Lab
+from polylab.grading.registry import all_labs, get_lab, lab_names, load_hidden
 from polylab.grading.verdict import Report, Result
+from polylab.toolchain import sandbox
 
-#: the environment variable that marks every process of one submission
-TOKEN_VARIABLE = "POLYLAB_GRADE_TOKEN"
 #: notebooks larger than this are not run
 MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
-#: seconds the worker may run past the cells' time limit (the final snapshot, the kernel's shutdown)
+#: seconds the worker may run past the cells' time limit (starting the kernel, the final snapshot)
 WORKER_GRACE = 60.0
-#: seconds spent killing a submission's processes until none is left
-KILL_SECONDS = 15.0
+#: the largest answers file read back from a sandbox
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
+#: the folder, inside the submission's writable folder, where the worker and the kernel leave their data
+OUT = ".polylab"
 
 
 @dataclass(frozen=True)
 class Limits:
     """Per-submission limits: ``timeout`` seconds for the student's cells, ``memory_mb`` of address space
     for each process (None: no limit), ``max_output_bytes`` of cell output kept, ``call_seconds`` per call
-    of a function answer."""
+    of a function answer, ``check_seconds`` per question for the checks (and ``check_operations`` isl
+    operations; None: polylab's default), ``sandbox``: each submission in a bubblewrap sandbox (False: the
+    weaker fence, see the module text)."""
 
     timeout: float = 300.0
     memory_mb: int | None = 4096
     max_output_bytes: int = 2_000_000
     call_seconds: float = 5.0
+    check_seconds: float = 60.0
+    check_operations: int | None = None
+    sandbox: bool = True
 
 
 @dataclass(frozen=True)
 class SubmissionResult:
     """One graded submission: its lab (None when it could not be told), the report of every question, the
-    reasons it lost points without an answer being wrong (``errors``) and the seconds it took."""
+    reasons it lost points without an answer being wrong (``errors``), the seconds it took and whether it
+    ran in a sandbox."""
 
     path: str
     lab: str | None
@@ -78,6 +93,7 @@ class SubmissionResult:
     errors: tuple[str, ...] = ()
     seconds: float = 0.0
     cell_errors: tuple[str, ...] = field(default=())
+    sandbox: bool = True
 
     @property
     def score(self) -> float:
@@ -96,7 +112,21 @@ class SubmissionResult:
                 "questions": [{"name": r.name, "score": r.score, "max": r.max, "status": r.status,
                                "feedback": "\n".join(r.feedback), "hidden_cases": r.hidden_cases}
                               for r in self.questions],
-                "errors": list(self.errors), "cell_errors": list(self.cell_errors), "seconds": self.seconds}
+                "errors": list(self.errors), "cell_errors": list(self.cell_errors), "seconds": self.seconds,
+                "sandbox": self.sandbox}
+
+    def to_data(self) -> dict[str, Any]:
+        """Everything, as plain data (what a Dask worker sends back; :meth:`from_data` rebuilds it)."""
+        return {"path": self.path, "lab": self.lab, "errors": list(self.errors), "seconds": self.seconds,
+                "cell_errors": list(self.cell_errors), "sandbox": self.sandbox,
+                "report": None if self.report is None else [result_json(r) for r in self.report.results]}
+
+    @classmethod
+    def from_data(cls, d: Mapping[str, Any]) -> SubmissionResult:
+        results = d.get("report")
+        report = None if results is None else Report(str(d["lab"]), tuple(result_from_json(r) for r in results))
+        return cls(str(d["path"]), d.get("lab"), report, tuple(d.get("errors", ())), float(d.get("seconds", 0)),
+                   tuple(d.get("cell_errors", ())), bool(d.get("sandbox", True)))
 
 
 # -- reading a submission ----------------------------------------------------------------------------------
@@ -165,175 +195,111 @@ def detect_lab(nb: Mapping[str, Any], path: Path, wanted: str | None) -> Lab:
                        "no check cell naming a lab)", hint="give --lab NAME")
 
 
-# -- processes -------------------------------------------------------------------------------------------
-
-def _limit_memory(memory_mb: int | None):  # noqa: ANN202 - a preexec_fn
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if memory_mb is not None:
-            limit = memory_mb * 1024 * 1024
-            hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-            if hard != resource.RLIM_INFINITY:
-                limit = min(limit, hard)
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-    return apply
-
-
-def tagged_processes(token: str) -> list[int]:
-    """The processes whose environment holds ``TOKEN_VARIABLE=token`` (Linux ``/proc``; empty elsewhere)."""
-    mark = f"{TOKEN_VARIABLE}={token}".encode()
-    found = []
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return found
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            env = (entry / "environ").read_bytes()
-        except OSError:  # gone, or not ours to read
-            continue
-        if mark in env.split(b"\0"):
-            found.append(int(entry.name))
-    return found
-
-
-def kill_submission(token: str, group: int | None) -> None:
-    """Kill the worker's process group and every process tagged with ``token``, until none is left."""
-    if group is not None:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    deadline = time.monotonic() + KILL_SECONDS  # a loaded machine may take a while to deliver the kills
-    while time.monotonic() < deadline:
-        pids = [p for p in tagged_processes(token) if p != os.getpid()]
-        if not pids:
-            return
-        for pid in pids:
-            for kill in (lambda: os.killpg(os.getpgid(pid), signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-                try:
-                    kill()
-                except (ProcessLookupError, PermissionError):
-                    pass
-        time.sleep(0.05)
-
+# -- running a submission ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Workspace:
-    """Where the batch keeps its files: one directory per submission and a build cache for the kernels."""
+    """Where the batch keeps its files: one writable folder per submission."""
 
     root: Path
 
     def submission(self) -> Path:
-        d = Path(tempfile.mkdtemp(prefix="sub-", dir=self.root))
-        (d / "work").mkdir()
-        (d / "grader").mkdir()
-        return d
+        return Path(tempfile.mkdtemp(prefix="sub-", dir=self.root))
+
+
+def _remove(path: Path) -> None:
+    """Remove a submission's folder, whatever its permissions (a student may have made folders unwritable)."""
+    def unlock(func, target, _):  # noqa: ANN001 - shutil's onerror signature
+        try:
+            os.chmod(os.path.dirname(target), stat.S_IRWXU)
+            os.chmod(target, stat.S_IRWXU)
+            func(target)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=unlock)
+
+
+def sandbox_for(folder: Path, limits: Limits) -> sandbox.Sandbox:
+    """The sandbox of one submission's run: ``folder`` writable, polylab's package read-only."""
+    package = Path(_grading_package.__file__).resolve().parent.parent
+    inside = sandbox.INSIDE if limits.sandbox else str(folder)
+    env = {"PYTHONPATH": str(package.parent), "POLYLAB_CACHE": f"{inside}/.cache/polylab",
+           "XDG_CACHE_HOME": f"{inside}/.cache", "MPLCONFIGDIR": f"{inside}/.cache/matplotlib",
+           "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+           "OMP_WAIT_POLICY": "passive"}  # parallel jobs share the cores: OpenMP threads must not spin
+    if "OMP_NUM_THREADS" in os.environ:
+        env["OMP_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"]
+    return sandbox.Sandbox(workdir=folder, timeout=limits.timeout + WORKER_GRACE, memory_mb=limits.memory_mb,
+                           output_bytes=64 * 1024, env=env, readonly=(package,), isolated=limits.sandbox)
 
 
 def run_worker(nb: dict[str, Any], lab: Lab, hidden: Mapping[str, Sequence[Case]], limits: Limits,
                space: Workspace, executed: Path | None = None
                ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """Run the notebook in a worker; ``(run result, snapshot)``, each None when it was not written.
-    ``executed``: where the worker writes the notebook with the outputs its cells produced (within the
-    output limit), for a person or a test to read."""
-    d = space.submission()
-    token = uuid.uuid4().hex
-    notebook = d / "grader" / "submission.ipynb"
-    notebook.write_text(json.dumps(nb), encoding="utf-8")
-    functions = {q.answers[0]: [codec.encode_args(c.args) for c in (*q.cases, *hidden.get(q.name, ()))]
-                 for q in lab.questions if q.is_function}
-    job = {"notebook": str(notebook), "workdir": str(d / "work"), "snapshot": str(d / "grader" / "snapshot.json"),
-           "result": str(d / "grader" / "result.json"), "timeout": limits.timeout, "names": list(lab.answer_names),
-           "functions": functions, "call_seconds": limits.call_seconds, "max_output_bytes": limits.max_output_bytes,
-           "executed": str(executed) if executed is not None else None}
-    (d / "grader" / "job.json").write_text(json.dumps(job), encoding="utf-8")
-    env = {**os.environ, TOKEN_VARIABLE: token, "POLYLAB_CACHE": str(space.root / "kernel-cache"),
-           "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-           "OMP_WAIT_POLICY": "passive"}  # parallel jobs share the cores: OpenMP threads must not spin
-    log = d / "grader" / "worker.log"  # a file, not a pipe: a process the student left behind may hold it open
-    with open(log, "wb") as log_file:
-        proc = subprocess.Popen([sys.executable, "-m", "polylab.grading.worker", str(d / "grader" / "job.json")],
-                                cwd=d / "work", env=env, preexec_fn=_limit_memory(limits.memory_mb),
-                                start_new_session=True, stdin=subprocess.DEVNULL, stdout=log_file,
-                                stderr=subprocess.STDOUT)
+    """Run the notebook in a worker, in a sandbox; ``(run result, snapshot)``, read as data after the sandbox
+    is gone (each None when it was not written). ``executed``: where to copy the notebook with the outputs
+    its cells produced (within the output limit), for a person or a test to read."""
+    folder = space.submission()
     try:
-        proc.wait(timeout=limits.timeout + WORKER_GRACE)
-    except subprocess.TimeoutExpired:
-        pass
+        text = json.dumps(nb)
+        (folder / "submission.ipynb").write_text(text, encoding="utf-8")
+        functions = {q.answers[0]: [codec.encode_args(c.args) for c in (*q.cases, *hidden.get(q.name, ()))]
+                     for q in lab.questions if q.is_function}
+        job = {"notebook": "submission.ipynb", "out": OUT, "timeout": limits.timeout,
+               "names": list(lab.answer_names), "functions": functions, "call_seconds": limits.call_seconds,
+               "max_output_bytes": limits.max_output_bytes, "executed": executed is not None}
+        done = sandbox.run(sandbox_for(folder, limits), [sys.executable, "-m", "polylab.grading.worker", "-"],
+                           stdin=json.dumps(job).encode())
+        result = _json_of(sandbox.read_output(folder, f"{OUT}/result.json", 1 << 20))
+        if result is None:
+            tail = [ln for ln in done.stderr.decode(errors="replace").splitlines() if ln.strip()][-1:]
+            why = "time limit" if done.timed_out else "memory limit, or a crash"
+            result = {"stopped": f"the grader's worker stopped before it finished ({why})"
+                      + (f": {tail[0][:200]}" if tail else ""), "cells_run": 0, "events": [], "cell_errors": [],
+                      "final_snapshot": False}
+        snapshot = _json_of(sandbox.read_output(folder, f"{OUT}/snapshot.json", MAX_SNAPSHOT_BYTES))
+        if executed is not None:
+            data = sandbox.read_output(folder, f"{OUT}/executed.ipynb", len(text) + 2 * limits.max_output_bytes
+                                       + (1 << 20))
+            if data is not None:
+                executed.parent.mkdir(parents=True, exist_ok=True)
+                executed.write_bytes(data)
+        return result, snapshot
     finally:
-        kill_submission(token, proc.pid)
-        proc.wait()
-    result = _read_json(Path(job["result"]))
-    if result is None:
-        err = log.read_bytes()[-4000:]
-        tail = [ln for ln in err.decode(errors="replace").strip().splitlines() if ln.strip()][-1:]
-        result = {"stopped": "the grader's worker stopped before it finished (memory limit or time limit)"
-                  + (f": {tail[0][:200]}" if tail else ""), "cells_run": 0, "events": [], "cell_errors": [],
-                  "final_snapshot": False}
-    snapshot = _read_json(Path(job["snapshot"]))
-    shutil.rmtree(d, ignore_errors=True)
-    return result, snapshot
+        _remove(folder)
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def _json_of(data: bytes | None) -> dict[str, Any] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = json.loads(data) if data is not None else None
+    except ValueError:
         return None
-    return data if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else None
 
 
 # -- grading the answers ----------------------------------------------------------------------------------
 
-_CHECK_LOCK = threading.Lock()  # isl and the engine's caches are not shared between threads
-
-
-def grade_answers(lab: Lab, run: Mapping[str, Any], snapshot: Mapping[str, Any] | None,
-                  hidden: Mapping[str, Sequence[Case]]) -> Report:
-    """The report of ``lab`` for the answers in ``snapshot`` (None: none could be read) of a run."""
-    stopped = run.get("stopped")
-    answers = (snapshot or {}).get("answers", {})
-    unreadable = (snapshot or {}).get("unreadable", {})
-    calls = (snapshot or {}).get("calls", {})
-    results = []
-    with _CHECK_LOCK:
-        for q in lab.questions:
-            results.append(_grade_one(lab, q, answers, unreadable, calls, hidden.get(q.name, ()), stopped))
-    return Report(lab.name, tuple(results))
-
-
-def _grade_one(lab: Lab, q: Question, answers: Mapping[str, Any], unreadable: Mapping[str, str],
-               calls: Mapping[str, Any], hidden: Sequence[Case], stopped: str | None) -> Result:
-    bad = [f"{n}: {unreadable[n]}" for n in q.answers if n in unreadable]
-    if bad:
-        return Result(lab.name, q.name, q.title, 0.0, float(q.points), "wrong", tuple(bad))
-    absent = [n for n in q.answers if n not in answers]
-    if absent and stopped:
-        return q.not_reached(lab.name, f"{', '.join(absent)} not defined when the run stopped: {stopped}")
-    if q.is_function and not absent:
-        name = q.answers[0]
-        if name in calls:
-            cases = [(c, False) for c in q.cases] + [(c, True) for c in hidden]
-            return q.grade({name: codec.decode_calls(name, cases, calls[name])}, lab.name)
-        if isinstance(answers[name], dict) and answers[name].get("$") == "function":
-            return q.not_reached(lab.name, f"{name} is defined but was not called on the cases: "
-                                           f"{stopped or 'the final check could not run'}")
-    ns = {n: codec.decode(answers[n]) for n in q.answers if n in answers}
-    return q.grade(ns, lab.name)
+def grade_answers(lab: Lab, run: Mapping[str, Any], snapshot: Mapping[str, Any] | None, judges: Judges) -> Report:
+    """The report of ``lab`` for the answers in ``snapshot`` (None: none could be read) of a run, each
+    question checked by a judge under the per-question bounds."""
+    snap = snapshot or {}
+    request = {"answers": snap.get("answers", {}), "unreadable": snap.get("unreadable", {}),
+               "calls": snap.get("calls", {}), "stopped": run.get("stopped")}
+    return Report(lab.name, judges.grade(lab, request))
 
 
 def grade_submission(path: str | Path, *, lab: str | None = None, limits: Limits = Limits(),
                      hidden_dir: str | Path | None = None, space: Workspace | None = None,
-                     executed: str | Path | None = None) -> SubmissionResult:
+                     executed: str | Path | None = None, judges: Judges | None = None) -> SubmissionResult:
     """Grade one submission (never raises for anything the submission does; see the module text).
     ``executed``: a file to write the executed notebook to (its outputs as the student's cells made them)."""
     start = time.monotonic()
     p = Path(path)
-    own_space = space is None
+    own_space, own_judges = space is None, judges is None
     space = space or Workspace(Path(tempfile.mkdtemp(prefix="polylab-grade-")))
+    judges = judges or Judges(hidden_dir, seconds=limits.check_seconds, memory_mb=limits.memory_mb,
+                              operations=limits.check_operations)
     try:
         try:
             nb = read_notebook(p)
@@ -342,51 +308,74 @@ def grade_submission(path: str | Path, *, lab: str | None = None, limits: Limits
             known = get_lab(lab) if lab is not None else None
             report = Report(known.name, tuple(q.not_reached(known.name, _reason(err)) for q in known.questions)) \
                 if known is not None else None
-            return SubmissionResult(str(path), lab, report, (_reason(err),), round(time.monotonic() - start, 2))
+            return SubmissionResult(str(path), lab, report, (_reason(err),), round(time.monotonic() - start, 2),
+                                    sandbox=limits.sandbox)
         hidden = load_hidden(hidden_dir, which)
         run, snapshot = run_worker(nb, which, hidden, limits, space, Path(executed) if executed else None)
-        report = grade_answers(which, run, snapshot, hidden)
+        report = grade_answers(which, run, snapshot, judges)
         errors = [run["stopped"]] if run.get("stopped") else []
         errors += [e for e in run.get("events", []) if e not in errors]
         if run.get("dropped_output_bytes"):
             errors.append(f"{run['dropped_output_bytes']} bytes of cell output were dropped (output limit)")
         cell_errors = tuple(f"code cell {e['cell']}: {e['error']}" for e in run.get("cell_errors", []))
-        return SubmissionResult(str(path), which.name, report, tuple(errors), round(time.monotonic() - start, 2),
-                                cell_errors)
+        return SubmissionResult(str(path), which.name, report, tuple(str(e) for e in errors),
+                                round(time.monotonic() - start, 2), cell_errors, limits.sandbox)
     finally:
+        if own_judges:
+            judges.close()
         if own_space:
             shutil.rmtree(space.root, ignore_errors=True)
 
 
 def executed_path(directory: str | Path | None, submission: str | Path) -> Path | None:
-    """Where the executed copy of ``submission`` goes in ``directory``: ``<parent folder>/<file name>``
-    (so ``solutions/lab1.ipynb`` and ``labs/lab1.ipynb`` do not overwrite each other)."""
+    """Where the executed copy of ``submission`` goes in ``directory`` (relative to the current folder):
+    ``<parent folder>/<file name>`` (so ``solutions/lab1.ipynb`` and ``labs/lab1.ipynb`` do not overwrite
+    each other)."""
     if directory is None:
         return None
     p = Path(submission)
-    return Path(directory) / (p.parent.name or "_") / p.name
+    return Path(directory).resolve() / (p.parent.name or "_") / p.name
 
 
 def _reason(err: PolylabError) -> str:
     return err.message + (f" ({err.hint})" if err.hint else "")
 
 
+def check_setup(limits: Limits, hidden_dir: str | Path | None, lab: str | None) -> None:
+    """Refuse, before running anything, what would make the whole batch wrong: no sandbox (unless the
+    weaker fence was accepted), an unknown ``--lab``, a broken hidden-cases file."""
+    if limits.sandbox:
+        why = sandbox.unavailable()
+        if why is not None:
+            raise PolylabError(f"cannot sandbox the submissions: {why}",
+                               hint="or pass --no-sandbox to accept the weaker fence (each submission's processes "
+                                    "are still killed at the end, but they can see this machine's files, "
+                                    "processes and network)")
+    if lab is not None:
+        get_lab(lab)  # an unknown --lab is the instructor's mistake: say so before running anything
+    for known in all_labs():
+        load_hidden(hidden_dir, known)
+
+
 def grade_batch(paths: Sequence[str | Path], *, lab: str | None = None, limits: Limits = Limits(), jobs: int = 1,
                 hidden_dir: str | Path | None = None, progress: bool = True,
                 executed_dir: str | Path | None = None) -> list[SubmissionResult]:
     """Grade every submission, ``jobs`` at a time, with a progress bar; results in the order of ``paths``.
-    ``executed_dir``: write each executed notebook there, as ``<parent folder>/<file name>`` of its path."""
-    if lab is not None:
-        get_lab(lab)  # an unknown --lab is the instructor's mistake: say so before running anything
+    ``executed_dir``: write each executed notebook there, as ``<parent folder>/<file name>`` of its path.
+    On any interruption (Ctrl-C, or SIGTERM / SIGHUP turned into an exception by the caller) every sandbox
+    and every judge is killed before the exception goes on."""
+    check_setup(limits, hidden_dir, lab)
     root = Path(tempfile.mkdtemp(prefix="polylab-grade-"))
     space = Workspace(root)
+    judges = Judges(hidden_dir, seconds=limits.check_seconds, memory_mb=limits.memory_mb,
+                    operations=limits.check_operations)
     out: dict[int, SubmissionResult] = {}
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    futures: dict[Any, int] = {}
     try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
-                tqdm(total=len(paths), desc="grading", unit="notebook", disable=not progress,
-                     file=sys.stderr) as bar:
-            futures = {pool.submit(grade_submission, p, lab=lab, limits=limits, hidden_dir=hidden_dir,
-                                   space=space, executed=executed_path(executed_dir, p)): k
+        with tqdm(total=len(paths), desc="grading", unit="notebook", disable=not progress, file=sys.stderr) as bar:
+            futures = {pool.submit(grade_submission, p, lab=lab, limits=limits, hidden_dir=hidden_dir, space=space,
+                                   executed=executed_path(executed_dir, p), judges=judges): k
                        for k, p in enumerate(paths)}
             for fut in as_completed(futures):
                 k = futures[fut]
@@ -394,13 +383,42 @@ def grade_batch(paths: Sequence[str | Path], *, lab: str | None = None, limits: 
                     out[k] = fut.result()
                 except Exception as exc:  # a bug in the grader: this submission says so, the batch goes on
                     out[k] = SubmissionResult(str(paths[k]), lab, None,
-                                              (f"internal error of the grader: {type(exc).__name__}: {exc}",))
+                                              (f"internal error of the grader: {type(exc).__name__}: {exc}",),
+                                              sandbox=limits.sandbox)
                 bar.update(1)
+    except BaseException:  # Ctrl-C, SIGTERM / SIGHUP (Stopped), a bug: no sandbox or judge may outlive the batch
+        pool.shutdown(wait=False, cancel_futures=True)
+        judges.close()  # a submission that reaches its checks now stops there
+        deadline = time.monotonic() + 30.0
+        while any(f.running() for f in futures) and time.monotonic() < deadline:
+            sandbox.kill_all()  # again and again: a thread may have been starting one
+            time.sleep(0.05)
+        raise
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        judges.close()
         shutil.rmtree(root, ignore_errors=True)
     return [out[k] for k in range(len(paths))]
 
 
-__all__ = ["Limits", "MAX_NOTEBOOK_BYTES", "SubmissionResult", "TOKEN_VARIABLE", "Workspace", "detect_lab",
-           "executed_path", "grade_answers", "grade_batch", "grade_submission", "kill_submission", "read_notebook",
-           "run_worker", "tagged_processes"]
+class Stopped(BaseException):
+    """``polylab grade`` received SIGTERM or SIGHUP (raised in its main thread so that the batch kills its
+    sandboxes and judges on the way out)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def stop_on_signals() -> None:
+    """Turn SIGTERM and SIGHUP into :class:`Stopped` in the main thread (call from the main thread)."""
+    def handler(signum: int, _frame: object) -> None:
+        raise Stopped(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
+
+
+__all__ = ["Limits", "MAX_NOTEBOOK_BYTES", "Stopped", "SubmissionResult", "Workspace", "check_setup", "detect_lab",
+           "executed_path", "grade_answers", "grade_batch", "grade_submission", "read_notebook", "run_worker",
+           "sandbox_for", "stop_on_signals"]

@@ -1,8 +1,9 @@
 """What ``polylab grade`` writes: a table for the terminal, the JSON of every submission, a CSV for a
 gradebook and a Gradescope-style ``results.json`` per submission.
 
-JSON: ``{"submissions": [{"path", "lab", "score", "max_score", "questions": [{"name", "score", "max",
-"status", "feedback", "hidden_cases"}], "errors": [...], "cell_errors": [...], "seconds"}]}``.
+JSON: ``{"sandbox": BOOL, "submissions": [{"path", "lab", "score", "max_score", "questions": [{"name",
+"score", "max", "status", "feedback", "hidden_cases"}], "errors": [...], "cell_errors": [...], "seconds",
+"sandbox"}]}`` (``sandbox``: false when any submission ran without the bubblewrap sandbox, ``--no-sandbox``).
 
 CSV: one row per submission: ``path, lab, score, max_score, <one column per question>, errors``.
 
@@ -21,9 +22,15 @@ from typing import Sequence
 from polylab.grading.batch import SubmissionResult
 
 
-def table(results: Sequence[SubmissionResult]) -> str:
+#: the warning of a table graded without the sandbox
+NO_SANDBOX = ("WARNING: graded without the sandbox (--no-sandbox): the submissions could see this machine's "
+              "files, processes and network; do not trust these scores against a determined student")
+
+
+def table(results: Sequence[SubmissionResult], hidden: str | None = None) -> str:
     """A plain-text table: one row per submission (score, seconds, why points were lost without an answer
-    being wrong), then one line per question that did not get full marks."""
+    being wrong), then one line per question that did not get full marks, and where the hidden cases came
+    from; it starts with a warning when a submission ran without the sandbox."""
     header = ("submission", "lab", "score", "seconds", "notes")
     rows = []
     for r in results:
@@ -42,11 +49,15 @@ def table(results: Sequence[SubmissionResult]) -> str:
                 details.append(f"{Path(r.path).name}: {q.name} {q.score:g}/{q.max:g} {q.status}: {first[:110]}")
     if details:
         lines += ["", "questions without full marks:", *("  " + d for d in details)]
+    lines += ["", f"hidden cases: {hidden}" if hidden else "hidden cases: none (give --hidden DIR)"]
+    if not all(r.sandbox for r in results):
+        lines = [NO_SANDBOX, "", *lines, "", NO_SANDBOX]
     return "\n".join(lines)
 
 
 def to_json(results: Sequence[SubmissionResult]) -> str:
-    return json.dumps({"submissions": [r.to_json() for r in results]}, indent=1, ensure_ascii=False) + "\n"
+    return json.dumps({"sandbox": all(r.sandbox for r in results), "submissions": [r.to_json() for r in results]},
+                      indent=1, ensure_ascii=False) + "\n"
 
 
 def to_csv(results: Sequence[SubmissionResult]) -> str:
@@ -95,4 +106,4 @@ def write_gradescope(results: Sequence[SubmissionResult], directory: Path) -> li
     return written
 
 
-__all__ = ["gradescope", "table", "to_csv", "to_json", "write_gradescope"]
+__all__ = ["NO_SANDBOX", "gradescope", "table", "to_csv", "to_json", "write_gradescope"]

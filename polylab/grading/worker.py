@@ -1,4 +1,5 @@
-"""One submission's run: ``python -m polylab.grading.worker JOB.json`` (started by the batch grader).
+"""One submission's run: ``python -m polylab.grading.worker -`` with the job on standard input (started by
+the batch grader, inside the submission's sandbox, in its writable folder).
 
 The worker starts a fresh kernel, runs the submission's code cells one by one (errors do not stop it: a
 cell that raises is recorded and the next one runs) until the time limit, and after every cell injects the
@@ -7,17 +8,19 @@ or hangs later. After the last cell (or after interrupting a cell that ran past 
 snapshot also calls the function answers on their cases. Outputs are kept up to a byte budget and then
 dropped (a notebook that prints gigabytes neither fills memory nor stops the run).
 
-The worker never grades and never imports the student's answers: it writes what happened (``result``) and
-the kernel writes the answers (``snapshot``); the grader reads both. JOB is
-``{"notebook", "workdir", "snapshot", "result", "timeout", "names", "functions", "call_seconds",
-"max_output_bytes", "executed"}``; ``executed`` (or None) is where the executed notebook is written, with
-the outputs kept.
+The worker never grades and never imports the student's answers: it writes what happened (``OUT/result.json``)
+and the kernel writes the answers (``OUT/snapshot.json``), as JSON; the grader reads both as data once the
+sandbox is gone. The job is ``{"notebook", "out", "timeout", "names", "functions", "call_seconds",
+"max_output_bytes", "executed"}`` (paths relative to the working folder; it comes on standard input, so no
+file holds it); with ``executed`` true the executed notebook, outputs kept, is written to
+``OUT/executed.ipynb``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -76,7 +79,8 @@ class Run:
 
     def request(self, with_calls: bool) -> dict[str, Any]:
         return {"names": self.job["names"], "functions": self.job["functions"] if with_calls else {},
-                "path": self.job["snapshot"], "call_seconds": self.job.get("call_seconds", 5.0)}
+                "path": str(Path(self.job["out"]).resolve() / "snapshot.json"),
+                "call_seconds": self.job.get("call_seconds", 5.0)}
 
     def snapshot(self, client: NotebookClient, with_calls: bool, seconds: float) -> bool:
         """Run the injected cell in the scratch slot (the last cell of the client's notebook, added by
@@ -147,12 +151,15 @@ class Run:
 
 
 def main(argv: list[str]) -> int:
-    job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    source = sys.stdin.read() if not argv or argv[0] == "-" else Path(argv[0]).read_text(encoding="utf-8")
+    job = json.loads(source)
+    out_dir = Path(job["out"]).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
     nb = nbformat.reads(Path(job["notebook"]).read_text(encoding="utf-8"), as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(""))  # the scratch slot of the injected snapshot cells
     run = Run(job)
     client = CappedClient(nb, kernel_name="python3", allow_errors=True, timeout=int(job["timeout"]),
-                          resources={"metadata": {"path": job["workdir"]}}, shutdown_kernel="immediate",
+                          resources={"metadata": {"path": os.getcwd()}}, shutdown_kernel="immediate",
                           startup_timeout=120, record_timing=False)
     client.max_output_bytes = int(job.get("max_output_bytes", 1_000_000))
     try:
@@ -166,12 +173,11 @@ def main(argv: list[str]) -> int:
         run.stopped = f"the kernel could not start: {exc}"
     out = run.result()
     out["dropped_output_bytes"] = client.dropped_bytes
+    out_dir.mkdir(parents=True, exist_ok=True)  # again: the student's cells may have removed it
     if job.get("executed"):
         nb.cells.pop()  # the scratch slot is the grader's, not the student's
-        target = Path(job["executed"])
-        target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, str(target))
-    Path(job["result"]).write_text(json.dumps(out), encoding="utf-8")
+        nbformat.write(nb, str(out_dir / "executed.ipynb"))
+    (out_dir / "result.json").write_text(json.dumps(out), encoding="utf-8")
     return 0
 
 
