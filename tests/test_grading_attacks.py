@@ -21,12 +21,15 @@ from pathlib import Path
 import pytest
 
 import polylab
+from polylab.grading import get_lab
 from polylab.toolchain import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(polylab.__file__).resolve().parent
 HIDDEN_LABEL = "all coefficients zero, b != 0"  # a hidden case of lab2.q3 (instructor/hidden/lab2.py)
-RIGHT = "sweep2d_distances = {(1, 0), (0, 1)}\nY_null = (2, -1)\nY_waw_direction = ('<', '>')"
+RIGHT = "sweep2d_distances = {(1, 0), (0, 1)}\n" + 'Y_waw = "[N] -> { S0[i, j] -> S0[i2, j2] : 0 <= i, j, i2, j2 < N and 2i + 4j = 2i2 + 4j2 and i < i2 }"'
+#: the points RIGHT earns (lab 2: q1 and q2)
+TWO = float(get_lab("lab2").question("q1").points + get_lab("lab2").question("q2").points)
 CHECK_SECONDS = 15
 
 pytest.importorskip("nbclient")
@@ -181,8 +184,8 @@ def test_the_attacks_fail_and_the_honest_submission_is_graded(tmp_path):
         assert f"{name:<12}"[:12] in done.stdout and f"{s['score']:g}/{s['max_score']:g}" in done.stdout
     assert not _alive(f"sleep\0{marker}"), "the daemon outlived its sandbox"
     # the honest notebook and the others' right answers got their points
-    assert by_name["honest.ipynb"]["score"] == 4 and by_name["daemon.ipynb"]["score"] == 4
-    assert by_name["tamper.ipynb"]["score"] == 4 and by_name["snoop.ipynb"]["score"] == 4
+    assert by_name["honest.ipynb"]["score"] == TWO and by_name["daemon.ipynb"]["score"] == TWO
+    assert by_name["tamper.ipynb"]["score"] == TWO and by_name["snoop.ipynb"]["score"] == TWO
     # nothing was written outside the sandboxes
     after = {"package": _digest(PACKAGE), "hidden": _digest(hidden), "repo": _digest(ROOT / "instructor")}
     assert after == before
@@ -200,7 +203,7 @@ def test_the_attacks_fail_and_the_honest_submission_is_graded(tmp_path):
     again = _grade([str(honest), "--hidden", str(hidden), "--json", str(grader / "again.json")], cwd=grader,
                    timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert json.loads((grader / "again.json").read_text())["submissions"][0]["score"] == 4
+    assert json.loads((grader / "again.json").read_text())["submissions"][0]["score"] == TWO
 
 
 def _descendants(pid: int) -> set[tuple[int, str]]:
@@ -274,4 +277,4 @@ def test_no_sandbox_is_said_and_refusal_names_the_flag(tmp_path):
     assert done.stdout.startswith("WARNING: graded without the sandbox")
     graded = json.loads((tmp_path / "g.json").read_text())
     assert graded["sandbox"] is False and graded["submissions"][0]["sandbox"] is False
-    assert graded["submissions"][0]["score"] == 4
+    assert graded["submissions"][0]["score"] == TWO

@@ -20,7 +20,9 @@ pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 RIGHT_Q1 = "sweep2d_distances = {(1, 0), (0, 1)}"
-RIGHT_Q2 = "Y_null = (2, -1)\nY_waw_direction = ('<', '>')"
+RIGHT_Q2 = 'Y_waw = "[N] -> { S0[i, j] -> S0[i2, j2] : 0 <= i, j, i2, j2 < N and 2i + 4j = 2i2 + 4j2 and i < i2 }"'
+#: the points of lab 2's q1 and q2
+TWO = float(get_lab("lab2").question("q1").points + get_lab("lab2").question("q2").points)
 
 
 def notebook(path: Path, *sources: str, lab: str | None = "lab2") -> Path:
@@ -105,7 +107,7 @@ def test_memory_bombs_and_kernel_death_are_graded(tmp_path):
     assert status(grow)["q1"] == "correct" and status(grow)["q2"] in ("correct", "not reached")
     assert status(exit_)["q1"] == "correct" and status(exit_)["q2"] == "not reached"
     assert "the kernel died in code cell 2" in exit_.errors[0]
-    assert raise_.score == 4 and "code cell 1: RuntimeError: boom" in raise_.cell_errors
+    assert raise_.score == TWO and "code cell 1: RuntimeError: boom" in raise_.cell_errors
 
 
 def test_huge_output_is_dropped_not_kept(tmp_path):

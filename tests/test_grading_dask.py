@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from polylab.grading import get_lab
 from polylab.toolchain import sandbox
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install "
@@ -26,7 +27,9 @@ from polylab.grading import fanout  # noqa: E402 - after the skip
 from polylab.grading.batch import Limits  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-RIGHT = "sweep2d_distances = {(1, 0), (0, 1)}\nY_null = (2, -1)\nY_waw_direction = ('<', '>')"
+RIGHT = "sweep2d_distances = {(1, 0), (0, 1)}\n" + 'Y_waw = "[N] -> { S0[i, j] -> S0[i2, j2] : 0 <= i, j, i2, j2 < N and 2i + 4j = 2i2 + 4j2 and i < i2 }"'
+#: the points RIGHT earns (lab 2: q1 and q2)
+TWO = float(get_lab("lab2").question("q1").points + get_lab("lab2").question("q2").points)
 needs_sandbox = pytest.mark.skipif(sandbox.unavailable() is not None,
                                    reason=f"no bubblewrap sandbox here: {sandbox.unavailable()}")
 
@@ -100,7 +103,7 @@ def test_a_worker_killed_mid_batch(tmp_path):
         client.cluster.close()
     assert [Path(r.path).name for r in results] == ["slow.ipynb", "doomed.ipynb", "quick.ipynb"]
     slow_r, doomed_r, quick_r = results
-    assert slow_r.score == 4 and any("retried on another worker after its worker was lost" in e for e in slow_r.errors)
+    assert slow_r.score == TWO and any("retried on another worker after its worker was lost" in e for e in slow_r.errors)
     assert doomed_r.report is None and "its worker was lost 3 times" in doomed_r.errors[0]
-    assert quick_r.score == 4  # (if its result was still on a killed worker, Dask ran it again: said too)
+    assert quick_r.score == TWO  # (if its result was still on a killed worker, Dask ran it again: said too)
     assert took < 900

@@ -27,10 +27,9 @@ import time
 import zipfile
 from pathlib import Path
 
-import polylab
 from polylab.errors import PolylabError
 from polylab.grading import report
-from polylab.grading.batch import Limits, SubmissionResult, grade_submission
+from polylab.grading.batch import Limits, SubmissionResult, grade_submission, package_dir
 from polylab.grading.registry import get_lab
 from polylab.toolchain import sandbox
 
@@ -68,7 +67,7 @@ def _source_files(package: Path) -> list[tuple[Path, str]]:
 def write_bundle(lab_name: str, out: Path, hidden_dir: str | Path | None, timeout: float = 300.0) -> Path:
     """Write the autograder zip of ``lab_name`` to ``out`` (see the module text)."""
     lab = get_lab(lab_name)
-    package = Path(polylab.__file__).resolve().parent
+    package = package_dir()
     if not (package.parent / "pyproject.toml").is_file():
         raise PolylabError("the Gradescope bundle is built from polylab's source tree (pyproject.toml beside the "
                            "package)", hint="run it from a clone of the repository (pip install -e .)")

@@ -220,9 +220,14 @@ def _remove(path: Path) -> None:
     shutil.rmtree(path, onerror=unlock)
 
 
+def package_dir() -> Path:
+    """The folder of the polylab package that runs (the one the sandboxes see, read-only)."""
+    return Path(_grading_package.__file__).resolve().parent.parent
+
+
 def sandbox_for(folder: Path, limits: Limits) -> sandbox.Sandbox:
     """The sandbox of one submission's run: ``folder`` writable, polylab's package read-only."""
-    package = Path(_grading_package.__file__).resolve().parent.parent
+    package = package_dir()
     inside = sandbox.INSIDE if limits.sandbox else str(folder)
     env = {"PYTHONPATH": str(package.parent), "POLYLAB_CACHE": f"{inside}/.cache/polylab",
            "XDG_CACHE_HOME": f"{inside}/.cache", "MPLCONFIGDIR": f"{inside}/.cache/matplotlib",
@@ -420,5 +425,5 @@ def stop_on_signals() -> None:
 
 
 __all__ = ["Limits", "MAX_NOTEBOOK_BYTES", "Stopped", "SubmissionResult", "Workspace", "check_setup", "detect_lab",
-           "executed_path", "grade_answers", "grade_batch", "grade_submission", "read_notebook", "run_worker",
+           "executed_path", "grade_answers", "grade_batch", "grade_submission", "package_dir", "read_notebook", "run_worker",
            "sandbox_for", "stop_on_signals"]
