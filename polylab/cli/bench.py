@@ -32,6 +32,18 @@ are here, become rows of the same table: each gets the kernel's original program
 bit and timed like them (see polylab.bench.peers; spec 'peer:NAME' in --schedules does the same). Their
 JSON results carry a "peer" object {name, title, version, command, transform_seconds, tool_times, input}.
 
+The harness mode above times the region's text in polylab's harness, whose kernel takes its arrays as
+restrict parameters (the table says so). --own-main times the user's programs as written instead: each FILE
+with its own main, the original, polylab's rewritten file (the region replaced in place: optimize(T) for
+each --threads value, or each --schedules spec) and PLUTO's rewritten file (--peers), all built with one
+--build command ({src}, {exe}; polylab adds its -D/-I options, -I the file's folder and -fopenmp), verified
+by what they print (a build with --verify-flags, default -ffp-contract=off and, for PolyBench files,
+-DPOLYBENCH_DUMP_ARRAYS, compared by the toolchain's differential run) and timed by their own timer when
+they print one (-DPOLYBENCH_TIME), else by the wall time, in interleaved rounds (see polylab.bench.ownmain):
+
+    polylab bench bicg.c --own-main --peers --threads 1,2 -I utilities -DMEDIUM_DATASET \
+      --build "gcc -O3 -march=native utilities/polybench.c -DPOLYBENCH_TIME {src} -o {exe} -lm"
+
 --search-time times the engine instead of the code: the CPU seconds of each spec's schedule search (default
 optimize(1) and optimize(2)) on each kernel, parsed anew for each of --repeat runs (default 3, the smallest
 is reported), dependence analysis and storage steps included; nothing is compiled (polylab.bench.search).
@@ -51,7 +63,7 @@ import sys
 import tempfile
 
 from polylab.cli.common import add_source_options, source_options
-from polylab.codegen import CUDA, PROGRAM_TARGETS, TARGETS
+from polylab.codegen import CUDA, OPENMP, PROGRAM_TARGETS, TARGETS
 from polylab.model.params import parse_params
 from polylab.errors import PolylabError
 
@@ -114,6 +126,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--peers", action="store_true", help="also measure every peer found here (pluto, polly, graphite)")
     p.add_argument("--peer", action="append", default=[], choices=("pluto", "polly", "graphite"),
                    help="also measure this peer (repeatable)")
+    own = p.add_argument_group("in the program's own harness (--own-main; see polylab.bench.ownmain)")
+    own.add_argument("--own-main", action="store_true",
+                     help="build and run each FILE with its own main: the original, polylab's rewritten file "
+                          "(optimize(T) per --threads value, or each --schedules spec) and each peer's rewritten "
+                          "file (PLUTO), verified by their printed output, timed by their own timer")
+    own.add_argument("--build", metavar="CMD", default=None,
+                     help="the build command of every program ({src}: the C file, {exe}: the program; default "
+                          "'cc -O3 {src} -o {exe} -lm'); polylab adds its -D/-I options, -I the file's folder "
+                          "and -fopenmp")
+    own.add_argument("--verify-flags", metavar="FLAGS", default=None,
+                     help="extra flags of the verification builds (default: -ffp-contract=off, and "
+                          "-DPOLYBENCH_DUMP_ARRAYS for a file that includes polybench.h)")
     add_source_options(p)
     return p
 
@@ -241,6 +265,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.search_time:
         return run_search_time(args)
+    if args.own_main:
+        return run_own_main(args)
     if TARGETS[args.target] is CUDA or args.gpu_targets:   # the GPU bench (polylab.bench.gpu)
         if args.native:
             raise PolylabError("--native applies to the CPU builds, not to --target cuda or --gpu-targets",
@@ -332,3 +358,65 @@ def _fresh_cache(force: bool):
         else:
             os.environ["POLYLAB_CACHE"] = old
         shutil.rmtree(fresh, ignore_errors=True)
+
+
+def run_own_main(args: argparse.Namespace) -> int:
+    """``--own-main``: every FILE in its own harness (:mod:`polylab.bench.ownmain`); exit 1 when a program of
+    polylab's did not verify or failed to build or run (a peer's failure is the peer's)."""
+    import shlex
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    from polylab.bench import ownmain, peers
+    from polylab.cli.common import resolve
+    from polylab.schedule.target import DEFAULT_VECTOR_BYTES, native_vector_bytes
+
+    if not args.kernels:
+        raise PolylabError("--own-main needs the files to measure", hint="polylab bench FILE.c --own-main")
+    if args.native or TARGETS[args.target] is not OPENMP or args.gpu_targets or args.quick:
+        raise PolylabError("--own-main builds with the --build command and writes OpenMP code",
+                           hint="put -march=native in --build; leave out --native, --target, --gpu-targets, --quick")
+    threads = _int_list(args.threads, "--threads") if args.threads else [os.cpu_count() or 1]
+    repeat = args.repeat if args.repeat is not None else 3
+    warmup = args.warmup if args.warmup is not None else 1
+    rounds = args.rounds if args.rounds is not None else 3
+    if repeat < 1 or warmup < 0 or rounds < 1:
+        raise PolylabError("--repeat and --rounds must be at least 1, --warmup not negative")
+    files = [resolve(k) for k in args.kernels]
+    options = source_options(args)
+    extra = [f"-D{d}" for d in options["defines"]] + [f"-I{d}" for d in options["include_dirs"]]
+    command = ownmain.BuildCommand(args.build or ownmain.DEFAULT_BUILD, tuple(extra))
+    verify = shlex.split(args.verify_flags) if args.verify_flags is not None else None
+    chosen, absent = peers.select(args.peer or None) if args.peers or args.peer else ([], {})
+    for p in chosen:
+        if not p.transformer:
+            absent[p.name] = f"{p.title} is a compiler, not a rewrite of the file: measured in the harness mode only"
+    vector = native_vector_bytes() if "-march=native" in (args.build or "") else DEFAULT_VECTOR_BYTES
+    policy = set_wait_policy(args.wait_policy)
+    specs = [s for s in (args.schedules or ["optimize"])]
+    settings = {"files": [str(f) for f in files], "build": command.text(), "verify_flags": verify,
+                "threads": threads, "schedules": specs, "repeat": repeat, "warmup": warmup, "rounds": rounds,
+                "omp_wait_policy": policy, "peers": [p.to_json() for p in chosen if p.transformer],
+                "peers_absent": absent, "vector_bytes": vector}
+    bar = tqdm(total=len(files), file=sys.stderr, unit="file", disable=args.no_progress, dynamic_ncols=True)
+    try:
+        report = ownmain.run_own_main(files, options, command, verify=verify, specs=specs, threads=threads,
+                                      peers=[p for p in chosen if p.transformer], repeat=repeat, warmup=warmup,
+                                      rounds=rounds, timeout=args.timeout, vector=vector, settings=settings,
+                                      progress=lambda m: bar.set_postfix_str(m[:60], refresh=True),
+                                      on_file=lambda _n: bar.update(1))
+    finally:
+        bar.close()
+    print(report.table())
+    for name, reason in absent.items():
+        print(f"peer {name}: not measured: {reason}")
+    if args.json_file:
+        import json
+
+        path = Path(args.json_file)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        print(f"JSON report: {path}")
+    bad = [r for r in report.results if r.kind == "polylab" and r.status in ("unverified", "error")]
+    return 1 if bad else 0

@@ -27,6 +27,7 @@ from polylab.toolchain.diagnostics import Diagnostic, parse_diagnostics
 from polylab.toolchain.differential import (ALL_ZERO_WARNING, Census, DifferentialRun, Outputs, census,
                                             census_warnings, differential_run, judge, read_run, run_outputs,
                                             same_values, vacuity)
+from polylab.toolchain.printed import printed_outputs, printed_time
 from polylab.toolchain.runner import (DEFAULT_MEMORY_LIMIT_MB, OUTPUT_DIR_VARIABLE, RunResult,
                                       compile_and_run, run, signal_description)
 from polylab.toolchain.timing import Timing, speedup, time_binary
@@ -41,6 +42,7 @@ __all__ = [
     "compile", "compile_and_run", "compile_many", "cuda_compiler", "cuda_compiler_status", "cuda_flags",
     "entry_is_intact", "gpu_status", "has_gpu", "kill_process_group", "mlir_opt", "mlir_opt_status",
     "differential_run", "judge", "openmp_status", "parse_checksums", "parse_diagnostics", "parse_times",
+    "printed_outputs", "printed_time",
     "read_array", "read_indices", "read_outputs", "read_run", "report", "run", "run_outputs", "same_values",
     "sandbox", "signal_description", "speedup", "supports_openmp", "time_binary", "vacuity",
 ]

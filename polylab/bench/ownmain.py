@@ -1,0 +1,410 @@
+"""Benchmarks in the user's own harness: ``polylab bench FILE.c ... --own-main [--build CMD] [--peers]``.
+
+polylab's harness mode (:mod:`polylab.bench.runner`) times the region's text in polylab's own harness,
+whose kernel takes its arrays as ``restrict`` parameters: that baseline is not the user's program
+(PolyBench's bicg: 16.95 ms as written, 4.24 ms with ``restrict``). Here the programs are the user's own,
+each built with the same command and run with its own ``main``:
+
+* ``original``: the file as written;
+* polylab's: the file rewritten in place (:func:`polylab.experiment.rewrite.rewrite`), each ``#pragma
+  scop`` region replaced by the OpenMP code of the optimizer's schedule for ``T`` threads (``optimize(T)``:
+  one file per thread count, run with ``T`` threads) or of each ``--schedules`` spec (run with each ``T``);
+* each peer that rewrites whole files: PLUTO's ``polycc --tile --parallel`` output (run with each ``T``).
+
+Build. One command for every program: ``--build CMD``, a command line in which ``{src}`` is the C file and
+``{exe}`` the program (without them, ``{src} -o {exe}`` is appended; default ``cc -O3 -lm``); polylab adds
+the ``-D`` and ``-I`` options it read the file with, ``-I`` the file's own folder (the rewritten files are
+written elsewhere and include the file's own headers) and ``-fopenmp`` (the original too: the same flags
+for every program). The command runs in the current folder, without a shell.
+
+Verification. Each program is built a second time with ``--verify-flags`` added (default
+``-ffp-contract=off``, see :data:`NO_FMA`, and ``-DPOLYBENCH_DUMP_ARRAYS`` for a file that includes
+``polybench.h``) and run once with each of its thread
+counts; what it prints is compared with what the original prints by the toolchain's one differential run
+(:func:`polylab.toolchain.printed_outputs` reads PolyBench's dump into arrays, anything else printed as
+bytes; :func:`polylab.toolchain.judge` compares them and refuses a vacuous comparison). A program that
+prints something else is ``unverified``, with the first difference, and never timed; one whose output
+proves nothing (nothing printed, every number NaN) is ``not verified``.
+
+Timing. The timed builds run ``repeat`` times each (after ``warmup`` untimed runs), in ``rounds``
+interleaved rounds: each round runs every verified program of the file in turn with its share of the runs,
+so a slow moment of a shared machine falls on all of them. A run's time is the program's own timer when its
+standard output is one number (PolyBench's ``-DPOLYBENCH_TIME``), else the wall time of the process.
+``vs original`` = median(original) / median(program); ``vs PLUTO`` = median(PLUTO, same threads) /
+median(program).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shlex
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from polylab import toolchain as tc
+from polylab.bench.peers import Peer
+from polylab.bench.runner import ERROR, NOT_RUN, UNVERIFIED, VERIFIED, machine_info, shares
+from polylab.errors import PolylabError, ToolchainError
+from polylab.frontend import parse
+from polylab.version import __version__
+
+__all__ = ["DEFAULT_BUILD", "BuildCommand", "Contender", "OwnMainReport", "OwnMainResult", "contenders",
+           "run_own_main", "verify_flags_for"]
+
+#: the build command when none is given
+DEFAULT_BUILD = "cc -O3 {src} -o {exe} -lm"
+#: what a program that was not made (the peer refused the file, polylab's rewrite was refused) is
+REJECTED = "rejected"
+
+Progress = Callable[[str], None]
+
+
+#: the flags every verification build gets: no fused multiply-add, which rounds once where a multiply and an
+#: add round twice; where the compiler fuses depends on the shape of the loops, so two builds that compute
+#: every element in the same order would differ in the last bit (measured: PolyBench's trmm at MINI with
+#: -O3 -march=native printed 6.33 in the original and 6.32 in PLUTO's and polylab's files)
+NO_FMA = ("-ffp-contract=off",)
+
+
+def verify_flags_for(text: str) -> tuple[str, ...]:
+    """The flags of the verification build by default: :data:`NO_FMA`, and PolyBench's dump for a file that
+    includes ``polybench.h`` (without it, what the program prints anyway is compared)."""
+    dump = ("-DPOLYBENCH_DUMP_ARRAYS",) if re.search(r'#\s*include\s*[<"]polybench\.h[>"]', text) else ()
+    return (*dump, *NO_FMA)
+
+
+@dataclass(frozen=True)
+class BuildCommand:
+    """The user's build command (``template``, with ``{src}`` and ``{exe}``) and the options polylab adds
+    (``extra``: the ``-D``/``-I`` options the file was read with, ``-fopenmp``)."""
+
+    template: str = DEFAULT_BUILD
+    extra: tuple[str, ...] = ()
+
+    def argv(self, src: Path, exe: Path, more: Sequence[str] = (), home: Path | None = None) -> list[str]:
+        """The command line that builds ``src`` into ``exe`` with ``more`` flags; ``home``: the folder of
+        the file ``src`` was made from (its headers)."""
+        words = shlex.split(self.template)
+        if not any("{src}" in w for w in words):
+            words += ["{src}", "-o", "{exe}"]
+        folder = ["-I", str(home)] if home is not None else []
+        out = [w.replace("{src}", str(src)).replace("{exe}", str(exe)) for w in words]
+        flags = [*self.extra, *more, *folder]
+        if "-fopenmp" not in out:
+            flags.append("-fopenmp")
+        return [out[0], *flags, *out[1:]]
+
+    def text(self, more: Sequence[str] = ()) -> str:
+        """The command line in words (``SRC`` and ``EXE`` for the files)."""
+        return shlex.join(self.argv(Path("SRC.c"), Path("EXE"), more, Path("FILE_DIR")))
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One program of a file: its ``label``, ``kind`` (``original``, ``polylab``, ``peer``), its text (None
+    when it could not be made: ``reason``), the thread counts it runs with, and a ``note`` (the sizes
+    polylab's schedule was chosen for, the peer's command)."""
+
+    label: str
+    kind: str
+    source: str | None
+    threads: tuple[int, ...]
+    reason: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class OwnMainResult:
+    """One program of one file at one thread count: ``status`` (``verified``, ``unverified``, ``error``,
+    ``rejected``, ``not run``), its times (``runs``, seconds; ``timer``: ``program`` or ``wall``), the
+    reason it was not timed, its first difference from the original's output."""
+
+    kernel: str
+    label: str
+    kind: str
+    threads: int
+    status: str
+    runs: tuple[float, ...] = ()
+    timer: str = "program"
+    reason: str | None = None
+    first_difference: str | None = None
+    note: str | None = None
+    binary: Path | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.runs) if self.runs else None
+
+    def to_json(self) -> dict:
+        return {"kernel": self.kernel, "program": self.label, "kind": self.kind, "threads": self.threads,
+                "status": self.status, "median_s": self.median, "min_s": min(self.runs) if self.runs else None,
+                "runs": list(self.runs), "timer": self.timer, "reason": self.reason,
+                "first_difference": self.first_difference, "note": self.note}
+
+
+def _spec_of(spec: str, threads: int, vector: int) -> str:
+    from polylab.schedule.optimize import Sizes, step_text
+
+    return step_text(threads, Sizes(threads, vector=vector)) if spec == "optimize" else spec
+
+
+def _polylab(file: Path, text: str, options: Mapping[str, Any], specs: Sequence[str],
+             threads: Sequence[int], vector: int) -> list[Contender]:
+    """polylab's rewritten files: ``optimize`` is one file per thread count, any other spec one file run
+    with every thread count."""
+    from polylab.experiment.rewrite import rewrite
+
+    out: list[Contender] = []
+    try:
+        program = parse(text, filename=str(file), **options)
+    except PolylabError as err:
+        return [Contender(f"polylab {s}", "polylab", None, tuple(threads), reason=err.message) for s in specs]
+    for spec in specs:
+        for t in (threads if spec == "optimize" else threads[:1]):
+            concrete = _spec_of(spec, t, vector)
+            label = f"polylab {concrete}"
+            runs_with = (t,) if spec == "optimize" else tuple(threads)
+            try:
+                done = rewrite(program, text, concrete, "openmp")
+            except PolylabError as err:
+                out.append(Contender(label, "polylab", None, runs_with, reason=f"{type(err).__name__}: {err.message}"))
+                continue
+            except Exception as err:  # an internal error on one file is reported in its row; the sweep goes on
+                out.append(Contender(label, "polylab", None, runs_with,
+                                     reason=f"internal error {type(err).__name__}: {str(err)[:200]}"))
+                continue
+            chosen = "; ".join(f"{r.scop.name} chosen for {r.sizes}" for r in done.regions)
+            out.append(Contender(label, "polylab", done.text, runs_with, note=chosen))
+    return out
+
+
+def contenders(file: Path, text: str, options: Mapping[str, Any], *, specs: Sequence[str] = ("optimize",),
+               threads: Sequence[int] = (1,), peers: Sequence[Peer] = (), vector: int = 16,
+               timeout: float = 300.0) -> list[Contender]:
+    """The programs of ``file`` (its ``text``, read with the front end's ``options``): the original,
+    polylab's rewritten files, each peer's."""
+    out = [Contender("original", "original", text, (1,))]
+    out += _polylab(file, text, options, specs, threads, vector)
+    for peer in peers:
+        if not peer.transformer:
+            continue
+        made = peer.transform(text, timeout=timeout)
+        out.append(Contender(peer.title, "peer", made.program, tuple(threads), reason=made.reason,
+                             note=" ".join(peer.transformer)))
+    return out
+
+
+def _build(command: BuildCommand, source: str, folder: Path, name: str, more: Sequence[str],
+           timeout: float, home: Path) -> Path:
+    src, exe = folder / f"{name}.c", folder / name
+    src.write_text(source)
+    argv = command.argv(src, exe, more, home)
+    program = shutil.which(argv[0])
+    if program is None:
+        raise ToolchainError(f"the build command's program {argv[0]!r} is not found", hint="check --build")
+    done = tc.run(program, argv[1:], timeout=timeout, cwd=os.getcwd(), memory_limit_mb=None, check=False)
+    if done.returncode != 0 or not exe.is_file():
+        lines = [ln for ln in (done.stderr + done.stdout).splitlines() if "error" in ln.lower()]
+        raise ToolchainError(f"the build failed: {'; '.join(lines[:2]) or done.stderr.strip()[-300:]}",
+                             hint=f"the command: {shlex.join(argv)}")
+    return exe
+
+
+def _run(exe: Path, threads: int, timeout: float) -> tc.RunResult:
+    return tc.run(exe, [], timeout=timeout, threads=threads, memory_limit_mb=None, check=True)
+
+
+@dataclass
+class _Kernel:
+    """The builds of one file while it is measured."""
+
+    name: str
+    home: Path
+    results: list[OwnMainResult]
+    reference: tc.Outputs | None = None
+
+
+def _verify(kernel: _Kernel, c: Contender, command: BuildCommand, flags: Sequence[str], folder: Path, k: int,
+            timeout: float) -> list[OwnMainResult]:
+    """Build and verify one program at each of its thread counts, keeping its timed build when verified.
+    The original's output (its verification build, one thread) is the reference of the others."""
+    rows = [OwnMainResult(kernel.name, c.label, c.kind, t, REJECTED if c.kind == "peer" else ERROR,
+                          reason=c.reason, note=c.note) for t in c.threads]
+    if c.source is None:
+        return rows
+    if c.kind != "original" and kernel.reference is None:
+        return [replace(r, status=NOT_RUN, reason="the original program did not build or run") for r in rows]
+    try:
+        checked = _build(command, c.source, folder, f"p{k}_verify", flags, timeout, kernel.home)
+        timed = _build(command, c.source, folder, f"p{k}", (), timeout, kernel.home)
+        out = []
+        for row in rows:
+            done = _run(checked, row.threads, timeout)
+            printed = tc.printed_outputs(done.stdout, done.stderr, truncated=done.truncated)
+            if c.kind == "original":
+                kernel.reference = printed
+                out.append(replace(row, status=VERIFIED, reason=None, binary=timed))
+                continue
+            verdict = tc.judge(kernel.reference, printed)
+            if verdict.verified is False:
+                out.append(replace(row, status=UNVERIFIED, reason="its output differs from the original's",
+                                   first_difference=verdict.first_difference))
+            elif verdict.verified is None:
+                out.append(replace(row, status=NOT_RUN, reason=verdict.reason))
+            else:
+                out.append(replace(row, status=VERIFIED, reason=None, binary=timed))
+        return out
+    except PolylabError as err:
+        return [replace(r, status=ERROR, reason=f"{type(err).__name__}: {' '.join(err.message.splitlines()[:2])}")
+                for r in rows]
+
+
+def _time(rows: list[OwnMainResult], repeat: int, warmup: int, rounds: int, timeout: float,
+          progress: Progress) -> list[OwnMainResult]:
+    """Time every verified row, ``repeat`` runs in interleaved rounds (module text)."""
+    out = list(rows)
+    for r, share in enumerate(shares(repeat, rounds)):
+        for i, row in enumerate(out):
+            if row.status != VERIFIED or row.binary is None:
+                continue
+            progress(f"{row.kernel} [{row.label} x{row.threads}]: round {r + 1}")
+            try:
+                for _ in range(warmup if r == 0 else 0):
+                    _run(row.binary, row.threads, timeout)
+                times, timer = [], "program"
+                for _ in range(share):
+                    done = _run(row.binary, row.threads, timeout)
+                    own = tc.printed_time(done.stdout)
+                    timer = "program" if own is not None else "wall"
+                    times.append(own if own is not None else done.seconds)
+                out[i] = replace(row, runs=row.runs + tuple(times), timer=timer)
+            except PolylabError as err:
+                out[i] = replace(row, status=ERROR, runs=(), reason=f"round {r + 1}: {err.message}")
+    return out
+
+
+def measure_file(file: Path, options: Mapping[str, Any], command: BuildCommand, *, verify: Sequence[str] | None,
+                 specs: Sequence[str], threads: Sequence[int], peers: Sequence[Peer], repeat: int, warmup: int,
+                 rounds: int, timeout: float, vector: int, progress: Progress) -> list[OwnMainResult]:
+    """Every program of one file, verified and timed (module text)."""
+    text = file.read_text()
+    name = file.name
+    progress(f"{name}: rewriting")
+    progs = contenders(file, text, options, specs=specs, threads=threads, peers=peers, vector=vector,
+                       timeout=timeout)
+    flags = tuple(verify) if verify is not None else verify_flags_for(text)
+    kernel = _Kernel(name, file.resolve().parent, [])
+    with tempfile.TemporaryDirectory(prefix="polylab-own-main-") as tmp:
+        for k, c in enumerate(progs):
+            progress(f"{name} [{c.label}]: building and verifying")
+            kernel.results += _verify(kernel, c, command, flags, Path(tmp), k, timeout)
+        return _time(kernel.results, repeat, warmup, rounds, timeout, progress)
+
+
+@dataclass(frozen=True)
+class OwnMainReport:
+    """Every file's programs: the results, the settings and the machine (:meth:`table`, :meth:`to_json`)."""
+
+    results: tuple[OwnMainResult, ...]
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    machine: Mapping[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def original(self, kernel: str) -> OwnMainResult | None:
+        return next((r for r in self.results if r.kernel == kernel and r.kind == "original"), None)
+
+    def peer(self, kernel: str, threads: int) -> OwnMainResult | None:
+        return next((r for r in self.results if r.kernel == kernel and r.kind == "peer" and r.threads == threads),
+                    None)
+
+    def ratio(self, r: OwnMainResult, base: OwnMainResult | None) -> float | None:
+        """median(base) / median(r), both verified and timed; None otherwise."""
+        if base is None or base.median is None or r.median is None or r.median <= 0:
+            return None
+        return base.median / r.median
+
+    def summary(self) -> list[tuple[str, int, float | None, float | None, int]]:
+        """Per program kind and thread count: the geometric means of ``vs original`` and ``vs PLUTO`` over the
+        files where both were timed, and on how many files."""
+        out = []
+        keys = list(dict.fromkeys((r.label if r.kind != "polylab" else "polylab", r.threads)
+                                  for r in self.results if r.kind != "original"))
+        for label, threads in keys:
+            rows = [r for r in self.results if (r.label == label or (label == "polylab" and r.kind == "polylab"))
+                    and r.threads == threads]
+            vs_o = [x for x in (self.ratio(r, self.original(r.kernel)) for r in rows) if x]
+            vs_p = [x for x in (self.ratio(r, self.peer(r.kernel, threads)) for r in rows) if x]
+            out.append((label, threads, _geomean(vs_o), _geomean(vs_p) if label == "polylab" else None, len(vs_o)))
+        return out
+
+    def table(self) -> str:
+        from polylab.bench.report import format_seconds
+        from polylab.render import text_table
+
+        body = []
+        for r in self.results:
+            vs_o = self.ratio(r, self.original(r.kernel)) if r.kind != "original" else 1.0
+            vs_p = self.ratio(r, self.peer(r.kernel, r.threads)) if r.kind == "polylab" else None
+            threads = "1 (seq)" if r.kind == "original" else str(r.threads)
+            body.append([r.kernel, r.label, threads, format_seconds(r.median),
+                         format_seconds(min(r.runs)) if r.runs else "-", _x(vs_o if r.runs else None), _x(vs_p),
+                         "yes" if r.status == VERIFIED else r.status])
+        lines = [text_table(["file", "program", "threads", "median", "min", "vs original", "vs PLUTO", "verified"],
+                            body)]
+        lines += [f"{r.kernel} [{r.label} x{r.threads}]: {r.status}: {r.reason or ''}"
+                  + (f" (first difference: {r.first_difference})" if r.first_difference else "")
+                  for r in self.results if r.status != VERIFIED]
+        for label, threads, vs_o, vs_p, n in self.summary():
+            lines.append(f"geomean over {n} file(s), {label} x{threads}: {_x(vs_o)} the original"
+                         + (f", {_x(vs_p)} PLUTO" if vs_p is not None else ""))
+        flags = self.settings.get("verify_flags")
+        lines.append(f"built with: {self.settings.get('build', '')}; verified with "
+                     + (" ".join(flags) if flags is not None else "-ffp-contract=off, and -DPOLYBENCH_DUMP_ARRAYS "
+                        "where the file includes polybench.h") + "; times: the program's own timer (else wall time), "
+                     "median")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def to_json(self) -> dict:
+        return {"polylab": __version__, "mode": "own-main", "machine": dict(self.machine),
+                "settings": dict(self.settings), "results": [r.to_json() for r in self.results],
+                "summary": [{"program": label, "threads": t, "geomean_vs_original": o, "geomean_vs_pluto": p,
+                             "files": n} for label, t, o, p, n in self.summary()],
+                "seconds": round(self.seconds, 2)}
+
+
+def _geomean(xs: Sequence[float]) -> float | None:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def _x(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def run_own_main(files: Sequence[Path], options: Mapping[str, Any], command: BuildCommand, *,
+                 verify: Sequence[str] | None = None, specs: Sequence[str] = ("optimize",),
+                 threads: Sequence[int] = (1,), peers: Sequence[Peer] = (), repeat: int = 3, warmup: int = 1,
+                 rounds: int = 3, timeout: float = 600.0, vector: int = 16,
+                 progress: Progress | None = None, on_file: Callable[[str], None] | None = None,
+                 settings: Mapping[str, Any] | None = None) -> OwnMainReport:
+    """Measure every file (module text); ``on_file`` is called with each file's name when it is done."""
+    t0 = time.perf_counter()
+    say = progress or (lambda _m: None)
+    results: list[OwnMainResult] = []
+    for f in files:
+        results += measure_file(Path(f), options, command, verify=verify, specs=specs, threads=threads,
+                                peers=peers, repeat=repeat, warmup=warmup, rounds=rounds, timeout=timeout,
+                                vector=vector, progress=say)
+        if on_file:
+            on_file(Path(f).name)
+    return OwnMainReport(tuple(results), dict(settings or {}), machine_info(), time.perf_counter() - t0)
