@@ -1,20 +1,35 @@
-"""Lab 4 (the wavefront): the solution earns full marks and every wrong-answer path of every question names
-the specific error (the distance a hyperplane does not put forward, the count, the stride, the reason)."""
+"""Lab 4 (the wavefront, Farkas, a Pluto-style cost): the solution earns full marks and every wrong-answer path
+names the specific error (the distance a hyperplane does not put forward, an (s, t, c) and the dependence pair
+it breaks, the bound, the pair a fused schedule runs backwards, the count, the stride, what a reading of a
+measurement overlooks) without stating the expected answer."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from grading_helpers import full_marks, grade
+import islpy as isl
+import pytest
+
+from grading_helpers import full_marks, grade, hides
+from polylab.analysis import compute_dependences
 from polylab.grading import get_lab, load_hidden
+from polylab.grading.kernels import scop
 from polylab.grading.labs import lab4
+from polylab.toolchain import c_compiler
 
-HIDDEN = Path(__file__).resolve().parents[1] / "instructor" / "hidden"
-SOLUTION = {"sl3_hyperplane": (1, 1, 1), "needs_221_hyperplane": (2, 2, 1), "waves_n10": 22,
-            "largest_wave_n10": 48, "sweep_waves": lambda n: max(0, 3 * n - 8), "wave_stride": 159999,
-            "slower_reason": "b"}
+ROOT = Path(__file__).resolve().parents[1]
+HIDDEN = ROOT / "instructor" / "hidden"
+FARKAS = "{ [s, t, c] : t >= s and t - s + c >= 0 and 2t - s + c >= 0 and t - 2s + c >= 0 }"
+SOLUTION = {"sl3_hyperplane": (1, 1, 1), "steep_hyperplane": (2, 2, 1), "farkas_constraints": FARKAS,
+            "pluto_bound": (0, 2), "pluto_schedule": (1, 1, 1),
+            "fused_schedule": "{ S0[i] -> [i, 0]; S1[i] -> [i + 1, 1] }",
+            "sweep_waves": lambda n: max(0, 3 * n - 8), "wave_stride": 159999,
+            "second_thread": "no measurable difference"}
+needs_cc = pytest.mark.skipif(c_compiler() is None, reason="question 5 compiles the fused schedule's code")
 
 
+@needs_cc
 def test_solution_scores_full_marks():
     full_marks("lab4", SOLUTION)
 
@@ -30,69 +45,113 @@ def test_references_agree_with_a_brute_force_count():
             for k in range(1, 5):
                 brute[i + j + k] = brute.get(i + j + k, 0) + 1
     assert sizes == brute
-    assert lab4.best_hyperplane("221") == (2, 2, 1) and lab4.best_hyperplane("sl3") == (1, 1, 1)
+    assert lab4.best_hyperplane("steep") == (2, 2, 1) and lab4.best_hyperplane("sl3") == (1, 1, 1)
 
 
-def test_q1_wrong_paths():
+def test_the_farkas_set_agrees_with_brute_force_legality():
+    """Every (s, t, c) in a box is in the Farkas set exactly when it keeps every dependence pair for
+    N = 3..12 (enumerated)."""
+    deps = compute_dependences(scop(lab4.SMOOTH))
+    pairs = []
+    for n in range(3, 13):
+        for d in deps:
+            fixed = d.relation.intersect_params(isl.Set(f"[N] -> {{ : N = {n} }}"))
+            fixed.wrap().foreach_point(lambda p: pairs.append(tuple(lab4.point_coordinates(p))))
+    legal = lab4.farkas_set()
+    for s in range(-2, 3):
+        for t in range(-2, 3):
+            for c in range(-3, 4):
+                brute = all(t * y - s * x + c >= 0 for x, y in pairs)
+                assert (not legal.intersect(isl.Set(f"{{ [{s}, {t}, {c}] }}")).is_empty()) == brute, (s, t, c)
+
+
+def test_q1_q2_wrong_paths():
     r, fb = grade("lab4.q1", (1, 0, 1))
     assert "a = (1, 0, 1) gives a . (0, 1, 0) = 0 < 1: the dependence with distance (0, 1, 0) would not go forward" in fb
     r, fb = grade("lab4.q1", (1, 2, 1))
-    assert r.status == "partial" and "legal but not the smallest: a0 + a1 + a2 = 4" in fb
-    r, fb = grade("lab4.q1", (2, -1, 1))
+    assert r.status == "partial" and "legal but not the smallest: a0 + a1 + a2 = 4" in fb and hides(fb, "(1, 1, 1)")
+    r, fb = grade("lab4.q1", (-1, 2, 2))
     assert "negative coefficient" in fb
-    r, fb = grade("lab4.q1", (1, 1))
-    assert "has 2 entries, not 3" in fb
-
-
-def test_q2_wrong_paths():
     r, fb = grade("lab4.q2", (1, 1, 1))
-    assert "a . (0, 1, -1) = 0 < 1" in fb and "a . (1, 0, -1) = 0 < 1" in fb and r.score == 0
+    assert "a . (1, 0, -1) = 0 < 1" in fb and "a . (0, 1, -1) = 0 < 1" in fb and hides(fb, "(2, 2, 1)")
     r, fb = grade("lab4.q2", (3, 2, 1))
-    assert "legal but not the smallest" in fb and r.status == "partial"
-    r, fb = grade("lab4.q2", "2i + 2j + k")
+    assert r.status == "partial" and "not the smallest" in fb
+    r, fb = grade("lab4.q2", "(2, 2, 1)")
     assert "text" in fb
 
 
-def test_q1_same_sum_but_not_lexicographically_smallest(monkeypatch):
-    """The same-sum path: against a reference (1, 2, 1), the legal (2, 1, 1) of the same sum earns half and is
-    told it is not the lexicographically smallest."""
-    monkeypatch.setattr(lab4, "best_hyperplane", lambda which: (1, 2, 1))
-    r, fb = grade("lab4.q1", (2, 1, 1))
-    assert r.status == "partial" and "as small as the best, but not the lexicographically smallest" in fb
+def test_q3_farkas_wrong_paths_name_an_illegal_schedule_and_its_pair():
+    assert grade("lab4.q3", "{ [s, t, c] : t - s >= 0 and c >= s - t and c >= s - 2t and c >= 2s - t }")[0].correct
+    r, fb = grade("lab4.q3", "{ [s, t, c] : t >= s and t - s + c >= 0 }")          # the k = 0 pair only
+    assert r.score == 0 and "(s, t, c) = (1, 1, 0) satisfies your constraints but is illegal" in fb
+    assert "the anti dependence S0[2] -> S1[1] (at N = 4) gets theta_S1 - theta_S0 = -1 < 0" in fb
+    assert hides(fb, FARKAS, "t - 2s + c")
+    r, fb = grade("lab4.q3", "{ [s, t, c] : t = s and c >= 1 }")
+    assert "keeps every dependence for every N, but your constraints exclude it" in fb
+    r, fb = grade("lab4.q3", "{ [s, t] : t >= s }")
+    assert "lives in" in fb
+    assert grade("lab4.q3", "{ S[s, t, c] : t >= s and t - s + c >= 0 and 2t - s + c >= 0 and t - 2s + c >= 0 }"
+                 )[0].correct                                                        # a tuple name is fair
+    r, fb = grade("lab4.q3", "{ [s, t, c] : t >= }")
+    assert "isl cannot read farkas_constraints" in fb
 
 
-def test_q3_wrong_paths():
-    r, fb = grade("lab4.q3", 21, 5)
-    assert "waves_n10: 21 waves is not right" in fb and "(count both ends)" in fb
-    assert "largest_wave_n10: 5 is not the size of the largest wave" in fb
-    r, fb = grade("lab4.q3", 24, 48)
-    assert "count both ends" not in fb and r.status == "partial"
+def test_q4_pluto_wrong_paths():
+    r, fb = grade("lab4.q4", (1, 0), (1, 2, 0))
+    assert r.score == 0 and "a schedule with a smaller u exists" in fb and "(u, w) = (1, 0)" in fb
+    r, fb = grade("lab4.q4", (0, 3), (1, 1, 2))
+    assert "keeps every distance within a smaller constant" in fb and hides(fb, "(0, 2)", "(1, 1, 1)")
+    r, fb = grade("lab4.q4", (0, 2), (1, 1, 0))
+    assert r.score == 1 and "(s, t, c) = (1, 1, 0) is illegal: the anti dependence" in fb
+    r, fb = grade("lab4.q4", (0, 1), (0, 0, 1))
+    assert "no legal schedule with s >= 1 has distances that small" in fb and "s = 0" in fb
+    r, fb = grade("lab4.q4", (0, 2), (1, 1))
+    assert "has 2 entries, not 3" in fb and "one entry per coefficient (s, t, c)" in fb
+    assert lab4.pluto_optimum() == ((0, 2), (1, 1, 1))
 
 
-def test_q4_wrong_paths_and_hidden_cases():
-    r, fb = grade("lab4.q4", lambda n: 3 * n - 6)
-    assert "sweep_waves(10) returned 24, expected 22 (n = 10)" in fb and r.score == 0
-    r, fb = grade("lab4.q4", lambda n: float(3 * n - 8))
-    assert "returned 22.0" in fb
-    hidden = load_hidden(HIDDEN, get_lab("lab4"))["q4"]
-    r = get_lab("lab4").question("q4").grade({"sweep_waves": lambda n: 3 * n - 8}, "lab4", hidden)
+@needs_cc
+def test_q5_fused_schedule_wrong_paths():
+    r, fb = grade("lab4.q5", "{ S0[i] -> [i, 0]; S1[i] -> [i, 1] }")
+    assert r.score == 0 and "S0[2] reads a[1], which S1[1] later overwrites" in fb and r.pictures
+    r, fb = grade("lab4.q5", "{ S0[i] -> [0, i]; S1[i] -> [1, i] }")                # the original: not fused
+    assert "first dimension is not i plus a constant" in fb
+    r, fb = grade("lab4.q5", "{ S0[i] -> [i, 0]; S1[i] -> [i + 100, 1] }")
+    assert "do not overlap, so they are not fused" in fb
+    assert grade("lab4.q5", "{ S0[i] -> [i, 0]; S1[i] -> [i + 2, 0] }")[0].correct   # a larger shift is legal
+    r, fb = grade("lab4.q5", "{ S0[i] -> [i, 0] }")
+    assert r.score == 0
+
+
+def test_q6_q7_wrong_paths_and_hidden_cases():
+    r, fb = grade("lab4.q6", lambda n: 3 * n - 8)
+    assert "public cases: 3/3" in fb
+    hidden = load_hidden(HIDDEN, get_lab("lab4"))["q6"]
+    r = get_lab("lab4").question("q6").grade({"sweep_waves": lambda n: 3 * n - 8}, "lab4", hidden)
     assert r.status == "partial" and "hidden case 'n = 2: the sweep is empty': wrong result" in "\n".join(r.feedback)
-
-
-def test_q5_wrong_paths():
-    r, fb = grade("lab4.q5", 399)
-    assert "399 is not it: from one iteration to the next k grows by 1 and i = t - j - k shrinks by 1" in fb
-    r, fb = grade("lab4.q5", 160000)
-    assert "a step of i moves 400 x 400 elements" in fb
-    r, fb = grade("lab4.q5", 7)
+    r, fb = grade("lab4.q6", lambda n: float(3 * n - 8))
+    assert "returned 22.0, expected 22" in fb
+    r, fb = grade("lab4.q7", 160000)
+    assert "a step of i moves 400 x 400 elements" in fb and hides(fb, "159999")
+    r, fb = grade("lab4.q7", 12345)
     assert "write the address of x[i][j][k] as (i * 400 + j) * 400 + k" in fb
-    assert grade("lab4.q5", -159999)[0].correct   # the sign is fair to ignore (the question asks for the distance)
+    assert grade("lab4.q7", -159999)[0].correct
 
 
-def test_q6_wrong_paths():
-    r, fb = grade("lab4.q6", "a")
-    assert "(a) is not the reason: the verification runs once, before the timing" in fb
-    r, fb = grade("lab4.q6", "c")
-    assert "the same gcc -O3 flags" in fb
-    r, fb = grade("lab4.q6", "d")
-    assert "not one of 'a', 'b', 'c'" in fb
+def test_q8_reading_a_measurement():
+    r, fb = grade("lab4.q8", "slower")
+    assert r.score == 0 and "the medians alone do not decide" in fb and "speedup_interval" in fb
+    r, fb = grade("lab4.q8", "faster")
+    assert "the medians say otherwise" in fb
+    r, fb = grade("lab4.q8", "quicker")
+    assert "not one of 'faster', 'slower', 'no measurable difference'" in fb
+    for given in ("slower", "faster"):
+        assert hides(grade("lab4.q8", given)[1], "no measurable difference")
+
+
+def test_the_lab_shows_the_recorded_runs_the_check_reads():
+    nb = json.loads((ROOT / "solutions" / "lab4_wavefront.ipynb").read_text())
+    cell = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("RECORDED = {"))
+    shown: dict = {}
+    exec(cell, {}, shown)
+    assert shown["RECORDED"] == lab4.RECORDED

@@ -216,11 +216,13 @@ def test_kernel_texts_of_the_checks_appear_in_the_labs():
 #: texts of expected answers, per lab: none may appear in the student's notebook, neither in its cells nor in
 #: what its untouched cells print (the see-why parts open only after the answer; docs/course.md)
 ANSWERS = {
-    "lab1_affine.ipynb": ["[[1, 2], [0, 1]]", "0 <= j < M", "2 + 3k", "(i - 2) mod 3", "1 <= b <= N",
+    "lab1_affine.ipynb": ["[[1, 2], [0, 1]]", "0 <= j < M", "2 + 3k", "1 <= b <= N",
                           "a - 2b + 2", "2 * i, N - 1 - i", "N - c0 - 1, 2 * c0", "n * (n + 1)", ": 10 instances"],
     "lab2_dependences.ipynb": ["(1, 0)", "2j' = i + 2j - i'", "-15", "(1, 1, 1)", "private(k)", "(2k, -k)"],
-    "lab3_schedules.ipynb": ["S0[1, 2] at time", "legal: False", "t - N + 1", "c0 - N", "2 * N - 2",
-                             "2i + j", "2 * c0"],
+    "lab3_schedules.ipynb": ["S0[1, 2] at time", "legal: False", "t - N + 1", "-N + c0 + 1", "2 * N - 2",
+                             "2i + j", "-2 * N + c0 + 2"],
+    "lab4_wavefront.ipynb": ["a = [1, 1, 1]", "a = [2, 2, 1]", "c >= 2s - t", "((0, 2), (1, 1, 1))",
+                             "a[c0 - 1] = b[c0 - 1]", "-n + c1 - c2 + 1", "0.52-1.01"],
     "lab8_stencil.ipynb": ["[-1,65]x[-1,65]", "[-2,66]x[-2,66]", "(2, 4, 0)", "halo exchanges per rank",
                            "69696", "327680"],
 }
@@ -245,5 +247,8 @@ def test_no_answer_is_in_sight_before_it_is_given(course_run, name):
     shown = _visible(nb)
     leaked = [a for a in ANSWERS[name] if a in shown]
     assert not leaked, f"labs/{name} shows answers before they are given: {leaked}"
+    solved = _visible(course_run.notebook(SOLUTIONS / name))
+    unseen = [a for a in ANSWERS[name] if a not in solved]
+    assert not unseen, f"these texts are not shown by the solved notebook either, so they test nothing: {unseen}"
     gated = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%see_why")]
     assert gated and all("See why" in _shown(c) for c in gated)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 import islpy as isl
 
 from polylab.errors import PolylabError
-from polylab.experiment import verify
+from polylab.experiment import speedup_interval, verify
 from polylab.grading import student_code
 from polylab.grading.answers import describe
 from polylab.grading.lab import Calls
@@ -88,6 +88,32 @@ def expect_choice(given: str, expected: str, why_not: Mapping[str, str], *, what
     if given == expected:
         return right()
     return wrong(f"{what} = {given!r} is not it: {why_not.get(given, 'read the question again')}")
+
+
+#: the verdicts a speedup's interval gives (:attr:`polylab.experiment.SpeedupInterval.verdict`)
+VERDICTS = ("faster", "slower", "no measurable difference")
+
+
+def expect_verdict(given: str, baseline: Sequence[float], variant: Sequence[float], *, variant_name: str,
+                   baseline_name: str) -> Verdict:
+    """The student's reading of a measurement (``given``, one of :data:`VERDICTS`: is ``variant`` faster
+    than ``baseline``, slower, or not measurably different?) against the 95 % interval of the speedup
+    (:func:`polylab.experiment.speedup_interval`). The feedback says what the reading overlooks (the
+    medians, the interval), never which verdict is right."""
+    iv = speedup_interval(baseline, variant)
+    if iv is None:
+        raise ValueError("expect_verdict needs at least MIN_INTERVAL_RUNS runs of each program")
+    if given == iv.verdict:
+        return right()
+    if given != "no measurable difference" and (given == "faster") != (iv.ratio > 1):
+        return wrong(f"the medians say otherwise: compare the median time of {variant_name} with that of "
+                     f"{baseline_name}")
+    if given == "no measurable difference":
+        return wrong(f"the interval of the ratio median({baseline_name}) / median({variant_name}) decides, not "
+                     "how close the medians look: compute it (speedup_interval) and see where 1 lies")
+    return wrong(f"the medians alone do not decide: with these runs' spread, the 95 % interval of the ratio "
+                 f"median({baseline_name}) / median({variant_name}) is what tells a difference from noise "
+                 "(speedup_interval); see where 1 lies")
 
 
 def compare_sets(given: frozenset, expected: frozenset, *, item: str = "element",
@@ -251,5 +277,5 @@ def compare_calls(calls: Calls, reference: Callable[..., Any], *,
     return partial(ok, len(calls.calls), *_cap(lines), count)
 
 
-__all__ = ["MAX_LINES", "Mistake", "compare_calls", "compare_isl", "compare_matrices", "compare_sets", "expect",
-           "expect_choice", "legal_schedule", "part", "same_outputs", "verified_variant"]
+__all__ = ["MAX_LINES", "VERDICTS", "Mistake", "compare_calls", "compare_isl", "compare_matrices", "compare_sets", "expect",
+           "expect_choice", "expect_verdict", "legal_schedule", "part", "same_outputs", "verified_variant"]

@@ -78,6 +78,9 @@ class TimingTable:
     def __str__(self) -> str:
         return self.text()
 
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(self.text())
+
     def _repr_html_(self) -> str:
         return table_html(self._HEADER, self._cells())
 
@@ -193,6 +196,9 @@ class Roofline:
 
     def __str__(self) -> str:
         return self.text()
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(self.text())
 
     def _repr_html_(self) -> str:
         return f"<div>{self.roofs}</div>" + table_html(self._HEADER, self._cells())

@@ -1,9 +1,20 @@
-"""Lab 4: the wavefront (``solutions/lab4_wavefront.ipynb``).
+"""Lab 4: the wavefront, Farkas and a Pluto-style cost (``solutions/lab4_wavefront.ipynb``).
 
 The wavefront hyperplane ``theta(x) = a . x`` solves the integer program ``a . d >= 1`` for every distance
 ``d``, ``a >= 0``, minimising ``sum(a)`` (then lexicographically): all points of one wave ``a . x = t`` are
-independent. The expected answers come from the engine (``find_wavefront``, isl counting, the generated
-code's loop structure), computed from the lab's own texts of the nests.
+independent.
+
+For dependences that are not one distance, the legality of an affine schedule is "``theta_T(y) -
+theta_S(x) >= 0`` for every pair ``x -> y`` of a dependence polyhedron", infinitely many constraints; the
+affine form of Farkas' lemma turns each into finitely many linear constraints on the schedule's
+coefficients. The derivation (question 3) is those constraints for a two-statement program, written by the
+student as an isl set over ``(s, t, c)`` (``theta_S0(i) = s i``, ``theta_S1(i) = t i + c``) and compared with
+the exact set, which isl computes here (``Set.coefficients``: the Farkas dual of each dependence polyhedron).
+Question 4 is the Pluto-style cost: the smallest bound ``u N + w`` on the dependence distance over the legal
+schedules with ``s >= 1`` (isl's lexicographic minimum). The construction (question 5) is the fused and
+shifted loop as a schedule in isl text, compiled and run against the original. Question 8 reads a recorded
+measurement with its interval. Every other expected answer comes from the engine (``find_wavefront``, isl
+counting, the generated code's loop structure), computed from the lab's own texts of the nests.
 """
 
 from __future__ import annotations
@@ -14,25 +25,43 @@ import islpy as isl
 
 from polylab.analysis import compute_dependences
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, part
+from polylab.grading.checks import VERDICTS, compare_calls, expect, expect_verdict, legal_schedule, verified_variant
 from polylab.grading.kernels import scop, sl3
 from polylab.grading.lab import Calls, Case, Lab, Question
-from polylab.model.islutil import point_coordinates
 from polylab.grading.verdict import Verdict, combine, partial, right, wrong
-from polylab.schedule import find_wavefront, original
+from polylab.model.islutil import parameter_values, point_coordinates
+from polylab.schedule import find_wavefront, original, parse_schedule
 
-#: question 2: a nest whose wavefront needs 2i + 2j + k
-NEEDS_221 = """double x[N][N][N];
+#: question 2: a nest whose wavefront needs a larger hyperplane
+STEEP = """double x[N][N][N];
 for (i = 1; i < N - 1; i++)
   for (j = 1; j < N - 1; j++)
     for (k = 1; k < N - 1; k++)
       x[i][j][k] = x[i - 1][j][k + 1] + x[i][j - 1][k + 1] + x[i][j][k - 1];
 """
 
-#: question 3: the size at which the waves of sl3's sweep are counted
-WAVES_N = 10
-#: question 6: why the point wavefront is slower (the right choice)
-SLOWER_REASON = "b"
+#: questions 3-5: two statements, a three-point average and its copy back
+SMOOTH = """double a[N];
+double b[N];
+for (i = 1; i < N - 1; i++)
+  b[i] = a[i - 1] + a[i] + a[i + 1];
+for (i = 1; i < N - 1; i++)
+  a[i] = b[i];
+"""
+#: question 5: the size the fused schedule runs at
+SMOOTH_N = 40
+
+#: question 8: runs of sl3's sweep at n = 128 recorded on the course's development machine (2 cores, a load
+#: of 7 to 10 from other work; 2026-12-05 01:52 UTC; polylab.experiment.measure, repeat=10); the lab shows the
+#: same numbers (tests/test_labs.py checks that)
+RECORDED = {
+    "original (gcc -O3)": [0.063013, 0.060197, 0.058755, 0.061399, 0.060607, 0.068638, 0.060825, 0.056881,
+                           0.060667, 0.063827],
+    "point wavefront, 1 thread": [0.089583, 0.084224, 0.12275, 0.114257, 0.114845, 0.129179, 0.121135, 0.124875,
+                                  0.120662, 0.103455],
+    "point wavefront, 2 threads": [0.143327, 0.136538, 0.136649, 0.122205, 0.130243, 0.100375, 0.219029,
+                                   0.096202, 0.277454, 0.393074],
+}
 
 
 def _dot(a: tuple[int, ...], d: tuple[int, ...]) -> int:
@@ -41,7 +70,7 @@ def _dot(a: tuple[int, ...], d: tuple[int, ...]) -> int:
 
 @cache
 def sweep_distances(which: str) -> tuple[tuple[int, ...], ...]:
-    s = sl3() if which == "sl3" else scop(NEEDS_221)
+    s = sl3() if which == "sl3" else scop(STEEP)
     deps = compute_dependences(s)
     if which == "sl3":
         deps = deps.between("S1", "S1")
@@ -50,8 +79,8 @@ def sweep_distances(which: str) -> tuple[tuple[int, ...], ...]:
 
 @cache
 def best_hyperplane(which: str) -> tuple[int, ...]:
-    """The engine's wavefront hyperplane (over the loop dimensions of sl3's sweep, or of ``NEEDS_221``)."""
-    return tuple(find_wavefront(original(sl3() if which == "sl3" else scop(NEEDS_221))).hyperplane)
+    """The engine's wavefront hyperplane (over the loop dimensions of sl3's sweep, or of ``STEEP``)."""
+    return tuple(find_wavefront(original(sl3() if which == "sl3" else scop(STEEP))).hyperplane)
 
 
 def _hyperplane(which: str, answer: object, what: str) -> Verdict:
@@ -78,11 +107,154 @@ def check_q1(answer: object) -> Verdict:
 
 
 def check_q2(answer: object) -> Verdict:
-    """The smallest wavefront hyperplane of ``NEEDS_221`` (a legal larger one earns half)."""
-    return _hyperplane("221", answer, "needs_221_hyperplane")
+    """The smallest wavefront hyperplane of ``STEEP`` (a legal larger one earns half)."""
+    return _hyperplane("steep", answer, "steep_hyperplane")
 
 
-# -- Q3: counting waves ------------------------------------------------------------------------------------
+# -- Q3: the Farkas constraints of the two-statement program (derivation) ---------------------------------------
+
+def _farkas(relation: isl.Map, coefficients: str) -> isl.Set:
+    """``{ [unknowns] : f(N, x, y) >= 0 for every x -> y of relation, every N }`` where the coefficients of
+    ``f`` over ``(1, N, x, y)`` are the affine expressions ``coefficients`` (isl text ``[c0] -> [cN, cx, cy]``
+    of the unknowns): the affine Farkas lemma, by isl's ``coefficients`` (the dual of the polyhedron)."""
+    points = relation.wrap().flatten().move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, 1)
+    dual = isl.Set(str(points.coefficients()).replace("rat: ", "").replace("coefficients", ""))
+    unknowns = coefficients.split("->", 1)[0].strip()
+    subst = isl.Map(f"{{ {unknowns} -> {coefficients.split('->', 1)[1].strip()} }}")
+    return dual.apply(subst.reverse())
+
+
+@cache
+def smooth_dependences() -> tuple:
+    return tuple(compute_dependences(scop(SMOOTH)))
+
+
+@cache
+def farkas_set() -> isl.Set:
+    """The legal ``(s, t, c)``: ``t y - s x + c >= 0`` over every dependence ``S0[x] -> S1[y]`` for every N."""
+    out = isl.Set("{ [s, t, c] }")
+    for d in smooth_dependences():
+        out = out.intersect(_farkas(d.relation, "[s, t, c] -> [[c] -> [0, -s, t]]"))
+    return out.coalesce()
+
+
+def _violated_pair(stc: tuple[int, int, int]) -> str:
+    """A dependence pair that the schedule ``(s, t, c)`` runs backwards, as text."""
+    s, t, c = stc
+    for d in smooth_dependences():
+        bad = d.relation.intersect(isl.Map(f"[N] -> {{ S0[x] -> S1[y] : {t}y - {s}x + {c} < 0 }}"))
+        if not bad.is_empty():
+            p = bad.wrap().sample_point()
+            x, y = point_coordinates(p)
+            return (f"the {d.kind} dependence S0[{x}] -> S1[{y}] (at N = {parameter_values(p)['N']}) gets "
+                    f"theta_S1 - theta_S0 = {t * y - s * x + c} < 0")
+    return ""
+
+
+def check_q3(farkas_constraints: object) -> Verdict:
+    """The set of integer ``(s, t, c)`` for which ``theta_S0(i) = s i``, ``theta_S1(i) = t i + c`` keep every
+    dependence (``>= 0``, ties broken by the statement order) for every ``N``, in isl text."""
+    given = A.isl_set(farkas_constraints, "farkas_constraints")
+    want = farkas_set()
+    if given.get_tuple_name() is not None:
+        given = given.reset_tuple_id()
+    if not given.get_space().is_equal(want.get_space()):
+        return wrong(f"farkas_constraints lives in {given.get_space()}, not in {want.get_space()} (one tuple "
+                     "[s, t, c], no parameter)")
+    if given.is_equal(want):
+        return right()
+    lines = []
+    extra, missing = given.subtract(want), want.subtract(given)
+    if not extra.is_empty():
+        stc = tuple(point_coordinates(extra.sample_point()))
+        lines.append(f"(s, t, c) = {stc} satisfies your constraints but is illegal: {_violated_pair(stc)}")
+    if not missing.is_empty():
+        stc = tuple(point_coordinates(missing.sample_point()))
+        lines.append(f"(s, t, c) = {stc} keeps every dependence for every N, but your constraints exclude it")
+    return wrong(*lines)
+
+
+# -- Q4: the Pluto-style cost ---------------------------------------------------------------------------------
+
+@cache
+def pluto_optimum() -> tuple[tuple[int, int], tuple[int, int, int]]:
+    """The lexicographic minimum of ``(u, w, s, t, c)`` over legal schedules with ``s >= 1`` whose dependence
+    distance ``theta_S1(y) - theta_S0(x)`` is at most ``u N + w`` on every dependence (isl, exact)."""
+    space = isl.Set("{ [u, w, s, t, c] : s >= 1 and u >= 0 and w >= 0 }")
+    for d in smooth_dependences():
+        space = space.intersect(_farkas(d.relation, "[u, w, s, t, c] -> [[c] -> [0, -s, t]]"))       # legal
+        space = space.intersect(_farkas(d.relation, "[u, w, s, t, c] -> [[w - c] -> [u, s, -t]]"))   # bounded
+    u, w, s, t, c = point_coordinates(space.lexmin().sample_point())
+    return (u, w), (s, t, c)
+
+
+def _bound_of(stc: tuple[int, int, int]) -> tuple[int, int] | None:
+    """The smallest ``(u, w)`` bounding the distances of the schedule ``stc`` (None when it is illegal)."""
+    s, t, c = stc
+    if farkas_set().intersect(isl.Set(f"{{ [{s}, {t}, {c}] }}")).is_empty():
+        return None
+    bounds = isl.Set("{ [u, w] : u >= 0 and w >= 0 }")
+    for d in smooth_dependences():
+        bounds = bounds.intersect(_farkas(d.relation, f"[u, w] -> [[w - ({c})] -> [u, {s}, {-t}]]"))
+    return tuple(point_coordinates(bounds.lexmin().sample_point()))  # type: ignore[return-value]
+
+
+def check_q4(pluto_bound: object, pluto_schedule: object) -> Verdict:
+    """The smallest bound ``(u, w)`` (1/2) and a legal schedule ``(s, t, c)`` with ``s >= 1`` that reaches it
+    (1/2)."""
+    uw = A.vector(pluto_bound, 2, "pluto_bound", entry="coefficient (u, then w)")
+    stc = A.vector(pluto_schedule, 3, "pluto_schedule", entry="coefficient (s, t, c)")
+    best_uw, _ = pluto_optimum()
+    bound = right() if uw == best_uw else wrong(
+        f"({uw[0]}, {uw[1]}) is not the smallest bound: "
+        + ("a schedule with a smaller u exists (the distance need not grow with N)" if uw[0] > best_uw[0] else
+           "no legal schedule with s >= 1 has distances that small" if uw < best_uw else
+           "a legal schedule with s >= 1 keeps every distance within a smaller constant"))
+    reached = _bound_of(stc) if stc[0] >= 1 else None
+    if stc[0] < 1:
+        sched = wrong(f"s = {stc[0]}: the cost is minimised over the schedules with s >= 1 (s = 0 runs all of S0 "
+                      "at once: no loop)")
+    elif reached is None:
+        sched = wrong(f"(s, t, c) = {stc} is illegal: {_violated_pair(stc)}")
+    elif reached != best_uw:
+        sched = wrong(f"(s, t, c) = {stc} is legal, but its distances need the bound u N + w with (u, w) = "
+                      f"{reached}, which is not the smallest")
+    else:
+        sched = right()
+    return combine([("pluto_bound", bound), ("pluto_schedule", sched)])
+
+
+# -- Q5: the fused and shifted loop, as a schedule (construction) ------------------------------------------------
+
+def check_q5(fused_schedule: object) -> Verdict:
+    """A schedule of ``SMOOTH`` in isl text that fuses the two loops (both statements at ``[i + shift, ...]``
+    in one loop over their first dimension), legal, and verified by running it against the original."""
+    text = A.text(fused_schedule, "fused_schedule")
+    sched = parse_schedule(scop(SMOOTH), text)
+    legal = legal_schedule(sched, what="fused_schedule")
+    if not legal.correct:
+        return legal
+    s0, s1 = scop(SMOOTH).statements
+    first = {st.name: sched.maps[st.name].intersect_domain(st.domain).project_out(
+        isl.dim_type.out, 1, sched.maps[st.name].dim(isl.dim_type.out) - 1) for st in (s0, s1)}
+    shifts = []
+    for st in (s0, s1):
+        deltas = isl.Map(f"[N] -> {{ {st.name}[i] -> [i] }}").intersect_domain(st.domain).reverse().apply_range(
+            first[st.name]).deltas()
+        shifts.append(deltas if deltas.is_singleton() else None)
+    if any(x is None for x in shifts):
+        return wrong("fused_schedule's first dimension is not i plus a constant for both statements: one loop "
+                     "over i (shifted) runs both")
+    gap = shifts[1].sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python() - \
+        shifts[0].sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
+    if gap > SMOOTH_N:
+        return wrong(f"S1 runs {gap} iterations after S0: at N = {SMOOTH_N} the two loops do not overlap, so "
+                     "they are not fused (the original order does that)")
+    run = verified_variant(scop(SMOOTH), sched, params={"N": SMOOTH_N}, what="the code of your fused schedule")
+    return combine([("the fused schedule", right()), ("the run", run)], weights=[2, 1])
+
+
+# -- Q6: the waves as a function of n ----------------------------------------------------------------------
 
 def _fixed(n: int) -> isl.Set:
     return sl3().statement("S1").domain.intersect_params(isl.Set(f"[n] -> {{ : n = {int(n)} }}"))
@@ -96,9 +268,8 @@ def _times(n: int) -> isl.Set:
 def wave_sizes(n: int) -> dict[int, int]:
     """``t -> |{ S1[i, j, k] : i + j + k = t }|`` at ``n``, counted by isl."""
     dom = _fixed(n)
-    times = _times(n)
     out: dict[int, int] = {}
-    times.foreach_point(lambda p: out.setdefault(point_coordinates(p)[0], 0))
+    _times(n).foreach_point(lambda p: out.setdefault(point_coordinates(p)[0], 0))
     for t in out:
         wave = dom.intersect(isl.Set(f"[n] -> {{ S1[i, j, k] : i + j + k = {t} }}"))
         out[t] = int(wave.count_val().to_python())
@@ -110,40 +281,13 @@ def sweep_waves_reference(n: int) -> int:
     return int(_times(n).count_val().to_python())
 
 
-def _count_waves(answer: object) -> Verdict:
-    got = A.integer(answer, "waves_n10")
-    want = sweep_waves_reference(WAVES_N)
-    if got == want:
-        return right()
-    return wrong(f"{got} waves is not right: i, j, k each run over 1..{WAVES_N - 2}; t = i + j + k runs from "
-                 "its smallest to its largest value" + (" (count both ends)" if abs(got - want) == 1 else ""))
-
-
-def _largest(answer: object) -> Verdict:
-    got = A.integer(answer, "largest_wave_n10")
-    sizes = wave_sizes(WAVES_N)
-    want = max(sizes.values())
-    if got == want:
-        return right()
-    return wrong(f"{got} is not the size of the largest wave: count the points of the cube with i + j + k = t "
-                 "for the t in the middle")
-
-
-def check_q3(waves_n10: object, largest_wave_n10: object) -> Verdict:
-    """The number of waves of sl3's sweep at n = 10 and the number of points of the largest one."""
-    return combine([("waves_n10", part(_count_waves, waves_n10)),
-                    ("largest_wave_n10", part(_largest, largest_wave_n10))])
-
-
-# -- Q4: the waves as a function of n ----------------------------------------------------------------------
-
-def check_q4(calls: Calls) -> Verdict:
+def check_q6(calls: Calls) -> Verdict:
     """``sweep_waves(n)``: the number of waves (one barrier each) of sl3's sweep for any n."""
     return compare_calls(calls, sweep_waves_reference,
                          equal=lambda got, want: not isinstance(got, bool) and isinstance(got, int) and got == want)
 
 
-# -- Q5: the stride of the innermost loop -------------------------------------------------------------------
+# -- Q7: the stride of the innermost loop -------------------------------------------------------------------
 
 @cache
 def innermost_stride() -> int:
@@ -153,47 +297,47 @@ def innermost_stride() -> int:
     return abs(-extents[1] * extents[2] + 1)
 
 
-def check_q5(answer: object) -> Verdict:
+def check_q7(answer: object) -> Verdict:
     """How far apart in memory (elements, absolute value) two consecutive iterations of the wavefront's
     innermost loop write."""
-    got = A.integer(answer, "wave_stride")
-    want = innermost_stride()
-    if abs(got) == want:
-        return right()
     e = [int(x) for x in sl3().arrays[0].extents]
-    if abs(got) in (1, e[2] - 1, e[2] + 1, e[1] * e[2]):
-        return wrong(f"{got} is not it: from one iteration to the next k grows by 1 and i = t - j - k shrinks by 1; "
-                     f"a step of i moves {e[1]} x {e[2]} elements, a step of k one")
-    return wrong(f"{got} is not the distance: write the address of x[i][j][k] as (i * {e[1]} + j) * {e[2]} + k")
+    return expect(abs(A.integer(answer, "wave_stride")), innermost_stride(),
+                  (lambda g: g in (1, e[2] - 1, e[2] + 1, e[1] * e[2]),
+                   f"{{given}} is not it: from one iteration to the next k grows by 1 and i = t - j - k shrinks by "
+                   f"1; a step of i moves {e[1]} x {e[2]} elements, a step of k one"),
+                  otherwise=f"{{given}} is not the distance: write the address of x[i][j][k] as "
+                            f"(i * {e[1]} + j) * {e[2]} + k")
 
 
-# -- Q6: why the point wavefront is slow --------------------------------------------------------------------
+# -- Q8: reading a measurement ---------------------------------------------------------------------------------
 
-def check_q6(answer: object) -> Verdict:
-    """The reason the point wavefront loses to the original on this machine."""
-    reason = A.choice(answer, ("a", "b", "c"), "slower_reason")
-    why_not = {"a": "the verification runs once, before the timing, and is not timed",
-               "c": "both programs are compiled with the same gcc -O3 flags, so the compiler is the same"}
-    if reason == SLOWER_REASON:
-        return right()
-    return wrong(f"({reason}) is not the reason: {why_not[reason]}; think of the stride you computed in Q5 and "
-                 "of the number of waves")
+def check_q8(second_thread: object) -> Verdict:
+    """Is the point wavefront with 2 threads faster than with 1, slower, or not measurably different, in the
+    recorded runs (the 95 % interval of the speedup decides)?"""
+    given = A.choice(second_thread, VERDICTS, "second_thread")
+    return expect_verdict(given, RECORDED["point wavefront, 1 thread"], RECORDED["point wavefront, 2 threads"],
+                          variant_name="2 threads", baseline_name="1 thread")
 
 
 LAB = Lab(
     name="lab4",
-    title="The wavefront",
+    title="The wavefront, Farkas and a Pluto-style cost",
     notebook="lab4_wavefront.ipynb",
     questions=(
         Question("q1", 2, ("sl3_hyperplane",), check_q1, title="the wavefront of sl3", example="(2, 1, 1)"),
-        Question("q2", 2, ("needs_221_hyperplane",), check_q2, title="a nest that needs a larger hyperplane",
+        Question("q2", 2, ("steep_hyperplane",), check_q2, title="a nest that needs a larger hyperplane",
                  example="(1, 1, 1)"),
-        Question("q3", 2, ("waves_n10", "largest_wave_n10"), check_q3, title="waves of sl3 at n = 10",
-                 example="20 and 50"),
-        Question("q4", 2, ("sweep_waves",), check_q4, title="the number of waves as a function of n",
+        Question("q3", 3, ("farkas_constraints",), check_q3, title="the Farkas constraints of two statements",
+                 kind="derivation", example='"{ [s, t, c] : s >= 0 and t >= 0 }"'),
+        Question("q4", 2, ("pluto_bound", "pluto_schedule"), check_q4, title="the Pluto-style cost",
+                 example="(1, 0) and (1, 2, 0)"),
+        Question("q5", 3, ("fused_schedule",), check_q5, title="the fused, shifted loop",
+                 kind="construction", example='"{ S0[i] -> [0, i]; S1[i] -> [1, i] }"'),
+        Question("q6", 2, ("sweep_waves",), check_q6, title="the number of waves as a function of n",
                  example="def sweep_waves(n): ...",
                  cases=(Case((10,), "n = 10"), Case((32,), "n = 32"), Case((5,), "n = 5"))),
-        Question("q5", 2, ("wave_stride",), check_q5, title="the stride of the innermost loop", example="400"),
-        Question("q6", 1, ("slower_reason",), check_q6, title="why the point wavefront is slow", example='"a"'),
+        Question("q7", 2, ("wave_stride",), check_q7, title="the stride of the innermost loop", example="400"),
+        Question("q8", 1, ("second_thread",), check_q8, title="does the second thread help?", kind="choice",
+                 example='"faster"'),
     ),
 )
