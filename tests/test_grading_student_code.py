@@ -97,3 +97,23 @@ def test_a_race_shows_at_some_thread_count():
     v = differential_run(ref, candidate_program(ref, racy), params={"N": 400}, threads=(1, 2, 3, 4))
     # the race may hide in one run; the grader's dependence check catches it in any case (see lab 2)
     assert v.correct or "thread(s) changes the output" in v.feedback[0]
+
+
+@needs_cc
+def test_student_programs_run_in_the_sandbox_where_namespaces_exist(monkeypatch):
+    from polylab.grading import student_code
+    from polylab.toolchain import sandbox
+
+    if sandbox.unavailable() is not None:
+        pytest.skip(f"no sandbox here: {sandbox.unavailable()}")
+    calls = []
+    real = sandbox.run
+    monkeypatch.setattr(sandbox, "run", lambda box, argv, **kw: calls.append((box, argv)) or real(box, argv, **kw))
+    ref = parse(ROWS).scop
+    ok = read_code(f"for (i = 0; i < N; i++)\n  for (j = 1; j < N; j++)\n    {BODY}")
+    assert student_code.differential_run(ref, candidate_program(ref, ok), params={"N": 12}).correct
+    (box, argv), = calls
+    assert argv[0] == "./program" and box.isolated and not box.python and box.memory_mb == student_code.RUN_MEMORY_MB
+    crash = read_code("for (i = 0; i < N; i++)\n  a[i * 100000000][0] = 1.0;")
+    v = student_code.differential_run(ref, candidate_program(ref, crash), params={"N": 12})
+    assert "failed when it ran: it stopped with SIGSEGV" in v.feedback[0]

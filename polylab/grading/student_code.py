@@ -13,24 +13,29 @@ another order, with an OpenMP pragma, a hand-contracted array, a CUDA index mapp
 * :func:`candidate_program` puts the code in the reference program's harness (same arrays, same initial
   values, same output dump); the code's own lines are numbered from 1 in compiler messages.
 * :func:`differential_run` is the **one** place where a check compiles and runs a student's code: both
-  programs are built and run on the same inputs (the candidate once per thread count), and the toolchain's
-  one differential run judges them (:func:`polylab.toolchain.judge`: every output element, bit for bit, a
-  vacuous comparison refused); the first difference is the feedback.
+  programs are built and run on the same inputs (the candidate once per thread count, in the grader's
+  bubblewrap sandbox where namespaces exist), and the toolchain's one differential run judges them
+  (:func:`polylab.toolchain.judge`: every output element, bit for bit, a vacuous comparison refused); the
+  first difference is the feedback.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pycparser import c_ast, c_parser
 
 from polylab import toolchain as tc
+from polylab.toolchain import sandbox
 from polylab.codegen import original_program
 from polylab.codegen.harness import SYSY_RUNTIME, c_program, kernel_signature
 from polylab.experiment.verify import initial_of
-from polylab.errors import CompileError, PolylabError
+from polylab.errors import CompileError, PolylabError, RunFailure, RunTimeout
 from polylab.grading.answers import AnswerError, text
 from polylab.grading.verdict import Verdict, right, wrong
 from polylab.model import Scop
@@ -215,9 +220,31 @@ def _compile_error(err: CompileError, what: str) -> str:
 
 
 def _run_untrusted(binary: tc.Binary, args: Sequence[int], threads: int | None) -> tc.Outputs:
-    """Run a program built from a student's code and read its outputs. THE switch point for the grader's
-    sandbox: every run of student code in a check goes through here."""
-    return tc.run_outputs(binary, args, threads=threads, timeout=RUN_SECONDS)
+    """Run a program built from a student's code and read its outputs: every run of student code in a check
+    goes through here. Where bubblewrap can make namespaces (:func:`polylab.toolchain.sandbox.unavailable`)
+    the program runs in a sandbox of its own: a copy of the binary in a private folder, no network, the
+    system read-only, nothing else of the grader's machine visible, every process it starts gone when it
+    ends; its outputs are read back from that folder as data. Elsewhere (a machine without user namespaces,
+    or the student's own kernel, itself sandboxed by the batch grader) it runs as the toolchain runs every
+    program: in its own session, under a time and a memory limit."""
+    if sandbox.unavailable() is not None:
+        return tc.run_outputs(binary, args, threads=threads, timeout=RUN_SECONDS)
+    with tempfile.TemporaryDirectory(prefix="polylab-student-") as tmp:
+        work = Path(tmp)
+        shutil.copy(binary.path, work / "program")
+        (work / "out").mkdir()
+        env = {tc.OUTPUT_DIR_VARIABLE: f"{sandbox.INSIDE}/out", **({"OMP_NUM_THREADS": str(threads)} if threads else {})}
+        box = sandbox.Sandbox(workdir=work, timeout=RUN_SECONDS, memory_mb=RUN_MEMORY_MB, env=env, python=False,
+                              output_bytes=1 << 16)
+        done = sandbox.run(box, ["./program", *(str(a) for a in args)])
+        if done.timed_out:
+            raise RunTimeout(f"it ran past {RUN_SECONDS:g} s and was stopped",
+                             hint="a loop that never ends, or far more iterations than the original's")
+        if done.returncode != 0:
+            signum = -done.returncode if done.returncode < 0 else done.returncode - 128  # bwrap's init: 128 + signal
+            how = tc.signal_description(signum) if 0 < signum < 65 else f"exit status {done.returncode}"
+            raise RunFailure(f"it stopped with {how}", hint="an access outside an array, or a division by zero")
+        return tc.read_run(work / "out")
 
 
 def _picked(outputs: tc.Outputs, arrays: Sequence[str] | None) -> tc.Outputs:
