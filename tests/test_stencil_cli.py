@@ -134,3 +134,13 @@ def test_speedup_only_from_runs_long_enough_to_time():
     assert speedup_of(report(0.02, 0.05)) == (2.5, None)
     value, reason = speedup_of(report(MIN_SECONDS / 2, 0.05))
     assert value is None and "too short to time" in reason
+
+
+def test_distribute_and_run_with_mpirun(capsys):
+    from polylab.stencil.mpi import mpi_tools
+
+    if not mpi_tools()[0]:
+        pytest.skip(mpi_tools()[1])
+    assert main(["stencil", "laplace3d.mlir", "--domain", "8,8,4", "--distribute", "2x1", "--run"]) == 0
+    out = capsys.readouterr().out
+    assert "MPI_Isend calls" in out and "over 2 ranks (mpirun): verified" in out

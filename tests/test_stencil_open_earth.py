@@ -24,7 +24,9 @@ REFUSED = {"tridiagonal.mlir": "stencil.apply seq"}
 #: programs the model cannot hold (not affine), with the operation the refusal names
 NOT_AFFINE = {"semi_lag.mlir": "stencil.dyn_access"}
 #: programs whose inlining xDSL refuses (its inlining recomputes producers: more halo than the fields have)
-NOT_INLINED = {"fvtp2d.mlir", "semi_lag.mlir"}
+NOT_INLINED = {"semi_lag.mlir"}
+#: programs with accesses inside scf.if, which xDSL's unroll does not shift: polylab-unroll refuses them
+NOT_UNROLLED = {"fvtp2d.mlir", "fvtp2d_flux.mlir", "fvtp2d_qi.mlir", "fvtp2d_qj.mlir", "upstream.mlir"}
 #: programs with combines split at fixed indices: their domain cannot shrink below the split
 FIXED = {"fastwavesuvfull.mlir": (64, 72)}
 
@@ -67,7 +69,10 @@ def test_each_pass_is_verified_at_two_sizes(path):
         if path.name not in NOT_INLINED and size == _sizes(path)[0]:
             shaped = stencil.run_passes(p, "shape-inference")
             unrolled = stencil.check_passes(shaped, "polylab-unroll{unroll-factor=1,2,1}")
-            assert all(c.verified is True for c in unrolled), [str(c) for c in unrolled]
+            if path.name in NOT_UNROLLED:
+                assert unrolled[-1].verified is False and "scf.if" in str(unrolled[-1])
+            else:
+                assert all(c.verified is True for c in unrolled), [str(c) for c in unrolled]
 
 
 @pytest.mark.parametrize("path", [f for f in FILES if f.name not in REFUSED], ids=_ids)

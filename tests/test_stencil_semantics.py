@@ -176,10 +176,14 @@ builtin.module {
 """
 
 
-def test_xdsl_unroll_of_accesses_inside_scf_if_is_caught():
+def test_xdsl_unroll_of_accesses_inside_scf_if_is_caught_and_polylab_unroll_refuses_it():
     p = stencil.parse(WITH_IF)
     checks = stencil.check_passes(p, "stencil-unroll{unroll-factor=2}")
     assert checks[-1].verified is False and "stencil-unroll" in str(checks[-1])
+    with pytest.raises(stencil.StencilError) as info:
+        stencil.run_passes(p, "polylab-unroll{unroll-factor=2}")
+    assert "refuses" in info.value.message and "scf.if" in info.value.message
+    assert info.value.location is not None and info.value.location.line == 12
 
 
 def test_the_pass_check_refuses_a_vacuous_comparison():

@@ -8,7 +8,8 @@ the pass). ``--domain 64,64,64`` runs the same operators on another domain. ``--
 after the passes (``stencil``, the default), polylab's model (``scop``), its code (``c``, ``openmp``,
 ``cuda``) under ``--schedule``, polylab's MLIR affine loops (``mlir``), xDSL's lowered ``scf.parallel``
 loops (``loops``) or the GPU dialect's two forms (``gpu``, checked by mlir-opt). ``--distribute 2x1`` applies
-xDSL's domain decomposition and lists the halo exchanges. ``--run`` checks the code for ``--target`` bit for
+xDSL's domain decomposition and lists the halo exchanges (with ``--run``: built with
+``mpicc``, run with ``mpirun`` and checked against the reference interpreter). ``--run`` checks the code for ``--target`` bit for
 bit against the reference interpreter, verifies it against the lowered program's own loops and times both
 (``gcc -O3``); ``--json`` prints one object. ``--bench`` compares the program plain and inlined.
 
@@ -99,10 +100,7 @@ def run(args: argparse.Namespace) -> int:
         return _check_passes(program, args.passes or "shape-inference")
     program = stencil.run_passes(program, args.passes) if args.passes else program
     if args.distribute:
-        from polylab.stencil.mlir import distribute
-
-        print(distribute(program, args.distribute))
-        return 0
+        return _distribute(args, program)
     if args.run:
         return _run(args, program)
     emit = args.emit or "stencil"
@@ -120,6 +118,23 @@ def run(args: argparse.Namespace) -> int:
         text = _code(program, args.schedule, emit)
     print(text, end="" if text.endswith("\n") else "\n")
     return 0
+
+
+def _distribute(args: argparse.Namespace, program) -> int:
+    from polylab.stencil.mlir import distribute
+    from polylab.stencil.mpi import check_mpi, mpi_tools
+
+    d = distribute(program, args.distribute)
+    print(d)
+    if not args.run:
+        return 0
+    ok, reason = mpi_tools()
+    if not ok or d.mpi is None:
+        print(f"not run: {reason or d.reason}")
+        return 0
+    result = check_mpi(program, d.grid[0])
+    print(result)
+    return 0 if result.verified else 1
 
 
 def _check_passes(program, spec: str) -> int:

@@ -35,24 +35,15 @@ from polylab.stencil.passes import apply_pass, pass_text, pipeline
 from polylab.stencil.program import Program
 
 
-@dataclass(frozen=True, repr=False)
-class StencilCheck(render.TextDisplay):
-    """A compiled program against the reference interpreter: ``verdict`` (the toolchain's
-    :class:`~polylab.toolchain.DifferentialRun`; None when the program could not run here: ``reason``) for
-    ``target``, and the ``code`` that ran."""
+class _Judged:
+    """What a check's ``verdict`` (a :class:`~polylab.toolchain.DifferentialRun`, or None: ``unrun``) says."""
 
-    target: str
-    verdict: tc.DifferentialRun | None = None
-    reason: str | None = None
-    code: Any = field(default=None, repr=False, compare=False)
+    verdict: tc.DifferentialRun | None
+    unrun: bool | None = None
 
     @property
     def verified(self) -> bool | None:
-        return None if self.verdict is None else self.verdict.verified
-
-    @property
-    def elements(self) -> int:
-        return 0 if self.verdict is None else self.verdict.census.elements
+        return self.unrun if self.verdict is None else self.verdict.verified
 
     @property
     def changed(self) -> int:
@@ -64,6 +55,24 @@ class StencilCheck(render.TextDisplay):
 
     def __bool__(self) -> bool:
         return self.verified is True
+
+
+@dataclass(frozen=True, repr=False)
+class StencilCheck(_Judged, render.TextDisplay):
+    """A compiled program against the reference interpreter: ``verdict`` (the toolchain's
+    :class:`~polylab.toolchain.DifferentialRun`; None when the program could not run here: ``reason``) for
+    ``target``, and the ``code`` that ran."""
+
+    target: str
+    verdict: tc.DifferentialRun | None = None
+    reason: str | None = None
+    code: Any = field(default=None, repr=False, compare=False)
+
+    unrun = None     # no verdict: the program could not run here
+
+    @property
+    def elements(self) -> int:
+        return 0 if self.verdict is None else self.verdict.census.elements
 
     def __str__(self) -> str:
         if self.verdict is None:
@@ -168,7 +177,7 @@ def fields_for(program: Program, seed: int = 0) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, repr=False)
-class PassCheck(render.TextDisplay):
+class PassCheck(_Judged, render.TextDisplay):
     """One pass checked by the interpreter: ``verdict`` (the toolchain's
     :class:`~polylab.toolchain.DifferentialRun` of the fields after the pass against those before it; None
     when the pass or the program after it could not run: ``reason``)."""
@@ -178,20 +187,7 @@ class PassCheck(render.TextDisplay):
     reason: str | None = None
     program: Any = field(default=None, repr=False, compare=False)
 
-    @property
-    def verified(self) -> bool | None:
-        return False if self.verdict is None else self.verdict.verified
-
-    @property
-    def changed(self) -> int:
-        return 0 if self.verdict is None else self.verdict.census.computed
-
-    @property
-    def first_difference(self) -> Any:
-        return None if self.verdict is None else self.verdict.difference
-
-    def __bool__(self) -> bool:
-        return self.verified is True
+    unrun = False    # no verdict: the pass, or the program after it, failed
 
     def __str__(self) -> str:
         v = self.verdict

@@ -13,7 +13,8 @@ affine loops).
   with a ``gpu.func`` and a ``gpu.launch_func`` call); ``mlir-opt`` parses and verifies both. polylab's own
   CUDA C from the model is the GPU code that runs and is timed (:func:`generate_code`).
 * :func:`distribute`: xDSL's ``distribute-stencil`` (a 2d or 3d grid of ranks) and ``shape-inference``: the
-  halo exchanges (``dmp.swap``) each rank performs, listed; then xDSL's MPI lowering (``dmp-to-mpi``).
+  halo exchanges (``dmp.swap``) each rank performs, listed; then xDSL's MPI lowering
+  (:func:`polylab.stencil.mpi.mpi_module`; :func:`polylab.stencil.mpi.check_mpi` builds and runs it).
 """
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ class Distribution(render.TextDisplay):
         lines = [f"distributed over a {'x'.join(map(str, self.grid))} grid of ranks: "
                  f"{len(self.exchanges)} halo exchanges per rank"]
         lines += [f"  {e}" for e in self.exchanges]
-        lines.append("MPI lowering: " + ("done (dmp-to-mpi)" if self.mpi is not None else self.reason))
+        lines.append("MPI lowering: " + (f"done (dmp-to-mpi, lower-mpi: {self.mpi.count('MPI_Isend')} MPI_Isend calls "
+                                         "in the loops' module)" if self.mpi is not None else self.reason))
         return "\n".join(lines) + "\n\n" + self.text
 
 
@@ -191,9 +193,13 @@ def distribute(program: Program, grid: str | tuple[int, ...]) -> Distribution:
             for ex in op.swaps:
                 exchanges.append(f"send {list(ex.offset)} + {list(ex.size)} to the neighbour at "
                                  f"{list(ex.neighbor)}; receive into the halo at {list(ex.offset)}")
+    from polylab.stencil.mpi import mpi_module
+
+    if any(g != 1 for g in grid[1:]):
+        return Distribution(grid, distributed.text, tuple(exchanges), None,
+                            "the MPI build splits the domain along i only (a grid such as 2x1 or 4x1)")
     try:
-        mpi = run_passes(distributed, "canonicalize-dmp,stencil-bufferize,dmp-to-mpi").text
-        reason = ""
+        mpi, reason = mpi_module(program, grid[0]), ""
     except PolylabError as err:
-        mpi, reason = None, f"xDSL's dmp-to-mpi refused it: {err.message.splitlines()[0]}"
+        mpi, reason = None, err.message
     return Distribution(grid, distributed.text, tuple(exchanges), mpi, reason)

@@ -36,14 +36,32 @@ from polylab.stencil.errors import StencilError, from_xdsl
 from polylab.stencil.program import Program, context, parse_module, print_module
 
 
+class PassRefusal(Exception):
+    """A pass that refuses an operation (``op``), with the reason."""
+
+    def __init__(self, message: str, op: Any) -> None:
+        super().__init__(message)
+        self.op = op
+
+
 @dataclass(frozen=True)
 class ResultMajorUnroll(ModulePass):
-    """xDSL's ``stencil-unroll``, then each unrolled return reordered from copy-major to result-major."""
+    """xDSL's ``stencil-unroll``, then each unrolled return reordered from copy-major to result-major. An apply
+    with accesses inside a nested region (``scf.if``) is refused: xDSL 0.74 shifts only the accesses at the top
+    of the body, so the copies would read the first copy's points there."""
 
     name = "polylab-unroll"
     unroll_factor: tuple[int, ...] = (1,)
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        for apply in op.walk():
+            if isinstance(apply, ApplyOp):
+                nested = [inner for top in apply.region.block.ops for r in top.regions for inner in r.walk()
+                          if inner.name in ("stencil.access", "stencil.dyn_access", "stencil.index")]
+                if nested:
+                    raise PassRefusal(f"{nested[0].name} inside {nested[0].parent_op().name} is not shifted by "
+                                      "xDSL's stencil-unroll: unrolling this apply would compute wrong values",
+                                      nested[0])
         before = {id(a) for a in op.walk() if isinstance(a, ApplyOp)}
         StencilUnrollPass(self.unroll_factor).apply(ctx, op)
         for apply in op.walk():
@@ -103,8 +121,10 @@ def apply_pass(program: Program, p: ModulePass, ctx: Context | None = None) -> P
         p.apply(ctx, module)
         module.verify()
     except Exception as exc:  # a pass or xDSL's verifier failing: a located error naming the pass
-        op = next((o for o in module.walk() if _fails(o)), None)
+        op = getattr(exc, "op", None) or next((o for o in module.walk() if _fails(o)), None)
         err = from_xdsl(exc, "", what=f"the program after the pass {pass_text(p)}")
+        if isinstance(exc, PassRefusal):
+            err = StencilError(f"the pass {pass_text(p)} refuses this program: {exc}")
         loc = program.location_offset(origin.get(id(op))) if op is not None else None
         where = f" (line {loc.line}, {op.name})" if loc else (f" ({op.name})" if op is not None else "")
         hint = err.hint or f"the pass {p.name} cannot transform this program"
