@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from polylab import stencil
-from polylab.stencil.mpi import check_mpi, mpi_tools
+from polylab.stencil.check import check_mpi
+from polylab.stencil.mpi import mpi_tools
 
 available, why = mpi_tools()
 pytestmark = pytest.mark.skipif(not available, reason=why or "MPI present")

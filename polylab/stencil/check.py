@@ -262,3 +262,13 @@ def check_loops(program: Program, *, fields: Any = None) -> PassCheck | None:
     fields = fields if fields is not None else fields_for(program)
     return compare_fields("convert-stencil-to-ll-mlir (compiled by mlir-opt)", interpret(program, fields),
                           run_loops(program, fields), fields, program)
+
+
+def check_mpi(program: Program, ranks: int, *, fields: Any = None) -> PassCheck:
+    """The program distributed over ``ranks`` MPI ranks by xDSL, built and run with ``mpirun``
+    (:func:`polylab.stencil.mpi.run_mpi`), judged against the reference interpreter's run of the whole program."""
+    from polylab.stencil.mpi import run_mpi
+
+    fields = fields if fields is not None else fields_for(program)
+    return compare_fields(f"distribute-stencil over {ranks} ranks (mpirun)", interpret(program, fields),
+                          run_mpi(program, ranks, fields), fields, program)

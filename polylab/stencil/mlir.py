@@ -14,7 +14,7 @@ affine loops).
   CUDA C from the model is the GPU code that runs and is timed (:func:`generate_code`).
 * :func:`distribute`: xDSL's ``distribute-stencil`` (a 2d or 3d grid of ranks) and ``shape-inference``: the
   halo exchanges (``dmp.swap``) each rank performs, listed; then xDSL's MPI lowering
-  (:func:`polylab.stencil.mpi.mpi_module`; :func:`polylab.stencil.mpi.check_mpi` builds and runs it).
+  (:func:`polylab.stencil.mpi.mpi_module`; :func:`polylab.stencil.check.check_mpi` builds and runs it).
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ initialises MPI), ``convert-stencil-to-ll-mlir`` and ``lower-mpi`` (calls to MPI
 ``x`` is the global point ``x + r * L`` along ``i``, ``L`` the local extent). The driver fills a rank's fields
 with the global values only on the rows it owns and on the global halo (outside the global domain); every
 other row is NaN, so a value that the halo exchange does not bring makes the output wrong. Each rank writes
-the rows of the stored fields it owns; :func:`check_mpi` assembles them and judges them against the reference
+the rows of the stored fields it owns; :func:`run_mpi` assembles them, and
+:func:`polylab.stencil.check.check_mpi` judges them against the reference
 interpreter's run of the whole program (the toolchain's judge: bit for bit, vacuity refused).
 """
 
@@ -172,14 +173,3 @@ def run_mpi(program: Program, ranks: int, fields: dict[str, Any], *, timeout: fl
                 full[start:start + local] = part.reshape((local,) + full.shape[1:])
             result[name] = full
         return result
-
-
-def check_mpi(program: Program, ranks: int, *, fields: Any = None) -> Any:
-    """The program run over ``ranks`` MPI ranks, judged against the reference interpreter (a
-    :class:`~polylab.stencil.check.PassCheck` named after the run)."""
-    from polylab.stencil.check import compare_fields, fields_for
-    from polylab.stencil.interpret import interpret
-
-    fields = fields if fields is not None else fields_for(program)
-    return compare_fields(f"distribute-stencil over {ranks} ranks (mpirun)", interpret(program, fields),
-                          run_mpi(program, ranks, fields), fields, program)
