@@ -75,13 +75,15 @@ def _build_and_run(text: str, tmp: Path, name: str, flags: tuple[str, ...] = (),
 
 
 @needs_omp
-@pytest.mark.parametrize("spec,params", [("tile(8, 8); parallel", None), ("optimize(2)", {"n": 40}),
-                                         ("original", None)])
-def test_the_rewritten_program_prints_what_the_original_prints(tmp_path, spec, params):
+@pytest.mark.parametrize("spec,params,specialize", [("tile(8, 8); parallel", None, False),
+                                                    ("optimize(2)", {"n": 40}, False),
+                                                    ("optimize(2)", {"n": 40}, True), ("original", None, False)])
+def test_the_rewritten_program_prints_what_the_original_prints(tmp_path, spec, params, specialize):
     program = parse(PROGRAM)
-    out = rewrite(program, PROGRAM, spec, "openmp", params=params)
+    out = rewrite(program, PROGRAM, spec, "openmp", params=params, specialize=specialize)
     assert "#pragma scop" not in out.text and "polylab" in out.text
-    if params:   # specialised for n = 40, and the call with n = 37 runs the general code
+    assert out.regions[0].sizes == ("n = 40" if specialize else "any value of n") + " with N = 40"
+    if params:   # specialised for n = 40, and the call with n = 37 runs the general code (or the source order)
         assert "if (n == 40) {" in out.text and "} else {" in out.text
     want = _build_and_run(PROGRAM, tmp_path, "original").stdout
     got = _build_and_run(out.text, tmp_path, "rewritten").stdout

@@ -199,8 +199,8 @@ def region_code(scop: Scop, schedule=None, target: Target | str = "openmp", *, o
     pad = " " * max((original.location.column if original.location else 1) - 1, 0)
     guard = _type_guard(scop, original)
     body = "\n".join(x for x in (_indent(head, pad), _indent(guard, pad), _indent(code, pad)) if x)
-    names = tuple(sorted(set(re.findall(r"\bint (c_*\d+)\b", code))))
     text = code + "".join(functions)
+    names = tuple(sorted(set(re.findall(r"\bint (c_*\d+)\b", text))))
     constants = tuple(sorted(set(original.constants) | set(scop.constants)))
     return RegionCode(original, place, body, tuple(functions), constants, bool(_HELPER_CALL.search(text)), names)
 
