@@ -47,7 +47,8 @@ def test_upgrade_prints_todays_syntax(tmp_path, capsys):
 """)
     assert main(["stencil", str(old), "--upgrade"]) == 0
     out = capsys.readouterr().out
-    assert "func.func @copy" in out and "!stencil.field<[0,8]xf64>" in out and "func @" not in out.replace("func.func @", "")
+    assert "func.func @copy" in out and "!stencil.field<[0,8]xf64>" in out
+    assert "func @" not in out.replace("func.func @", "")
     assert parse(out).name == "copy"
 
 
@@ -67,7 +68,7 @@ def test_emit_forms(capsys, emit, words):
 
 
 def test_run_json_reports_verified_seconds_and_refuses_a_short_speedup(capsys, monkeypatch):
-    from polylab.stencil import timing
+    from polylab.bench import stencil as timing
 
     monkeypatch.setattr(timing, "MIN_SECONDS", 1e9)      # every run counts as too short, whatever the load
     assert main(["stencil", "blur2d.mlir", "--run", "--json", "--repeat", "2", "--domain", "16,16"]) == 0
@@ -125,7 +126,7 @@ def test_lowered_mlir_verifies_with_mlir_opt(tmp_path, name, passes):
 def test_speedup_only_from_runs_long_enough_to_time():
     from types import SimpleNamespace
 
-    from polylab.stencil.timing import MIN_SECONDS, speedup_of
+    from polylab.bench.stencil import MIN_SECONDS, speedup_of
 
     def report(variant: float, base: float):
         return SimpleNamespace(seconds=SimpleNamespace(median=variant), baseline=SimpleNamespace(median=base),

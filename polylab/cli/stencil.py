@@ -9,9 +9,10 @@ after the passes (``stencil``, the default), polylab's model (``scop``), its cod
 ``cuda``) under ``--schedule``, polylab's MLIR affine loops (``mlir``), xDSL's lowered ``scf.parallel``
 loops (``loops``) or the GPU dialect's two forms (``gpu``, checked by mlir-opt). ``--distribute 2x1`` applies
 xDSL's domain decomposition and lists the halo exchanges (with ``--run``: built with
-``mpicc``, run with ``mpirun`` and checked against the reference interpreter). ``--run`` checks the code for ``--target`` bit for
-bit against the reference interpreter, verifies it against the lowered program's own loops and times both
-(``gcc -O3``); ``--json`` prints one object. ``--bench`` compares the program plain and inlined.
+``mpicc``, run with ``mpirun`` and checked against the reference interpreter). ``--run`` checks the code for
+``--target`` bit for bit against the reference interpreter, verifies it against the lowered program's own
+loops and times both (``gcc -O3``); ``--json`` prints one object. ``--bench`` compares the program plain and
+inlined.
 
 Exit status: 0 on success (``--run``: verified), 1 when a run was not verified, 2 for a user error (malformed
 MLIR with its line and column, an unsupported operation, a field too small, ...).
@@ -155,7 +156,7 @@ def _code(program, schedule, target: str) -> str:
 
 
 def _run(args: argparse.Namespace, program) -> int:
-    from polylab.stencil.timing import run_program
+    from polylab.bench.stencil import run_program
 
     def progress(message: str) -> None:
         if not args.json:
@@ -170,7 +171,7 @@ def _run(args: argparse.Namespace, program) -> int:
 
 
 def _bench(args: argparse.Namespace, program) -> int:
-    from polylab.stencil.bench import inline_tradeoff
+    from polylab.bench.stencil import inline_tradeoff
 
     schedule = args.schedule or ("parallel" if TARGETS[args.target].parallel else None)
     table = inline_tradeoff(program, schedule=schedule, target=args.target, threads=args.threads,

@@ -200,8 +200,8 @@ class PassCheck(_Judged, render.TextDisplay):
         d = v.difference
         if d is None:
             return f"{self.name}: NOT verified: {v.first_difference}"
-        return f"{self.name}: NOT verified: {d.array}{list(d.index)} is {d.actual!r} after the pass and {d.expected!r} " \
-               "before it"
+        return (f"{self.name}: NOT verified: {d.array}{list(d.index)} is {d.actual!r} after the pass and "
+                f"{d.expected!r} before it")
 
     def raise_if_failed(self) -> None:
         if self.verified is True:

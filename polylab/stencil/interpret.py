@@ -411,7 +411,8 @@ class _Body:
             return self.access(op)
         if isinstance(op, IndexOp):
             d = op.dim.value.data
-            coords = np.arange(self.pts.shape[d], dtype=np.int64) * self.pts.step[d] + self.pts.lb[d] + list(op.offset)[d]
+            start = self.pts.lb[d] + list(op.offset)[d]
+            coords = np.arange(self.pts.shape[d], dtype=np.int64) * self.pts.step[d] + start
             return coords.reshape(tuple(-1 if k == d else 1 for k in range(self.rank)))
         if isinstance(op, DynAccessOp):
             return self.dyn_access(op)

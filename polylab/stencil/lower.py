@@ -145,7 +145,8 @@ class _Lowerer:
 
     def access(self, index: int, kind: str, ref: ArrayRef, domain: isl.Set, where: SourceLocation) -> MAccess:
         name = domain.get_tuple_name()
-        rel = isl.Map(f"{{ {name}[{', '.join(self.iters)}] -> {ref.array}[{', '.join(to_c(i) for i in ref.indices)}] }}")
+        subscripts = ", ".join(to_c(i) for i in ref.indices)
+        rel = isl.Map(f"{{ {name}[{', '.join(self.iters)}] -> {ref.array}[{subscripts}] }}")
         return MAccess(index, kind, ref.array, rel.intersect_domain(domain), where, to_c(ref))  # type: ignore[arg-type]
 
     def domain(self, box: Box, step: tuple[int, ...] | None = None, shift: tuple[int, ...] | None = None) -> isl.Set:

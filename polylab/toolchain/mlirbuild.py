@@ -1,5 +1,6 @@
 """Building MLIR text into a program: ``mlir-opt`` (lowering to the LLVM dialect), ``mlir-translate`` (LLVM IR),
-``llc`` of the same LLVM (an object file) and the C compiler (linking with a C driver). Knows nothing of stencils: it compiles text and says why it cannot.
+``llc`` of the same LLVM (an object file) and the C compiler (linking with a C driver). Knows nothing of
+stencils: it compiles text and says why it cannot.
 
 :func:`mlir_tools` finds the tools (Debian: ``mlir-19-tools`` and ``llvm-19``); :func:`mlir_opt_run` runs
 ``mlir-opt`` with a list of passes and returns its output or its diagnostics; :func:`build_mlir` lowers a
