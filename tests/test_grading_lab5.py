@@ -1,18 +1,27 @@
 """Lab 5 (tiling): the solution earns full marks and every wrong-answer path of every question names the
-specific error (the distance a skew leaves negative, the part of a recipe that is wrong, the count)."""
+specific error (the distance a skew leaves negative, the part of a recipe that is wrong, the count, a tile
+whose working set overflows or wastes the cache, what a reading of a measurement overlooks) without stating
+the expected answer; trivial answers (the identity, an untiled recipe) earn nothing."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from grading_helpers import full_marks, grade
+from grading_helpers import full_marks, grade, hides
 from polylab.grading.labs import lab5
+from polylab.toolchain import c_compiler
 
+RECIPE = "{ S0[t, i, j] -> [t, t + i, 2t + i + j] }; tile_wavefront(4, 4, 4); parallel"
 SOLUTION = {"seidel_negative_distance": (0, 1, -1), "seidel_skew": [[1, 0, 0], [1, 1, 0], [2, 1, 1]],
-            "seidel_recipe": "auto; tile_wavefront(4, 4, 4); parallel", "tile_waves": 7, "widest_tile_wave": 4,
-            "why_tiles_win": "b"}
+            "seidel_recipe": RECIPE, "tile_waves": 7, "widest_tile_wave": 4,
+            "tile_footprint_8": 296, "tile_size": 63, "tiles_32": "no measurable difference"}
+needs_cc = pytest.mark.skipif(c_compiler() is None, reason="question 3 compiles the recipe's code")
 
 
+@needs_cc
 def test_solution_scores_full_marks():
     full_marks("lab5", SOLUTION)
 
@@ -35,16 +44,16 @@ def test_q1_wrong_paths():
     assert "text" in fb
 
 
-def test_q2_each_part_is_reported():
+def test_q2_wrong_paths_and_no_credit_for_a_legal_order_alone():
     r, fb = grade("lab5.q2", [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
     assert "permutable: the flow distance (1, -1, -1)" in fb and "becomes (1, 0, -1), which has a negative entry" in fb
-    assert r.status == "partial" and "legality" not in fb
-    r, fb = grade("lab5.q2", [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
-    assert "the flow distance (0, 1, -1)" in fb and "... and" in fb   # long lists are capped
+    assert r.score == 0 and hides(fb, "[2, 1, 1]")
+    r, fb = grade("lab5.q2", [[1, 0, 0], [0, 1, 0], [0, 0, 1]])          # the original order: legal, unimodular
+    assert r.score == 0 and "the flow distance (0, 1, -1)" in fb and "... and" in fb   # long lists are capped
     r, fb = grade("lab5.q2", [[2, 0, 0], [1, 1, 0], [2, 1, 1]])
-    assert "unimodular: det(Theta) = 2" in fb
+    assert r.score == 2 and "unimodular: det(Theta) = 2" in fb
     r, fb = grade("lab5.q2", [[0, 1, 0], [1, 0, 0], [0, 0, 1]])
-    assert "legality: the skewed schedule is illegal" in fb
+    assert "legality: the skewed schedule is illegal" in fb and r.score == 0
     r, fb = grade("lab5.q2", [[1, 0], [0, 1]])
     assert "is 2 x 2, not 3 x 3" in fb
     r, fb = grade("lab5.q2", [[1, 0, 0], [0.5, 1, 0], [2, 1, 1]])
@@ -52,25 +61,24 @@ def test_q2_each_part_is_reported():
 
 
 @pytest.mark.parametrize("recipe,expected", [
-    ("auto; tile_wavefront(2, 2, 2); parallel", "tile_wavefront(2, 2, 2) has tiles of 2 x 2 x 2; the question asks for 4 x 4 x 4"),
-    ("auto; tile_wavefront(64,64,64); parallel", "has tiles of 64 x 64 x 64"),
-    ("auto; tile_wavefront(4, 4); parallel", "tile_wavefront(4, 4) tiles 2 of the 3 loops"),
-    ("tile_wavefront(4, 4, 4)", "the recipe is illegal: tile_wavefront(4, 4, 4) is illegal: flow dependence"),
-    ("auto; tile(4, 4, 4)", "no tile_wavefront step"),
-    ("wavefornt", "unknown schedule step 'wavefornt'"),
+    (RECIPE.replace("(4, 4, 4)", "(2, 2, 2)"), "tile_wavefront(2, 2, 2) has tiles of 2 x 2 x 2; the question asks for 4 x 4 x 4"),
+    (RECIPE.replace("(4, 4, 4)", "(64,64,64)"), "has tiles of 64 x 64 x 64"),
+    (RECIPE.replace("(4, 4, 4)", "(4, 4)"), "tile_wavefront(4, 4) tiles 2 of the 3 loops"),
+    ("{ S0[t, i, j] -> [t, i, j] }; tile_wavefront(4, 4, 4)", "the recipe is illegal: tile_wavefront(4, 4, 4) is illegal: flow dependence"),
+    ("{ S0[t, i, j] -> [t, t + i, 2t + i + j] }; tile(4, 4, 4)", "does not tile its band into a tile-level wavefront"),
+    ("auto; tile_wavefront(4, 4, 4); parallel", "seidel_recipe uses auto: write the skew yourself"),
+    ("tile_wavefront(4, 4, 4)", "does not start with a schedule in isl text"),
+    ("{ S0[t, i, j] -> [t, t + i, 2t + i + j] }; wavefornt", "unknown schedule step 'wavefornt'"),
     ("", "seidel_recipe is empty"),
 ])
 def test_q3_wrong_paths(recipe, expected):
     r, fb = grade("lab5.q3", recipe)
-    assert not r.correct and expected in fb, fb
+    assert r.score == 0 and expected in fb, fb
 
 
-def test_q3_reports_every_failure_and_an_illegal_schedule():
-    r, fb = grade("lab5.q3", "auto; tile(4, 4, 4)")
-    assert "tiles: the recipe has no tile_wavefront step" in fb and "parallel: no loop is marked parallel" in fb
+def test_q3_an_illegal_skew_and_malformed_answers():
     r, fb = grade("lab5.q3", "{ S0[t, i, j] -> [t, -i, j] }")
-    assert "legality: the recipe's schedule is illegal: flow dependence S0 -> S0 on A" in fb
-    assert r.pictures
+    assert "the recipe's schedule is illegal: flow dependence S0 -> S0 on A" in fb and r.pictures
     r, fb = grade("lab5.q3", ("auto",))
     assert "is tuple ('auto',), not text" in fb
 
@@ -82,9 +90,39 @@ def test_q4_wrong_paths():
     assert r.status == "partial" and "text" in fb
 
 
-def test_q5_wrong_paths():
-    r, fb = grade("lab5.q5", "a")
-    assert "(a) is not it: tiling reorders the same instances" in fb
-    r, fb = grade("lab5.q5", "c")
-    assert "(c) is not it: tiling keeps every dependence" in fb
-    assert grade("lab5.q5", " B ")[0].correct   # spaces and case are fair to ignore
+def test_the_footprint_model_agrees_with_a_brute_force_count():
+    for size in (2, 3, 5):
+        n = 8 * size + 64
+        points = [(t, u - t, v - u - t) for t in range(size, 2 * size) for u in range(n, n + size)
+                  for v in range(3 * n, 3 * n + size)]
+        touched = {(i + di, j + dj) for _, i, j in points for di in (-1, 0, 1) for dj in (-1, 0, 1)}
+        assert lab5.tile_footprint(size) == len(touched)
+    assert lab5.model_tile_size() == 63
+
+
+def test_q5_tile_size_wrong_paths_name_the_working_set():
+    assert grade("lab5.q5", 296, 64)[0].correct and grade("lab5.q5", 296, 56)[0].correct   # the tolerance
+    r, fb = grade("lab5.q5", 512, 63)
+    assert r.status == "partial" and "512 is the number of iterations of the tile" in fb
+    r, fb = grade("lab5.q5", 100, 80)
+    assert "one time step's square with its halo" in fb and "with s = 80 one tile reads 208,000 bytes, 159%" in fb
+    assert "does not stay in the cache" in fb and hides(fb, "296", " 63")
+    r, fb = grade("lab5.q5", 296, 16)
+    assert r.score == 1 and "only 7% of the 131,072 bytes" in fb and "larger tiles fit" in fb
+    r, fb = grade("lab5.q5", 300, 0)
+    assert "at least one point per dimension" in fb and "is not the number of distinct elements" in fb
+
+
+def test_q6_reading_a_measurement():
+    r, fb = grade("lab5.q6", "faster")
+    assert r.score == 0 and "the medians alone do not decide" in fb and hides(fb, "no measurable difference")
+    r, fb = grade("lab5.q6", "slower")
+    assert "the medians say otherwise" in fb
+
+
+def test_the_lab_shows_the_recorded_runs_the_check_reads():
+    nb = json.loads((Path(__file__).resolve().parents[1] / "solutions" / "lab5_tiling.ipynb").read_text())
+    cell = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("RECORDED = {"))
+    shown: dict = {}
+    exec(cell, {}, shown)
+    assert shown["RECORDED"] == lab5.RECORDED

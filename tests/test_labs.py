@@ -223,6 +223,8 @@ ANSWERS = {
                              "2i + j", "-2 * N + c0 + 2"],
     "lab4_wavefront.ipynb": ["a = [1, 1, 1]", "a = [2, 2, 1]", "c >= 2s - t", "((0, 2), (1, 1, 1))",
                              "a[c0 - 1] = b[c0 - 1]", "-n + c1 - c2 + 1", "0.52-1.01"],
+    "lab5_tiling.ipynb": ["S0[0, 2, 3] later reads", "2t + i + j", "floor((t + i)/4)", "W(s) =    296",
+                          "0.93-1.08x"],
     "lab8_stencil.ipynb": ["[-1,65]x[-1,65]", "[-2,66]x[-2,66]", "(2, 4, 0)", "halo exchanges per rank",
                            "69696", "327680"],
 }

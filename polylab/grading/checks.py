@@ -19,12 +19,14 @@ specific error.
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import islpy as isl
 
 from polylab.errors import PolylabError
+from polylab.codegen import generate
 from polylab.experiment import speedup_interval, verify
 from polylab.grading import student_code
 from polylab.grading.answers import describe
@@ -49,6 +51,20 @@ def _sorted(items: Iterable[Hashable]) -> list[Any]:
         return sorted(items)  # type: ignore[type-var]
     except TypeError:
         return sorted(items, key=repr)
+
+
+def memo_by_text(check: Callable[[Any], Verdict]) -> Callable[[Any], Verdict]:
+    """``check`` remembered for answers given as text (a recipe, a schedule, C code): a construction compiles
+    and runs its answer, which takes seconds, and the same text is checked again by the see-why gate and by
+    the grader. Verdicts are immutable and a check is a pure function of its answer, so the memo returns
+    exactly what the check would; other answers are checked every time."""
+    remembered = functools.lru_cache(maxsize=64)(check)
+
+    @functools.wraps(check)
+    def wrapper(answer: Any) -> Verdict:
+        return remembered(answer) if isinstance(answer, str) else check(answer)
+
+    return wrapper
 
 
 def part(check: Callable[..., Verdict], *args: Any) -> Verdict:
@@ -217,8 +233,9 @@ def verified_variant(scop: Scop, schedule: Schedule, *, params: Mapping[str, int
     legal = legal_schedule(schedule, what=what)
     if not legal.correct:
         return legal
+    code = generate(schedule.scop, schedule, target)   # once: generating a tiled schedule's code takes seconds
     for t in threads:
-        v = verify(scop, schedule, target, params=params, threads=t)
+        v = verify(scop, schedule, target, params=params, threads=t, code=code)
         with_threads = f" with {t} thread(s)" if t else ""
         if v.verified is None:
             return wrong(f"{what} could not be run here{with_threads}: {v.reason}")
@@ -278,4 +295,5 @@ def compare_calls(calls: Calls, reference: Callable[..., Any], *,
 
 
 __all__ = ["MAX_LINES", "VERDICTS", "Mistake", "compare_calls", "compare_isl", "compare_matrices", "compare_sets", "expect",
-           "expect_choice", "expect_verdict", "legal_schedule", "part", "same_outputs", "verified_variant"]
+           "expect_choice", "expect_verdict", "legal_schedule", "memo_by_text", "part", "same_outputs",
+           "verified_variant"]

@@ -27,7 +27,7 @@ import islpy as isl
 from polylab.errors import PolylabError
 from polylab.frontend import parse
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, compare_isl, compare_matrices, expect, part
+from polylab.grading.checks import compare_calls, compare_isl, compare_matrices, expect, memo_by_text, part
 from polylab.grading.kernels import SHIFT, scop
 from polylab.grading.lab import Calls, Case, Lab, Question
 from polylab.grading.student_code import StudentCode, candidate_program, differential_run, read_code
@@ -345,6 +345,7 @@ def _at(point: isl.Point) -> str:
     return ", ".join(f"{k} = {v}" for k, v in _param_values(point).items())
 
 
+@memo_by_text
 def check_q8(scan_code: object) -> Verdict:
     """A nest without a test that runs the guarded statements for the same points (scanning equality, 2/3)
     and in the same order (compiled, run and compared with the original at ``N = 13``, 1/3)."""

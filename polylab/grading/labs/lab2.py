@@ -25,7 +25,7 @@ from polylab.analysis import Dependence, compute_dependences, textbook_test
 from polylab.errors import PolylabError
 from polylab.frontend import parse
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, compare_sets, expect, part
+from polylab.grading.checks import compare_calls, compare_sets, expect, memo_by_text, part
 from polylab.grading.kernels import SHIFT, SWEEP, scop, sl3
 from polylab.grading.lab import Calls, Case, Lab, Question
 from polylab.grading.student_code import Loop, StudentCode, candidate_program, differential_run, read_code
@@ -332,6 +332,7 @@ def _private(code: StudentCode, loop: Loop) -> str | None:
             f"add private({', '.join(shared)}))")
 
 
+@memo_by_text
 def check_q8(omp_code: object) -> Verdict:
     """The given nest with ``#pragma omp parallel for`` on a loop that carries no dependence and private inner
     iterators (2/3: the dependence check), and the same outputs as the original at several thread counts

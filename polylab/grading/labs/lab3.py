@@ -21,7 +21,7 @@ import sympy
 
 from polylab.analysis import compute_dependences
 from polylab.grading import answers as A
-from polylab.grading.checks import expect, legal_schedule, part, verified_variant
+from polylab.grading.checks import expect, legal_schedule, memo_by_text, part, verified_variant
 from polylab.grading.kernels import SWEEP, scop
 from polylab.grading.lab import Lab, Question
 from polylab.grading.verdict import Verdict, combine, partial, right, wrong
@@ -307,6 +307,7 @@ def check_q5(n_waves: object, busy_p1_t9: object) -> Verdict:
 
 # -- Q6: a space-time mapping with p = j, in isl text (construction) ---------------------------------------------
 
+@memo_by_text
 def check_q6(space_time_map: object) -> Verdict:
     """A schedule ``{ S0[i, j] -> [t, p] }`` of ``SKEWED`` with ``p = j`` (the processor), legal, ``p`` a
     space dimension (2/3, all three or nothing: ``p = j`` alone is given by the question, and a legal map

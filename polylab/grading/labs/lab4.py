@@ -25,7 +25,8 @@ import islpy as isl
 
 from polylab.analysis import compute_dependences
 from polylab.grading import answers as A
-from polylab.grading.checks import VERDICTS, compare_calls, expect, expect_verdict, legal_schedule, verified_variant
+from polylab.grading.checks import (VERDICTS, compare_calls, expect, expect_verdict, legal_schedule, memo_by_text,
+                                    verified_variant)
 from polylab.grading.kernels import scop, sl3
 from polylab.grading.lab import Calls, Case, Lab, Question
 from polylab.grading.verdict import Verdict, combine, partial, right, wrong
@@ -226,6 +227,7 @@ def check_q4(pluto_bound: object, pluto_schedule: object) -> Verdict:
 
 # -- Q5: the fused and shifted loop, as a schedule (construction) ------------------------------------------------
 
+@memo_by_text
 def check_q5(fused_schedule: object) -> Verdict:
     """A schedule of ``SMOOTH`` in isl text that fuses the two loops (both statements at ``[i + shift, ...]``
     in one loop over their first dimension), legal, and verified by running it against the original."""

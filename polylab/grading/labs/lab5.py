@@ -3,8 +3,15 @@
 Rectangular tiles of a band are legal when the band is *permutable*: every distance has non-negative
 entries on the band's dimensions. ``seidel2d`` has distances like ``(0, 1, -1)``; a unimodular skew
 ``Theta`` with ``Theta d >= 0`` (componentwise, for every distance ``d`` of every dependence, exactly as
-isl sets) makes it tilable. The tile-level wavefront runs the tiles of one wave in parallel. Every expected
-answer is computed by the engine (isl) from the lab's own texts of the nests.
+isl sets) makes it tilable. The tile-level wavefront runs the tiles of one wave in parallel.
+
+The construction (question 3) is a recipe whose tile-level wavefront is compiled to OpenMP and run against
+the original at several thread counts. The derivation (question 5) is a tile size from a stated cache: the
+*model* is the footprint ``W(s)`` of one interior ``s x s x s`` tile of the skewed band (the distinct
+elements of ``A`` it reads, counted exactly by isl), the rule ``8 W(s) <= C / 2`` for a cache of ``C``
+bytes, and the tolerance of the model (it ignores conflict misses and cache lines): a size whose working set
+lies within 75-105 % of the budget is right. Question 6 reads a recorded measurement with its interval.
+Every expected answer is computed by the engine (isl) from the lab's own texts of the nests.
 """
 
 from __future__ import annotations
@@ -18,19 +25,40 @@ import sympy
 from polylab.analysis import compute_dependences
 from polylab.errors import IllegalTransformationError
 from polylab.grading import answers as A
-from polylab.grading.checks import legal_schedule, part
+from polylab.grading.checks import (VERDICTS, expect, expect_verdict, legal_schedule, memo_by_text, part,
+                                    verified_variant)
 from polylab.grading.kernels import SEIDEL, SWEEP, scop
 from polylab.grading.lab import Lab, Question
 from polylab.model.islutil import parameter_values, point_coordinates
 from polylab.grading.verdict import Verdict, combine, right, wrong
-from polylab.schedule import Schedule, check, parse_schedule
+from polylab.schedule import Schedule, check, parse_schedule, split_spec
+from polylab.toolchain import supports_openmp
 
-#: the tile sizes question 3 asks for
+#: the tile sizes question 3 asks for, and the sizes and thread counts its code runs at
 TILES = (4, 4, 4)
+RUN_PARAMS, THREADS = {"T": 3, "N": 20}, (1, 2, 3)
 #: question 4: the sweep at N = TILE_N with TILE x TILE tiles
 TILE_N, TILE = 16, 4
-#: question 5: why tiles win (the right choice)
-TILES_WIN = "b"
+#: question 5: the skewed band whose tiles are sized, the cache (bytes) and the share a tile may use, the
+#: tolerance of the model (the working set's share of that budget), and the tile whose footprint is asked
+SKEW = "(t, t + i, 2t + i + j)"
+CACHE_BYTES, BUDGET_SHARE, ELEMENT_BYTES = 256 * 1024, 0.5, 8
+TOLERANCE = (0.75, 1.05)
+FOOTPRINT_TILE = 8
+
+#: question 6: runs of seidel2d at T = 10, N = 500 with 2 threads, recorded on the course's development machine
+#: (2 cores, a load of 11 to 13 from other work; 2026-12-05 02:20 UTC; polylab.experiment.measure, repeat=10);
+#: the lab shows the same numbers (tests/test_grading_lab5.py checks that)
+RECORDED = {
+    "original (gcc -O3)": [0.125225, 0.135294, 0.127634, 0.123784, 0.132389, 0.124135, 0.127517, 0.120846,
+                           0.113996, 0.134074],
+    "tiles 8x8x8": [0.102926, 0.102434, 0.084897, 0.080134, 0.073063, 0.069791, 0.075449, 0.073167, 0.071323,
+                    0.091533],
+    "tiles 16x16x16": [0.103094, 0.102333, 0.110915, 0.104187, 0.108779, 0.109791, 0.112168, 0.110145, 0.096983,
+                       0.102477],
+    "tiles 32x32x32": [0.115012, 0.123286, 0.126571, 0.112412, 0.119221, 0.123051, 0.13744, 0.183183, 0.123059,
+                       0.134792],
+}
 
 
 def theta_schedule(source: str, rows: tuple[tuple[int, ...], ...]) -> Schedule:
@@ -95,7 +123,8 @@ def _coords(p: isl.Point) -> tuple[int, ...]:
 
 def check_q2(answer: object) -> Verdict:
     """A 3 x 3 unimodular ``Theta`` such that ``Theta d >= 0`` for every distance of seidel2d (so the skewed
-    band is permutable and rectangular tiles are legal) and whose schedule is legal."""
+    band is permutable and rectangular tiles are legal) and whose schedule is legal: 2/3 for a legal
+    permutable skew (nothing without it), 1/3 for unimodularity on top."""
     rows = A.matrix(answer, (3, 3), "seidel_skew")
     if any(x.denominator != 1 for r in rows for x in r):
         raise A.AnswerError("seidel_skew has fractions", hint="a schedule has integer coefficients")
@@ -106,7 +135,10 @@ def check_q2(answer: object) -> Verdict:
     perm = right() if not bad else wrong(*bad, "every distance must map to non-negative entries for "
                                                "rectangular tiles (a permutable band)")
     legal = legal_schedule(theta_schedule(SEIDEL, ints), what="the skewed schedule")
-    return combine([("permutable", perm), ("legality", legal), ("unimodular", uni)])
+    if not (perm.correct and legal.correct):   # legality alone earns nothing: the original order is legal
+        return wrong(*(f"permutable: {x}" for x in perm.feedback), *(f"legality: {x}" for x in legal.feedback),
+                     *(f"unimodular: {x}" for x in uni.feedback), pictures=legal.pictures)
+    return combine([("a legal, permutable skew", right()), ("unimodular", uni)], weights=[2, 1])
 
 
 # -- Q3: a tile-level wavefront of seidel2d ---------------------------------------------------------------------
@@ -123,31 +155,43 @@ def _tile_wavefront_sizes(schedule: Schedule) -> list[tuple[int, ...]]:
     return out
 
 
+@memo_by_text
 def check_q3(answer: object) -> Verdict:
-    """A recipe for ``seidel2d`` that is legal, has a ``tile_wavefront`` step with exactly 4 x 4 x 4 tiles and
-    marks a parallel loop. Each of the three parts counts; every wrong part is reported."""
+    """A recipe for ``seidel2d`` that starts with the student's own skew in isl text (no ``auto``), then a
+    ``tile_wavefront`` step of exactly 4 x 4 x 4 tiles, legal (nothing without all three: an untiled or
+    searched recipe is not the question), then: a parallel loop (1/3), the tiled schedule itself (1/3), and
+    its OpenMP code run against the original with 1, 2 and 3 threads (1/3)."""
     recipe = A.text(answer, "seidel_recipe")
     if not recipe:
-        return wrong("seidel_recipe is empty: write steps separated by ';', e.g. \"auto; tile(4, 4, 4)\"")
+        return wrong("seidel_recipe is empty: write your skew in isl text, then the steps, separated by ';'")
+    parts = split_spec(recipe)
+    if any(p.split("(")[0].strip() == "auto" for p in parts):
+        return wrong("seidel_recipe uses auto: write the skew yourself, in isl text, as the recipe's first part")
+    if not parts or not parts[0].lstrip().startswith(("{", "[")):
+        return wrong("seidel_recipe does not start with a schedule in isl text: write your skew first, "
+                     "{ S0[t, i, j] -> [...] }")
     try:
         sched = parse_schedule(scop(SEIDEL), recipe)
     except IllegalTransformationError as err:
         return wrong(f"the recipe is illegal: {err.message}" + (f" ({err.hint})" if err.hint else ""))
     legal = legal_schedule(sched, what="the recipe's schedule")
+    if not legal.correct:
+        return legal
     sizes = _tile_wavefront_sizes(sched)
     if not sizes:
-        tiles = wrong("the recipe has no tile_wavefront step: tiles of one wave run in parallel only with "
-                      "tile_wavefront(4, 4, 4)")
-    elif TILES in sizes:
-        tiles = right()
-    else:
+        return wrong("the recipe does not tile its band into a tile-level wavefront: the tiles of one wave run "
+                     "in parallel only after a step that tiles and orders the tiles by waves")
+    if TILES not in sizes:
         got = sizes[-1]
         what = (f"tiles {len(got)} of the 3 loops" if len(got) != len(TILES)
                 else f"has tiles of {' x '.join(map(str, got))}")
-        tiles = wrong(f"tile_wavefront({', '.join(map(str, got))}) {what}; the question asks for 4 x 4 x 4 tiles")
-    parallel = right() if legal.correct and check(sched).parallel else wrong(
+        return wrong(f"tile_wavefront({', '.join(map(str, got))}) {what}; the question asks for 4 x 4 x 4 tiles")
+    parallel = right() if check(sched).parallel else wrong(
         "no loop is marked parallel: tiles of one wave are independent; add the step parallel")
-    return combine([("legality", legal), ("tiles", tiles), ("parallel", parallel)])
+    threads = THREADS if supports_openmp() else (None,)
+    run = verified_variant(scop(SEIDEL), sched, params=RUN_PARAMS, target="openmp" if supports_openmp() else "c",
+                           threads=threads, what="the code of your recipe")
+    return combine([("the tiled schedule", right()), ("parallel", parallel), ("the run", run)])
 
 
 # -- Q4: counting tiles and tile waves --------------------------------------------------------------------------
@@ -192,16 +236,75 @@ def check_q4(tile_waves: object, widest_tile_wave: object) -> Verdict:
                     ("widest_tile_wave", part(_widest, widest_tile_wave))])
 
 
-# -- Q5: why tiles win ------------------------------------------------------------------------------------------
+# -- Q5: a tile size from the cache (derivation) ------------------------------------------------------------------
 
-def check_q5(answer: object) -> Verdict:
-    reason = A.choice(answer, ("a", "b", "c"), "why_tiles_win")
-    why_not = {"a": "tiling reorders the same instances: every point still does the same operations",
-               "c": "tiling keeps every dependence; it only orders them by tiles (which is why the band must "
-                    "be permutable)"}
-    if reason == TILES_WIN:
+def tile_footprint(size: int) -> int:
+    """``W(size)``: the distinct elements of ``A`` one interior ``size x size x size`` tile of the skewed band
+    ``(t, t + i, 2t + i + j)`` reads (isl counts them; the tile lies far from the borders)."""
+    st = scop(SEIDEL).statements[0]
+    n = 8 * size + 64
+    tile = isl.Set(f"[T, N] -> {{ S0[t, i, j] : {size} <= t < {2 * size} and {n} <= t + i < {n + size} and "
+                   f"{3 * n} <= 2t + i + j < {3 * n + size} }}").intersect(st.domain)
+    tile = tile.intersect_params(isl.Set(f"[T, N] -> {{ : T = {4 * size} and N = {8 * n} }}"))
+    reads = None
+    for acc in st.reads:
+        reads = acc.relation if reads is None else reads.union(acc.relation)
+    return int(reads.intersect_domain(tile).range().count_val().to_python())
+
+
+def budget() -> float:
+    return CACHE_BYTES * BUDGET_SHARE
+
+
+@cache
+def model_tile_size() -> int:
+    """The largest ``s`` with ``8 W(s)`` within the budget (the model's answer)."""
+    s = 1
+    while ELEMENT_BYTES * tile_footprint(s + 1) <= budget():
+        s += 1
+    return s
+
+
+def _footprint(answer: object) -> Verdict:
+    return expect(A.integer(answer, "tile_footprint_8"), tile_footprint(FOOTPRINT_TILE),
+                  (FOOTPRINT_TILE ** 3, "{given} is the number of iterations of the tile, not of the elements "
+                                        "it reads"),
+                  ((FOOTPRINT_TILE + 2) ** 2, "{given} counts one time step's square with its halo; the tile "
+                                              "spans 8 time steps, each shifted by the skew"),
+                  otherwise="{given} is not the number of distinct elements of A that one interior 8 x 8 x 8 tile "
+                            "reads: write the tile as an isl set and count the image of its reads (lab 1)")
+
+
+def _tile_size(answer: object) -> Verdict:
+    s = A.integer(answer, "tile_size")
+    if s < 1:
+        return wrong(f"tile_size = {s}: a tile has at least one point per dimension")
+    share = ELEMENT_BYTES * tile_footprint(s) / budget()
+    lo, hi = TOLERANCE
+    if lo <= share <= hi:
         return right()
-    return wrong(f"({reason}) is not it: {why_not[reason]}")
+    if share > hi:
+        return wrong(f"with s = {s} one tile reads {ELEMENT_BYTES * tile_footprint(s):,} bytes, {share:.0%} of "
+                     f"the {budget():,.0f} bytes a tile may use: its data does not stay in the cache")
+    return wrong(f"with s = {s} one tile reads {ELEMENT_BYTES * tile_footprint(s):,} bytes, only {share:.0%} of "
+                 f"the {budget():,.0f} bytes a tile may use: larger tiles fit, with fewer tiles and barriers")
+
+
+def check_q5(tile_footprint_8: object, tile_size: object) -> Verdict:
+    """The footprint of one 8 x 8 x 8 tile (exact, 1/3) and the largest tile size whose working set fits in
+    half of a 256 KiB cache, within the model's tolerance (2/3)."""
+    return combine([("tile_footprint_8", part(_footprint, tile_footprint_8)),
+                    ("tile_size", part(_tile_size, tile_size))], weights=[1, 2])
+
+
+# -- Q6: reading a measurement --------------------------------------------------------------------------------
+
+def check_q6(tiles_32: object) -> Verdict:
+    """Is the 32 x 32 x 32 tile wavefront faster than the original, slower, or not measurably different, in
+    the recorded runs?"""
+    given = A.choice(tiles_32, VERDICTS, "tiles_32")
+    return expect_verdict(given, RECORDED["original (gcc -O3)"], RECORDED["tiles 32x32x32"],
+                          variant_name="tiles 32x32x32", baseline_name="the original")
 
 
 LAB = Lab(
@@ -214,9 +317,12 @@ LAB = Lab(
         Question("q2", 3, ("seidel_skew",), check_q2, title="a skew that makes seidel2d tilable",
                  example="[[1, 0, 0], [0, 1, 0], [0, 0, 1]]"),
         Question("q3", 3, ("seidel_recipe",), check_q3, title="a tile-level wavefront of seidel2d",
-                 example='"auto; tile(4, 4, 4)"'),
+                 kind="construction", example='"{ S0[t, i, j] -> [t, i, j] }; tile(4, 4, 4)"'),
         Question("q4", 2, ("tile_waves", "widest_tile_wave"), check_q4, title="tiles and tile waves",
                  example="9 and 3"),
-        Question("q5", 1, ("why_tiles_win",), check_q5, title="why tiles win", example='"a"'),
+        Question("q5", 3, ("tile_footprint_8", "tile_size"), check_q5, title="a tile size from the cache",
+                 kind="derivation", example="512 and 100"),
+        Question("q6", 1, ("tiles_32",), check_q6, title="are 32 x 32 x 32 tiles faster?", kind="choice",
+                 example='"faster"'),
     ),
 )
