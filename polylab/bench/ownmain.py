@@ -31,7 +31,9 @@ interleaved rounds: each round runs every verified program of the file in turn w
 so a slow moment of a shared machine falls on all of them. A run's time is the program's own timer when its
 standard output is one number (PolyBench's ``-DPOLYBENCH_TIME``), else the wall time of the process.
 ``vs original`` = median(original) / median(program); ``vs PLUTO`` = median(PLUTO, same threads) /
-median(program).
+median(program); no ratio is given where a median is under a millisecond
+(:data:`~polylab.experiment.MIN_TIMED_SECONDS`, as in the harness mode), and the geometric means leave
+those files out.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from polylab import toolchain as tc
 from polylab.bench.peers import Peer
 from polylab.bench.runner import ERROR, NOT_RUN, UNVERIFIED, VERIFIED, machine_info, shares
 from polylab.errors import PolylabError, ToolchainError
+from polylab.experiment import MIN_TIMED_SECONDS
 from polylab.frontend import parse
 from polylab.version import __version__
 
@@ -326,8 +329,12 @@ class OwnMainReport:
                     None)
 
     def ratio(self, r: OwnMainResult, base: OwnMainResult | None) -> float | None:
-        """median(base) / median(r), both verified and timed; None otherwise."""
-        if base is None or base.median is None or r.median is None or r.median <= 0:
+        """median(base) / median(r), both verified and timed, and neither shorter than
+        :data:`~polylab.experiment.MIN_TIMED_SECONDS` (a ratio of such times measures the noise); None
+        otherwise."""
+        if base is None or base.median is None or r.median is None:
+            return None
+        if min(base.median, r.median) < MIN_TIMED_SECONDS:
             return None
         return base.median / r.median
 
@@ -362,6 +369,10 @@ class OwnMainReport:
         lines += [f"{r.kernel} [{r.label} x{r.threads}]: {r.status}: {r.reason or ''}"
                   + (f" (first difference: {r.first_difference})" if r.first_difference else "")
                   for r in self.results if r.status != VERIFIED]
+        short = sorted({r.kernel for r in self.results if r.median is not None and r.median < MIN_TIMED_SECONDS})
+        if short:
+            lines.append(f"no ratio where a median is under {MIN_TIMED_SECONDS * 1e3:g} ms (the timer's noise on a "
+                         f"shared machine): {', '.join(short)}; measure them at a larger dataset")
         for label, threads, vs_o, vs_p, n in self.summary():
             lines.append(f"geomean over {n} file(s), {label} x{threads}: {_x(vs_o)} the original"
                          + (f", {_x(vs_p)} PLUTO" if vs_p is not None else ""))
