@@ -93,6 +93,12 @@ def test_daemons_die_with_the_command_and_at_the_time_limit(tmp_path):
     assert _sleepers(mark) == []
 
 
+def test_standard_input_is_given(tmp_path):
+    data = b"x" * 300_000  # more than a pipe holds: nothing blocks
+    r = sb.run(_box(tmp_path), ["wc", "-c"], stdin=data)
+    assert r.returncode == 0 and r.stdout.split()[0] == b"300000"
+
+
 def test_memory_and_output_limits(tmp_path):
     r = _py(_box(tmp_path, memory_mb=300), "x = bytearray(600 * 2**20)")
     assert r.returncode != 0 and b"MemoryError" in r.stderr

@@ -51,6 +51,7 @@ import site
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -267,9 +268,12 @@ def run(box: Sandbox, argv: Sequence[str], *, stdin: bytes | None = None) -> San
     try:
         command, env = _command(box, argv, token, info_write)
         start = time.monotonic()
-        proc = subprocess.Popen(command, cwd=box.workdir, env=env, preexec_fn=_limits(box), start_new_session=True,
-                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(info_write,))
+        with tempfile.TemporaryFile() as given:  # standard input from a file: nothing to feed, nothing to block
+            given.write(stdin or b"")
+            given.seek(0)
+            proc = subprocess.Popen(command, cwd=box.workdir, env=env, preexec_fn=_limits(box),
+                                    start_new_session=True, stdin=given if stdin is not None else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(info_write,))
     except OSError as exc:
         os.close(info_read)
         raise ToolchainError(f"could not start {argv[0]}: {exc.strerror}") from None
@@ -280,8 +284,6 @@ def run(box: Sandbox, argv: Sequence[str], *, stdin: bytes | None = None) -> San
     drains = [_Drain(proc.stdout, box.output_bytes), _Drain(proc.stderr, box.output_bytes)]  # type: ignore[arg-type]
     for d in drains:
         d.start()
-    if stdin is not None:
-        threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
     timed_out = False
     try:
         first = _first_pid(info_read) if box.isolated else None
@@ -317,16 +319,6 @@ def _first_pid(fd: int) -> int | None:
         return int(json.loads(data.decode())["child-pid"])
     except (ValueError, KeyError, TypeError):
         return None
-
-
-def _feed(pipe: IO[bytes] | None, data: bytes) -> None:
-    if pipe is None:
-        return
-    try:
-        pipe.write(data)
-        pipe.close()
-    except OSError:
-        pass
 
 
 def _gone(pid: int) -> bool:
