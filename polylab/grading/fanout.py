@@ -21,6 +21,8 @@ bubblewrap installed, as the grading machine does.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import shutil
@@ -36,6 +38,7 @@ from tqdm import tqdm
 from polylab.errors import PolylabError
 from polylab.grading.batch import (WORKER_GRACE, Limits, SubmissionResult, check_setup, executed_path,
                                    grade_submission)
+from polylab.grading.judge import Judges
 
 #: how many more times a submission is run after its worker was lost
 RETRIES = 2
@@ -71,24 +74,46 @@ def grade_remote(index: int, name: str, data: bytes, lab: str | None, limits: Li
         pass
     work = Path(tempfile.mkdtemp(prefix="polylab-dask-"))
     try:
-        hidden_dir = None
-        if hidden:
-            hidden_dir = work / "hidden"
-            hidden_dir.mkdir()
-            for file, text in hidden.items():
-                (hidden_dir / Path(file).name).write_text(text, encoding="utf-8")
+        hidden_dir = _hidden_folder(hidden) if hidden else None
         folder = work / (Path(name).parent.name or "_")
         folder.mkdir()
         local = folder / Path(name).name
         local.write_bytes(data)
         executed = work / "executed.ipynb" if want_executed else None
-        result = grade_submission(local, lab=lab, limits=limits, hidden_dir=hidden_dir, executed=executed)
+        result = grade_submission(local, lab=lab, limits=limits, hidden_dir=hidden_dir, executed=executed,
+                                  judges=_judges(hidden_dir, limits))
         out = result.to_data()
         out["path"] = name
         out["executed"] = executed.read_bytes() if executed is not None and executed.is_file() else None
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+_WORKER_JUDGES: dict[tuple, Judges] = {}   # one pool per worker process and settings, reused by its tasks
+
+
+def _hidden_folder(hidden: Mapping[str, str]) -> Path:
+    """The hidden-cases files on this worker, in a folder named by their content (written once)."""
+    digest = hashlib.sha256(json.dumps(sorted(hidden.items())).encode()).hexdigest()[:16]
+    folder = Path(tempfile.gettempdir()) / f"polylab-hidden-{os.getuid()}-{digest}"
+    if not folder.is_dir():
+        staging = Path(tempfile.mkdtemp(prefix="polylab-hidden-"))
+        for file, text in hidden.items():
+            (staging / Path(file).name).write_text(text, encoding="utf-8")
+        try:
+            staging.rename(folder)
+        except OSError:  # another task of this machine wrote it first
+            shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def _judges(hidden_dir: Path | None, limits: Limits) -> Judges:
+    key = (str(hidden_dir), limits.check_seconds, limits.memory_mb, limits.check_operations)
+    if key not in _WORKER_JUDGES:
+        _WORKER_JUDGES[key] = Judges(hidden_dir, seconds=limits.check_seconds, memory_mb=limits.memory_mb,
+                                     operations=limits.check_operations)
+    return _WORKER_JUDGES[key]
 
 
 def local_client(n: int):  # noqa: ANN201 - a distributed.Client
