@@ -74,7 +74,7 @@ def grade(paths: list[Path], extra: list[str], out: Path, timeout: float) -> tup
                            "--timeout", str(timeout), "--hidden", str(ROOT / "instructor" / "hidden"),
                            "--json", str(out), *extra], env=env, capture_output=True, text=True)
     took = time.monotonic() - start
-    if done.returncode != 0:
+    if done.returncode not in (0, 1) or not out.is_file():  # 1: the grader failed on some rows, shown below
         sys.exit(f"polylab grade failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return took, _load(out)
 
@@ -88,7 +88,10 @@ def verdicts(graded: dict) -> list[str]:
             bad.append(f"{s['path']}: {s['score']}/{s['max_score']}")
         if kind == "untouched" and s["score"] != 0:
             bad.append(f"{s['path']}: {s['score']}/{s['max_score']}")
-        lines.append(f"  {Path(s['path']).name:<28} {s['score']:g}/{s['max_score']:g}  {s['seconds']:.0f} s")
+        lines.append(f"  {Path(s['path']).name:<28} {s['score']:g}/{s['max_score']:g}  {s['seconds']:.0f} s"
+                     + (f"  {'; '.join(s['errors'])[:200]}" if s["errors"] else ""))
+        if any(e.startswith("internal error") for e in s["errors"]):
+            bad.append(f"{s['path']}: {s['errors']}")
     return lines + ([f"UNEXPECTED: {b}" for b in bad] or ["solutions full marks, untouched copies 0: as expected"])
 
 
