@@ -131,3 +131,22 @@ def test_pipeline_on_the_corpus(name):
         assert plan.step_names()[0] == "fold_live_ins"
         params = {p: 3 for p in scop.parameters}
         assert same_live_out(scop, plan.scop, params, schedule=plan.schedule.union_map) == []
+
+
+def test_a_producer_nobody_reads_is_placed_at_the_first_consumer_time():
+    # issue 28, item 3 (PolyBench's adi): a producer whose values no statement of the region reads has no
+    # first consumer; its placement map was built in a space without the parameters (isl: "parameters need
+    # to match"), a traceback in optimize and in codegen --schedule "optimize(1)"
+    from polylab.experiment import verify
+    from polylab.experiment.schedules import schedule_from_spec
+    from polylab.reference.interpret import same_live_out
+    from polylab.storage import interleave
+
+    scop = polylab.parse("double a[N];\ndouble s;\ns = 1.0;\nfor (t = 0; t < T; t++)\n"
+                         "  for (i = 1; i < N; i++)\n    a[i] = a[i - 1] + 1.0;\n").scop
+    sched, rep = interleave(scop)
+    assert rep.rule == "first consumer" and ("fused", "a producer has no loop") in rep.tried
+    for n, t in ((0, 0), (1, 2), (5, 3)):
+        assert same_live_out(scop, sched.scop, {"N": n, "T": t}, schedule=sched.union_map) == []
+    if shutil.which("gcc"):
+        assert verify(scop, schedule_from_spec(scop, "optimize(1)"), "c", params={"N": 9, "T": 3}).verified is True

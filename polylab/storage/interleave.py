@@ -108,8 +108,9 @@ def _first_consumer_map(p: str, it: str, dom: isl.Set, F: isl.UnionMap, outer_c:
     the first outer time of the consumers, or 0 for parameter values where the consumers never run)."""
     first = F.intersect_domain(isl.UnionSet.from_set(dom)).apply_range(outer_c).lexmin()
     fm = maps_of(first)
+    # (spaces are not aligned by isl's space functions: the one-dimensional range gets dom's parameters)
     m = fm[0] if fm else isl.Map.empty(isl.Space.map_from_domain_and_range(
-        dom.get_space(), isl.Space.set_alloc(dom.get_ctx(), 0, 1)).align_params(dom.get_space()))
+        dom.get_space(), isl.Space.set_alloc(dom.get_ctx(), 0, 1).align_params(dom.get_space())))
     unread = dom.subtract(m.domain())
     if not unread.is_empty():
         start = outer_c.range().lexmin()
