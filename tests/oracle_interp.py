@@ -9,8 +9,12 @@ executing the fragment at concrete parameter values. It records
   "write" and ``index`` a tuple (empty for a scalar that the fragment assigns, i.e. a 0-d array).
 
 Semantics match the model's conventions: a compound assignment reads its target; every array reference of
-a right-hand side is recorded, including those in the branch of ``?:`` (or ``&&``/``||`` operand) that is
-not taken ("may" accesses, as a static model lists them). Assignments to loop counters (``for`` headers,
+a right-hand side that runs is recorded. A ``?:`` arm (or right operand of ``&&``/``||``) that does not run
+is not, when its condition is affine (integer constants, loop counters and parameters, ``+ -``, products and
+divisions by constants, comparisons, ``&& || !``): the model restricts such accesses to where they run
+(issue 28). When the condition reads data (an array element, a scalar the fragment assigns or one
+without a known value) or is not affine, the branch that does not run is recorded too ("may" accesses, as a
+static model must list them). Assignments to loop counters (``for`` headers,
 the counted ``while`` idiom ``i = lb; while (...) { ...; i = i + s; }``) are control, not accesses.
 
 Usage::
@@ -325,6 +329,31 @@ class _Interp:
                 return int(a != b)
         raise InterpError(f"operator {op}")
 
+    def affine(self, node: c_ast.Node) -> bool:
+        """Whether ``node`` is an affine expression or condition of loop counters and parameters."""
+        def constant(n: c_ast.Node) -> bool:
+            return isinstance(n, c_ast.Constant) and n.type == "int" or \
+                isinstance(n, c_ast.UnaryOp) and n.op in "-+" and constant(n.expr)
+        match node:
+            case c_ast.Constant(type=t):
+                return t == "int"
+            case c_ast.ID(name=n):
+                return not self.scalar_tracked(n) and (n in self.params or n in self.env)
+            case c_ast.UnaryOp(op=("-" | "+" | "!"), expr=e):
+                return self.affine(e)
+            case c_ast.BinaryOp(op="*", left=a, right=b):
+                return (constant(a) or constant(b)) and self.affine(a) and self.affine(b)
+            case c_ast.BinaryOp(op=("/" | "%"), left=a, right=b):
+                return constant(b) and self.affine(a)
+            case c_ast.BinaryOp(op=("+" | "-" | "<" | "<=" | ">" | ">=" | "==" | "!=" | "&&" | "||"), left=a,
+                                right=b):
+                return self.affine(a) and self.affine(b)
+            case c_ast.TernaryOp(cond=c, iftrue=t, iffalse=f):
+                return self.affine(c) and self.affine(t) and self.affine(f)
+            case c_ast.FuncCall(name=c_ast.ID(name=("min" | "max" | "MIN" | "MAX")), args=args) if args:
+                return len(args.exprs) == 2 and all(self.affine(a) for a in args.exprs)
+        return False
+
     def touch(self, node: c_ast.Node) -> None:
         """Record the accesses of an expression that is not evaluated (may-accesses)."""
         if isinstance(node, c_ast.ArrayRef):
@@ -359,14 +388,14 @@ class _Interp:
             case c_ast.BinaryOp(op="&&", left=a, right=b):
                 x = self.value(a, record)
                 if not self.truth(x):
-                    if record:
+                    if record and not self.affine(a):
                         self.touch(b)
                     return 0
                 return int(self.truth(self.value(b, record)))
             case c_ast.BinaryOp(op="||", left=a, right=b):
                 x = self.value(a, record)
                 if self.truth(x):
-                    if record:
+                    if record and not self.affine(a):
                         self.touch(b)
                     return 1
                 return int(self.truth(self.value(b, record)))
@@ -380,10 +409,10 @@ class _Interp:
                 return int(not self.truth(self.value(e, record)))
             case c_ast.TernaryOp(cond=c, iftrue=t, iffalse=f):
                 if self.truth(self.value(c, record)):
-                    if record:
+                    if record and not self.affine(c):
                         self.touch(f)
                     return self.value(t, record)
-                if record:
+                if record and not self.affine(c):
                     self.touch(t)
                 return self.value(f, record)
             case c_ast.Cast(to_type=tt, expr=e):

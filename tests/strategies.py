@@ -3,9 +3,10 @@
 ``affine_nests()`` draws a C fragment (the corpus format: declarations, then loops) with 1..3 statements in
 loops up to 3 deep: triangular and empty/zero-trip bounds, ``?:`` minimum bounds, steps of 1 and 2, downward
 loops, affine ``if`` guards (``&&``, ``||``, ``!``, ``%``), affine subscripts including ``%`` and ``/`` by
-constants, compound assignments. Every iterator is >= 0 and every subscript is >= 0 and smaller than the
-declared extent ``6 * N + 6 * M + 24``, so the fragment is also a valid C program body (no out-of-bounds
-access) for any ``N, M >= 0``. The parameters are always ``N`` and ``M`` (``PARAMS``).
+constants, compound assignments, reads under a condition (a ``?:`` arm, the right operand of ``&&`` / ``||``)
+whose subscript would be -1 where the condition keeps them from running. Every iterator is >= 0 and every
+subscript that runs is >= 0 and smaller than the declared extent ``6 * N + 6 * M + 24``, so the fragment is
+also a valid C program body (no out-of-bounds access) for any ``N, M >= 0``. The parameters are always ``N`` and ``M`` (``PARAMS``).
 
     from strategies import affine_nests, PARAMS
     @given(affine_nests())
@@ -75,7 +76,7 @@ def guard(draw, iters: tuple[str, ...]) -> str:
 
 
 @st.composite
-def statement(draw, iters: tuple[str, ...], div_mod: bool) -> str:
+def statement(draw, iters: tuple[str, ...], div_mod: bool, conditional: bool = True) -> str:
     def ref(name: str) -> str:
         return name + "".join(f"[{draw(affine_expr(iters, div_mod=div_mod))}]" for _ in range(ARRAYS[name]))
 
@@ -85,7 +86,26 @@ def statement(draw, iters: tuple[str, ...], div_mod: bool) -> str:
     rhs = " + ".join(reads + [draw(st.sampled_from(["1.0", "0.5", "2.0"]))])
     if len(reads) == 2 and draw(st.booleans()):
         rhs = f"{reads[0]} * 0.5 + {reads[1]}"
+    if conditional and iters and draw(st.integers(0, 3)) == 0:
+        rhs += " + " + draw(conditional_read(iters, ref))
     return f"{ref(target)} {op} {rhs};"
+
+
+@st.composite
+def conditional_read(draw, iters: tuple[str, ...], ref) -> str:
+    """A read that runs only under an affine condition: a ``?:`` arm or the right operand of ``&&`` / ``||``
+    whose subscript leaves the array (index -1) exactly where the condition does not let it run."""
+    v = draw(st.sampled_from(iters))
+    name = draw(st.sampled_from(sorted(ARRAYS)))
+    below = name + f"[{v} - 1]" + "".join(f"[{draw(affine_expr(iters))}]" for _ in range(ARRAYS[name] - 1))
+    shape = draw(st.integers(0, 3))
+    if shape == 0:
+        return f"({v} >= 1 ? {below} : {ref(name)})"
+    if shape == 1:
+        return f"({v} < 1 ? 0.5 : {below} * 2.0)"
+    if shape == 2:
+        return f"({v} >= 1 && {below} > 0.5 ? 1.0 : 0.0)"
+    return f"({v} == 0 || {below} < 0.5 ? 2.0 : 0.25)"
 
 
 @st.composite

@@ -336,6 +336,8 @@ class _PendingAccess:
     array: str
     subscripts: list
     node: c_ast.Node
+    #: where the access executes (iterations of the statement, exact), None: wherever the statement does
+    guard: isl.Set | None = None
 
 
 class _StatementReader:
@@ -347,6 +349,31 @@ class _StatementReader:
         self.iters = iters
         self.builder = owner._builder(iters)
         self.pending: list[_PendingAccess] = []
+        #: the iterations where the operand being read is evaluated (None: every iteration of the statement)
+        self.guard: isl.Set | None = None
+
+    def condition(self, node: c_ast.Node) -> isl.Set | None:
+        """The iterations where ``node`` is true (non-zero), exact, when it is an affine condition of the
+        iterators and parameters; None when it is not (it reads array data or a non-integer scalar): then
+        what it guards counts as evaluated at every iteration (a may-access, never fewer accesses than
+        run)."""
+        if next(_array_refs(node), None) is not None:
+            return None
+        try:
+            return self.builder.cond(node)
+        except NotAffineError:
+            return None
+
+    def guarded(self, where: isl.Set | None, node: c_ast.Node) -> E.Expr:
+        """``node`` read as an operand evaluated only where ``where`` holds (C's ``?:`` arms and the right
+        operands of ``&&`` and ``||``): its accesses are restricted to those iterations."""
+        saved = self.guard
+        if where is not None:
+            self.guard = where if saved is None else saved.intersect(where).coalesce()
+        try:
+            return self.body(node)
+        finally:
+            self.guard = saved
 
     def body(self, node: c_ast.Node) -> E.Expr:
         """The right-hand side as a model expression, recording each array access in evaluation order."""
@@ -375,6 +402,12 @@ class _StatementReader:
                 return E.Name(n)
             case c_ast.ArrayRef():
                 return self.ref(node, "read")
+            case c_ast.BinaryOp(op=("&&" | "||") as op, left=a, right=c):
+                left = self.body(a)
+                where = self.condition(a)  # the right operand runs where the left is true (&&) / false (||)
+                if where is not None and op == "||":
+                    where = where.complement()
+                return E.Binary(op, left, self.guarded(where, c))
             case c_ast.BinaryOp(op=op, left=a, right=c):
                 return E.Binary(op, self.body(a), self.body(c))
             case c_ast.UnaryOp(op=("-" | "+" | "!" | "~") as op, expr=e):
@@ -387,7 +420,10 @@ class _StatementReader:
             case c_ast.UnaryOp(op="sizeof"):
                 return E.Const(self.src.show(node), "int")
             case c_ast.TernaryOp(cond=c, iftrue=t, iffalse=f):
-                return E.Cond(self.body(c), self.body(t), self.body(f))
+                cond = self.body(c)
+                where = self.condition(c)  # each arm runs only where the condition selects it
+                return E.Cond(cond, self.guarded(where, t),
+                              self.guarded(where.complement() if where is not None else None, f))
             case c_ast.Cast(to_type=tt, expr=e):
                 words = type_names(tt)
                 if "*" in words or "?" in words:
@@ -423,7 +459,7 @@ class _StatementReader:
                                            "subscripts are given")
         pas = [self.builder.expr(s) for s in subs]
         idx = tuple(self.body(s) for s in subs)
-        self.pending.append(_PendingAccess(kind, base.name, pas, node))
+        self.pending.append(_PendingAccess(kind, base.name, pas, node, self.guard))
         if base.name not in R.array_order:
             R.array_order.append(base.name)
         return E.ArrayRef(base.name, idx, len(self.pending) - 1)
@@ -701,6 +737,10 @@ class RegionBuilder:
         return isl.Schedule.from_domain(isl.UnionSet.from_set(dom))
 
     def _relation(self, stmt: str, dom: isl.Set, p: _PendingAccess) -> isl.Map:
+        """``{ S[x] -> A[f(x)] : x in D }``, with ``D`` the statement's domain restricted to where the access
+        executes (its guard: a ``?:`` arm, the right operand of ``&&`` / ``||``)."""
+        if p.guard is not None:
+            dom = dom.intersect(p.guard.set_tuple_name(stmt)).coalesce()
         if not p.subscripts:
             rng = isl.Set.universe(isl.Space.create_from_names(CTX, set=[], params=list(self.params)))
             rng = rng.set_tuple_name(p.array)

@@ -171,10 +171,16 @@ _MATH = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np
 
 
 def evaluate(e: Expr, names: Callable[[str], object] | Mapping[str, object] | None = None,
-             load: Callable[[ArrayRef, list], object] | None = None):
+             load: Callable[[ArrayRef, list], object] | None = None,
+             element_type: Callable[[ArrayRef], str] | None = None):
     """The value of ``e``; ``names(n)`` gives a scalar's value and ``load(ref, indices)`` an element's.
 
-    Without them, any name or array reference raises :class:`NotConstant`.
+    Without them, any name or array reference raises :class:`NotConstant`. As in C, only the arm of
+    ``c ? t : f`` that ``c`` selects is evaluated, and ``&&`` / ``||`` evaluate their right operand only
+    when the left one does not decide: an element the program does not read is not loaded, and an
+    arithmetic error in an arm that does not run does not happen. The value of ``?:`` has the type of
+    both arms after C's usual arithmetic conversions; the other arm's type is found without evaluating it
+    (:func:`static_type`, with ``element_type(ref)``: the C type of an array's elements).
     """
     def name_value(n: str):
         if names is None:
@@ -215,10 +221,9 @@ def evaluate(e: Expr, names: Callable[[str], object] | Mapping[str, object] | No
                     return int(bool(ev(a)) or bool(ev(b)))
                 return binary(op, ev(a), ev(b))
             case Cond(cond=c, then=t, other=o):
-                ct, ot = ev(t), ev(o)
-                if _is_float(ct) or _is_float(ot):
-                    ct, ot = _promote(ct, ot)
-                return ct if ev(c) else ot
+                value = ev(t) if ev(c) else ev(o)
+                common = _wider(static_type(t, name_value, element_type), static_type(o, name_value, element_type))
+                return convert(value, common)
             case Call(func=f, args=args):
                 vals = [ev(a) for a in args]
                 single = f.endswith("f") and f[:-1] in _MATH
@@ -263,3 +268,47 @@ def bits(value: object) -> object:
     if isinstance(value, np.floating):
         return value.tobytes()
     return value
+
+
+def _type_of_value(v) -> str:
+    if isinstance(v, np.float32):
+        return "float"
+    return "double" if _is_float(v) else "int"
+
+
+def _wider(a: str, b: str) -> str:
+    """The type of ``a op b`` after C's usual arithmetic conversions (among int, float and double)."""
+    return "double" if "double" in (a, b) else "float" if "float" in (a, b) else "int"
+
+
+def static_type(e: Expr, names: Callable[[str], object] | None = None,
+                element_type: Callable[[ArrayRef], str] | None = None) -> str:
+    """The C type of ``e`` (``int``, ``float`` or ``double``) without evaluating it (a name's type is its
+    value's, an element's ``element_type(ref)``; without it, an element counts as ``double``)."""
+    def ty(x: Expr) -> str:
+        match x:
+            case Const():
+                return _type_of_value(const_value(x))
+            case Name(name=n):
+                return _type_of_value(names(n)) if names is not None else "int"
+            case ArrayRef():
+                t = element_type(x).replace("const ", "").strip() if element_type is not None else "double"
+                return t if t in ("float", "double") else "double" if t in FLOAT_TYPES else "int"
+            case Unary(op="!" | "~"):
+                return "int"
+            case Unary(operand=o):
+                return ty(o)
+            case Cast(ctype=t):
+                t = t.replace("const ", "").strip()
+                return t if t in ("float", "double") else "double" if t in FLOAT_TYPES else "int"
+            case Binary(op="+" | "-" | "*" | "/" | "%", left=a, right=b):
+                return _wider(ty(a), ty(b))
+            case Binary():
+                return "int"  # comparisons, logic, shifts and bit operations of integers
+            case Cond(then=t, other=o):
+                return _wider(ty(t), ty(o))
+            case Call(func=f):
+                return "float" if f.endswith("f") and f[:-1] in _MATH else "double"
+        return "double"
+
+    return ty(e)

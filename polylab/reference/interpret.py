@@ -124,7 +124,7 @@ def execute(scop: Scop, params: Mapping[str, int], *, schedule: isl.UnionMap | N
         body = s.body
         tgt = body.target
         idx = tuple(int(evaluate(i, names, load)) for i in tgt.indices)
-        value = evaluate(body.value, names, load)
+        value = evaluate(body.value, names, load, element_type=lambda ref: mem.ctype(ref.array))
         if body.op != "=":
             value = binary(body.op[0], mem.load(tgt.array, idx), value)
         mem.store(tgt.array, idx, value)
