@@ -42,6 +42,29 @@ def test_auto_on_the_five_deep_sum_subscript_stops_at_the_seconds_budget(monkeyp
     assert err.location is not None and err.location.text == "auto"
 
 
+def test_auto_on_the_five_deep_sum_subscript_answers_with_isl_after_its_own_seconds(monkeypatch):
+    # issue 28, item 7: within the budget, the search has an allowance of its own (SEARCH_SECONDS); past it
+    # auto answers with isl's scheduler (which finds the parallel sum hyperplane), and says why
+    from polylab.schedule import pluto
+
+    monkeypatch.setattr(pluto, "SEARCH_SECONDS", 0.5)
+    scop = polylab.parse(FIVE_DEEP).scop
+    sched = parse_schedule(scop, "auto", steps=recipe_steps())
+    assert "more than its 0.5 s); using isl's scheduler instead" in "\n".join(sched.notes)
+    assert sched.text().endswith("-> [i0 + i1 + i2 + i3 + i4, i0, i1, i2, i3] }") and 0 in sched.parallel_dims
+    assert not budget._STACK
+
+
+def test_a_block_of_its_own_seconds_does_not_use_up_the_budget(monkeypatch):
+    monkeypatch.setenv("POLYLAB_MAX_SECONDS", "60")
+    with budget.bounded("outer"):
+        with pytest.raises(TooComplexError, match="too complex for inner: more than its 0.1 s"):
+            with budget.bounded("inner", seconds=0.1):
+                budget.isolated(lambda: (__import__("time").sleep(5), "x")[1])
+        assert not budget.exhausted()
+        budget.tick()  # the outer block goes on
+
+
 def test_auto_on_fifty_statements_stops_at_the_operation_budget(monkeypatch):
     monkeypatch.setenv("POLYLAB_MAX_OPERATIONS", "20000")
     body = "\n".join(f"  a[i] = a[i] + {k}.0;" for k in range(50))
@@ -252,3 +275,61 @@ def test_isls_scheduler_runs_in_a_child_and_stops_at_the_seconds_budget(monkeypa
         with budget.bounded("isl's scheduler"):
             isl_scheduler.isl_schedule(scop)
     assert forked
+
+
+MODULO = """double a[N][N];
+for (i = 0; i < N; i++)
+  for (j = 0; j < N; j++)
+    for (k = 0; k < N; k++)
+      a[(i + 2 * j) % 5][(j + k) % 3] = a[(i + k) % 4][(2 * i + j) % 7] + 1.0;
+"""
+
+
+def test_printing_dependences_of_modulo_subscripts_is_bounded(monkeypatch):
+    # issue 28, item 7: simplifying a distance set with local variables for display took isl minutes in one
+    # call, outside any bound; it is given READABLE_SECONDS in a child, then shown unsimplified (exact)
+    from polylab.model import islutil
+
+    monkeypatch.setattr(islutil, "READABLE_SECONDS", 0.3)
+    graph = compute_dependences(polylab.parse(MODULO).scop)
+    text = str(graph)
+    assert "flow (RAW)" in text and "distance" in text
+    for d in graph.dependences:
+        assert "exists" in d.distance_description or d.distances is not None or "[" in d.distance_description
+
+
+def test_a_wavefront_after_optimize_stops_at_the_seconds_budget(monkeypatch):
+    # issue 28, item 7: the Farkas step of a tiled schedule's distances (6 free dimensions, 3 of them local)
+    # ran in this process for minutes, past POLYLAB_MAX_SECONDS
+    scop = polylab.parse_file(polylab.example_path("sweep2d.c")).scop
+    optimized = parse_schedule(scop, "optimize", steps=recipe_steps())
+    monkeypatch.setenv("POLYLAB_MAX_SECONDS", "1")
+    with pytest.raises(TooComplexError, match="too complex for the step wavefront: more than 1 s"):
+        parse_schedule(scop, f"{optimized.text()}; wavefront", steps=recipe_steps())
+
+
+def test_an_isolated_computation_dies_with_its_process(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    pidfile = tmp_path / "child.pid"
+    script = ("import os, time\nfrom polylab.model import budget\n"
+              f"budget.isolated(lambda: (open({str(pidfile)!r}, 'w').write(str(os.getpid())), time.sleep(60), 'x')[2])\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    for _ in range(300):
+        if pidfile.exists() and pidfile.read_text():
+            break
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    proc.kill()
+    proc.wait()
+    for _ in range(100):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError("the isolated computation outlived its process")

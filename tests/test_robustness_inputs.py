@@ -81,3 +81,12 @@ def test_a_map_that_is_a_function_only_where_no_instance_runs(spec, capsys):
     capsys.readouterr()
     assert main(["schedule", "sweep2d.c", "--param", "N=8", "--schedule", spec]) == 2
     assert "several times" in capsys.readouterr().err
+
+
+def test_an_extent_that_uses_a_loop_counter_is_refused_where_it_is_declared():
+    # a fuzz finding: float x[MAXN][MAXN][k] with k a loop counter of the region reached isl's AST builder
+    # in the harness ("unbounded optimum") instead of a located refusal
+    with pytest.raises(polylab.errors.NotAffineError) as info:
+        polylab.parse("double x[N][k];\nfor (k = 0; k < N; k++)\n  x[k][0] = 1.0;\n")
+    assert (info.value.location.line, info.value.location.column) == (1, 13)
+    assert "loop counter" in info.value.message

@@ -56,7 +56,7 @@ import numpy as np
 from polylab.codegen import ast as A
 from polylab.codegen.cexpr import c_expr
 from polylab.codegen.extents import extent_box, extent_values
-from polylab.errors import ModelError
+from polylab.errors import CodegenError, ModelError
 from polylab.model.islutil import point_coordinates
 from polylab.model.scop import Array, Scop
 from polylab.toolchain.compare import HARNESS_SUPPORT_C, OUTPUTS_VARIABLE, OUTPUTS_WRITTEN
@@ -437,6 +437,10 @@ def _element_loops(scop: Scop, lo: LiveOut, action: str, flat: bool, depth: int)
     lst = isl.IdList.alloc(isl.DEFAULT_CONTEXT, len(names))
     for nm in names:
         lst = lst.add(isl.Id(nm))
+    if not s.is_bounded():
+        raise CodegenError(f"the harness cannot write the elements of {a.name}: they are not bounded "
+                           f"({s.set_tuple_name(a.name)})",
+                           hint=f"give {a.name} extents that are constants or parameters")
     ast = isl.AstBuild.from_context(scop.context).set_iterators(lst).node_from_schedule_map(umap)
     root = A.convert(ast, names, frozenset(), {space_name})
     lines: list[str] = []

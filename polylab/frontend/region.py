@@ -564,8 +564,17 @@ class RegionBuilder:
                         v = self.symbols.vars.get(base.name) if isinstance(base, c_ast.ID) else None
                         if v is not None and v.is_array:
                             for d in v.dims:
-                                for name, _ in _ids(d):
+                                for name, node in _ids(d):
+                                    self._check_extent_name(base.name, d, name, node)
                                     consider(name)
+
+    def _check_extent_name(self, array: str, extent: c_ast.Node, name: str, node: c_ast.Node) -> None:
+        """Refuse an extent that uses a loop counter or a name the region assigns: the array's size would
+        change while it is used (the harness could not allocate it before the region)."""
+        if name in self.iterators or name in self.written:
+            what = "a loop counter of the region" if name in self.iterators else "assigned in the region"
+            raise _err(self.src, node, f"the extent {self.src.show(extent)} of {array} uses {name}, {what}",
+                       hint="an array's extents must be constants or parameters the region does not change")
 
     def _init_text(self, v) -> str | None:
         if v.init is None or not isinstance(v.init, c_ast.Node):

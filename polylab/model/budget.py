@@ -23,6 +23,7 @@ with a hint). Three mechanisms, all configurable by environment variables:
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import select
 import signal
@@ -34,7 +35,7 @@ import islpy as isl
 
 from polylab.errors import TooComplexError
 
-__all__ = ["Limits", "bounded", "isolated", "limits", "tick"]
+__all__ = ["Limits", "bounded", "die_with_parent", "exhausted", "isolated", "limits", "tick"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,9 @@ class _Active:
     hint: str
     limits: Limits
     start: float
+    #: a block's own allowance of seconds (a nested block given ``seconds``), with its monotonic deadline
+    seconds: float | None = None
+    deadline: float | None = None
 
 
 _STACK: list[_Active] = []
@@ -93,14 +97,19 @@ def _too_complex(active: _Active, why: str) -> TooComplexError:
 
 
 @contextlib.contextmanager
-def bounded(what: str, *, hint: str | None = None) -> Iterator[None]:
+def bounded(what: str, *, hint: str | None = None, seconds: float | None = None) -> Iterator[None]:
     """Run the block under the limits (see the module text); ``what`` names the computation in the
     message ("too complex for the dependence analysis: ..."). Blocks nest: the outermost sets the budget,
-    the innermost names the computation."""
+    the innermost names the computation. ``seconds``: an allowance of the block's own (within the
+    budget), for a computation its caller can do without: when it passes, :func:`tick` and
+    :func:`isolated` raise the TooComplexError naming this block, and :func:`exhausted` stays false as
+    long as the budget itself is not used up (so the caller can fall back)."""
     ctx = isl.DEFAULT_CONTEXT
     outer = not _STACK
     lim = limits() if outer else _STACK[0].limits
-    active = _Active(what, hint or _HINT, lim, time.monotonic() if outer else _STACK[0].start)
+    now = time.monotonic()
+    active = _Active(what, hint or _HINT, lim, now if outer else _STACK[0].start,
+                     seconds, now + seconds if seconds else None)
     _STACK.append(active)
     if outer:
         ctx.reset_operations()
@@ -120,33 +129,77 @@ def bounded(what: str, *, hint: str | None = None) -> Iterator[None]:
             ctx.reset_operations()
 
 
-def tick() -> None:
-    """Raise the TooComplexError when the outermost :func:`bounded` block has used its seconds (called
-    in the loops of the analyses; outside any block it does nothing)."""
+def _expired() -> TooComplexError | None:
+    """The error of the first bound whose time has passed (the budget, else a block's own allowance)."""
     if not _STACK:
-        return
+        return None
+    now = time.monotonic()
     first = _STACK[0]
-    if first.limits.seconds and time.monotonic() - first.start > first.limits.seconds:
-        raise _too_complex(_STACK[-1], f"more than {first.limits.seconds:g} s")
+    if first.limits.seconds and now - first.start > first.limits.seconds:
+        return _too_complex(_STACK[-1], f"more than {first.limits.seconds:g} s")
+    for a in _STACK[1:]:
+        if a.deadline is not None and now > a.deadline:
+            return _too_complex(a, f"more than its {a.seconds:g} s")
+    return None
+
+
+def exhausted() -> bool:
+    """Whether the outermost block's budget is used up (its seconds or isl's operations): a TooComplexError
+    caught inside it then cannot be answered by a fallback."""
+    if not _STACK:
+        return False
+    first = _STACK[0]
+    late = bool(first.limits.seconds) and time.monotonic() - first.start > first.limits.seconds
+    return late or _exhausted(isl.DEFAULT_CONTEXT)
+
+
+def tick() -> None:
+    """Raise the TooComplexError when the outermost :func:`bounded` block has used its seconds, or a block
+    its own allowance (called in the loops of the analyses; outside any block it does nothing)."""
+    err = _expired()
+    if err is not None:
+        raise err
 
 
 def _remaining() -> float | None:
-    if not _STACK or not _STACK[0].limits.seconds:
+    """Seconds until the first bound in force passes (None: no bound)."""
+    if not _STACK:
         return None
-    return _STACK[0].limits.seconds - (time.monotonic() - _STACK[0].start)
+    now = time.monotonic()
+    ends = [a.deadline for a in _STACK[1:] if a.deadline is not None]
+    if _STACK[0].limits.seconds:
+        ends.append(_STACK[0].start + _STACK[0].limits.seconds)
+    return min(ends) - now if ends else None
 
 
-def isolated(compute: Callable[[], str]) -> str:
+def die_with_parent(parent: int) -> None:
+    """In a forked child: be killed (SIGKILL) when the parent process ends, however it ends (Linux's
+    ``PR_SET_PDEATHSIG``), so no computation outlives the process that wanted it; leave at once when the
+    parent has already gone. Elsewhere nothing is done."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def isolated(compute: Callable[[], str], *, seconds: float | None = None) -> str:
     """``compute()`` (isl text) run in a forked child process, waited for in Python: the wall-clock budget
     stops it (TooComplexError) and an interrupt stops it at once (KeyboardInterrupt, the child killed and
-    reaped). The child inherits isl's operation limit and count: when it passes the limit, the parent
-    raises the same TooComplexError as a computation here would. Where ``fork`` does not exist,
-    ``compute()`` runs here."""
+    reaped). ``seconds``: a deadline of its own (the earlier of it and the budget's applies; outside any
+    :func:`bounded` block only it), for a computation whose answer is optional. The child inherits isl's
+    operation limit and count: when it passes the limit, the parent raises the same TooComplexError as a
+    computation here would. Where ``fork`` does not exist, ``compute()`` runs here."""
     if not hasattr(os, "fork"):
         return compute()
+    deadline = None if seconds is None else time.monotonic() + seconds
     read_fd, write_fd = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: compute, send the text (or the error), leave without running Python's exit
+        die_with_parent(parent)
         os.close(read_fd)
         try:
             data = b"T" + compute().encode()
@@ -164,8 +217,14 @@ def isolated(compute: Callable[[], str]) -> str:
     try:
         while True:
             left = _remaining()
+            own = None if deadline is None else deadline - time.monotonic()
+            if own is not None and own <= 0:
+                active = _STACK[-1] if _STACK else _Active("an isolated computation", _HINT, limits(), 0.0)
+                raise _too_complex(active, f"more than its own {seconds:g} s")
             if left is not None and left <= 0:
-                raise _too_complex(_STACK[-1], f"more than {_STACK[0].limits.seconds:g} s")
+                raise _expired() or _too_complex(_STACK[-1], "more than its seconds")
+            if own is not None:
+                left = own if left is None else min(left, own)
             ready, _, _ = select.select([read_fd], [], [], 0.1 if left is None else min(0.1, max(left, 0.0)))
             if ready:
                 chunk = os.read(read_fd, 1 << 16)

@@ -11,6 +11,9 @@ from typing import Mapping, Sequence, TypeVar
 
 import islpy as isl
 
+from polylab.errors import TooComplexError
+from polylab.model.budget import isolated
+
 __all__ = ["dim_names", "fix_parameters", "integer_val", "isl_identifier", "maps_of", "parameter_values",
            "point_coordinates", "portable_text", "read_portable", "readable", "restore_identifiers", "sets_of",
            "union_all"]
@@ -74,11 +77,36 @@ def dim_names(*objs: isl.Map | isl.Set) -> tuple[tuple[str | None, ...], ...]:
                        for k in range(o.dim(t))) for o in objs)
 
 
+#: seconds the simplification of one isl object for display may take (then its plain text is shown)
+READABLE_SECONDS = 2.0
+
+
+def has_local_variables(obj: isl.Set | isl.Map | isl.UnionSet | isl.UnionMap) -> bool:
+    """Whether some piece of ``obj`` has existentially quantified (local) variables (from ``floor``,
+    ``mod``, strides, projections): what makes isl's projections, simplifications and coalescing of it
+    take long."""
+    if isinstance(obj, isl.UnionSet):
+        return any(has_local_variables(p) for p in sets_of(obj))
+    if isinstance(obj, isl.UnionMap):
+        return any(has_local_variables(p) for p in maps_of(obj))
+    pieces = obj.get_basic_sets() if isinstance(obj, isl.Set) else obj.get_basic_maps()
+    return any(b.dim(isl.dim_type.div) for b in pieces)
+
+
 def readable(obj: isl.Set | isl.Map | isl.UnionSet | isl.UnionMap) -> str:
-    """isl text without the parameter-only constraints (they only say when the set is non-empty)."""
-    try:
+    """isl text without the parameter-only constraints (they only say when the set is non-empty), coalesced.
+
+    Simplifying is optional and, for an object with local variables, can take isl minutes in one call: such
+    an object is simplified in a child process (:func:`polylab.model.budget.isolated`) given
+    :data:`READABLE_SECONDS`, and shown as isl's plain text, exact too, when that is not enough."""
+    def simplified() -> str:
         return str(obj.gist_params(obj.params()).coalesce())
-    except isl.Error:  # isl could not simplify: its plain text is still exact
+
+    try:
+        if not has_local_variables(obj):
+            return simplified()
+        return isolated(simplified, seconds=READABLE_SECONDS)
+    except (isl.Error, TooComplexError):  # isl could not simplify (in time): its plain text is still exact
         return str(obj)
 
 

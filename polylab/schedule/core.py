@@ -159,7 +159,7 @@ def farkas_coefficients(s: isl.Set) -> isl.Set:
     out = None
     for b in s.get_basic_sets():
         tick()
-        if _free_dims(b) >= ISOLATE_DIMS:
+        if _free_dims(b) >= ISOLATE_DIMS or b.dim(isl.dim_type.div):
             # one isl call that can take minutes and counts no operations: in a child process, waited
             # for in Python (bounded in seconds, interruptible); its isl text is exact
             c = isl.Set(isolated(lambda: _anonymous_text(_basic_coefficients(b, n, width))))
@@ -172,11 +172,14 @@ def farkas_coefficients(s: isl.Set) -> isl.Set:
     return out
 
 
-#: basic sets with at least this many free dimensions (:func:`_free_dims`) get their Farkas coefficients
-#: in a child process (:func:`polylab.model.budget.isolated`); below it isl answers in milliseconds (the
-#: 4-deep ``a[i0 + i1 + i2 + i3]`` has 7 and takes about a second, heat3d's have 5 and take 1 ms), so
-#: the fork is paid only where an interrupt would otherwise wait
-ISOLATE_DIMS = 7
+#: basic sets with at least this many free dimensions (:func:`_free_dims`), or with local variables, get
+#: their Farkas coefficients in a child process (:func:`polylab.model.budget.isolated`); below it isl
+#: answers in milliseconds (the 4-deep ``a[i0 + i1 + i2 + i3]`` has 7 and takes about a second, heat3d's
+#: have 5 and take 1 ms; the shipped kernels' searches make 394 calls, none with local variables, at most 5
+#: free dimensions), so the fork is paid only where an interrupt would otherwise wait. Local variables
+#: (floor, mod, tiles) make isl's lifting slow at any size: sweep2d's tiled ``optimize; wavefront`` has a
+#: distance set with 6 free dimensions, 3 of them local, that took minutes (issue 28, item 7)
+ISOLATE_DIMS = 6
 
 
 def _free_dims(b: isl.BasicSet) -> int:

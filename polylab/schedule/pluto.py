@@ -42,9 +42,9 @@ import sympy
 
 from polylab import render
 from polylab.analysis import DependenceGraph
-from polylab.errors import ScheduleError
+from polylab.errors import ScheduleError, TooComplexError
 from polylab.model import Scop
-from polylab.model.budget import bounded, tick
+from polylab.model.budget import bounded, exhausted, tick
 from polylab.model.islutil import point_coordinates
 from polylab.schedule.core import (Schedule, aff_text, const_aff, farkas_coefficients, iter_aff, lexmin_point,
                                    map_from_affs, original, stmt_affs)
@@ -315,14 +315,25 @@ _TOO_COMPLEX_HINT = ("try the isl step (isl's scheduler), a recipe (wavefront; t
                      "hand; or raise the bound: POLYLAB_MAX_OPERATIONS, POLYLAB_MAX_SECONDS (0 = none)")
 
 
+#: seconds the search itself may take before ``auto`` falls back to isl's scheduler (the Farkas step of a
+#: deep nest with a coupled subscript, ``a[i0 + i1 + i2 + i3 + i4]``, takes isl minutes; issue 28, item 7)
+SEARCH_SECONDS = 5.0
+
+
 def _pluto(scop: Scop, deps: DependenceGraph | Iterable[Dep] | None, max_rows: int | None,
            fallback: bool) -> PlutoResult:
     dlist = list(dependences(scop, deps))
     try:
-        res = _Search(scop, dlist, max_rows).run()
+        with bounded("the Pluto-style search (auto)", hint=_TOO_COMPLEX_HINT,
+                     seconds=SEARCH_SECONDS if fallback else None):
+            res = _Search(scop, dlist, max_rows).run()
         if is_legal(res.schedule):
             return res
         why = "its rows leave statements that depend on each other both ways at equal times"
+    except TooComplexError as err:
+        if not fallback or exhausted():  # the budget itself is used up: nothing can answer in it
+            raise
+        why = err.message
     except ScheduleError as err:
         if not fallback:
             raise
