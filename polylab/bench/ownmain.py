@@ -122,6 +122,9 @@ class Contender:
     threads: tuple[int, ...]
     reason: str | None = None
     note: str | None = None
+    #: what the summary groups by: the spec a polylab file was made from (``optimize`` for every thread
+    #: count's), the peer's title, ``original``
+    group: str = ""
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,7 @@ class OwnMainResult:
     reason: str | None = None
     first_difference: str | None = None
     note: str | None = None
+    group: str = ""
     binary: Path | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -150,7 +154,7 @@ class OwnMainResult:
         return {"kernel": self.kernel, "program": self.label, "kind": self.kind, "threads": self.threads,
                 "status": self.status, "median_s": self.median, "min_s": min(self.runs) if self.runs else None,
                 "runs": list(self.runs), "timer": self.timer, "reason": self.reason,
-                "first_difference": self.first_difference, "note": self.note}
+                "first_difference": self.first_difference, "note": self.note, "group": self.group}
 
 
 def _spec_of(spec: str, threads: int, vector: int) -> str:
@@ -169,23 +173,25 @@ def _polylab(file: Path, text: str, options: Mapping[str, Any], specs: Sequence[
     try:
         program = parse(text, filename=str(file), **options)
     except PolylabError as err:
-        return [Contender(f"polylab {s}", "polylab", None, tuple(threads), reason=err.message) for s in specs]
+        return [Contender(f"polylab {s}", "polylab", None, tuple(threads), reason=err.message, group=f"polylab {s}")
+                for s in specs]
     for spec in specs:
         for t in (threads if spec == "optimize" else threads[:1]):
             concrete = _spec_of(spec, t, vector)
-            label = f"polylab {concrete}"
+            label, group = f"polylab {concrete}", f"polylab {spec}"
             runs_with = (t,) if spec == "optimize" else tuple(threads)
             try:
                 done = rewrite(program, text, concrete, "openmp")
             except PolylabError as err:
-                out.append(Contender(label, "polylab", None, runs_with, reason=f"{type(err).__name__}: {err.message}"))
+                out.append(Contender(label, "polylab", None, runs_with, reason=f"{type(err).__name__}: {err.message}",
+                                     group=group))
                 continue
             except Exception as err:  # an internal error on one file is reported in its row; the sweep goes on
-                out.append(Contender(label, "polylab", None, runs_with,
+                out.append(Contender(label, "polylab", None, runs_with, group=group,
                                      reason=f"internal error {type(err).__name__}: {str(err)[:200]}"))
                 continue
             chosen = "; ".join(f"{r.scop.name} chosen for {r.sizes}" for r in done.regions)
-            out.append(Contender(label, "polylab", done.text, runs_with, note=chosen))
+            out.append(Contender(label, "polylab", done.text, runs_with, note=chosen, group=group))
     return out
 
 
@@ -194,14 +200,14 @@ def contenders(file: Path, text: str, options: Mapping[str, Any], *, specs: Sequ
                timeout: float = 300.0) -> list[Contender]:
     """The programs of ``file`` (its ``text``, read with the front end's ``options``): the original,
     polylab's rewritten files, each peer's."""
-    out = [Contender("original", "original", text, (1,))]
+    out = [Contender("original", "original", text, (1,), group="original")]
     out += _polylab(file, text, options, specs, threads, vector)
     for peer in peers:
         if not peer.transformer:
             continue
         made = peer.transform(text, timeout=timeout)
         out.append(Contender(peer.title, "peer", made.program, tuple(threads), reason=made.reason,
-                             note=" ".join(peer.transformer)))
+                             note=" ".join(peer.transformer), group=peer.title))
     return out
 
 
@@ -240,7 +246,7 @@ def _verify(kernel: _Kernel, c: Contender, command: BuildCommand, flags: Sequenc
     """Build and verify one program at each of its thread counts, keeping its timed build when verified.
     The original's output (its verification build, one thread) is the reference of the others."""
     rows = [OwnMainResult(kernel.name, c.label, c.kind, t, REJECTED if c.kind == "peer" else ERROR,
-                          reason=c.reason, note=c.note) for t in c.threads]
+                          reason=c.reason, note=c.note, group=c.group) for t in c.threads]
     if c.source is None:
         return rows
     if c.kind != "original" and kernel.reference is None:
@@ -339,17 +345,15 @@ class OwnMainReport:
         return base.median / r.median
 
     def summary(self) -> list[tuple[str, int, float | None, float | None, int]]:
-        """Per program kind and thread count: the geometric means of ``vs original`` and ``vs PLUTO`` over the
-        files where both were timed, and on how many files."""
+        """Per program (its ``group``: polylab's spec, the peer) and thread count: the geometric means of ``vs
+        original`` and, for polylab's, ``vs PLUTO``, over the files where both were timed, and how many."""
         out = []
-        keys = list(dict.fromkeys((r.label if r.kind != "polylab" else "polylab", r.threads)
-                                  for r in self.results if r.kind != "original"))
-        for label, threads in keys:
-            rows = [r for r in self.results if (r.label == label or (label == "polylab" and r.kind == "polylab"))
-                    and r.threads == threads]
+        for group, threads in dict.fromkeys((r.group, r.threads) for r in self.results if r.kind != "original"):
+            rows = [r for r in self.results if r.group == group and r.threads == threads]
             vs_o = [x for x in (self.ratio(r, self.original(r.kernel)) for r in rows) if x]
             vs_p = [x for x in (self.ratio(r, self.peer(r.kernel, threads)) for r in rows) if x]
-            out.append((label, threads, _geomean(vs_o), _geomean(vs_p) if label == "polylab" else None, len(vs_o)))
+            mine = bool(rows) and rows[0].kind == "polylab"
+            out.append((group, threads, _geomean(vs_o), _geomean(vs_p) if mine else None, len(vs_o)))
         return out
 
     def table(self) -> str:
