@@ -225,6 +225,9 @@ ANSWERS = {
                              "a[c0 - 1] = b[c0 - 1]", "-n + c1 - c2 + 1", "0.52-1.01"],
     "lab5_tiling.ipynb": ["S0[0, 2, 3] later reads", "2t + i + j", "floor((t + i)/4)", "W(s) =    296",
                           "0.93-1.08x"],
+    "lab6_storage.ipynb": ["every instance reads 1.0f stored by S0", "for i >= 2 and j >= 2 and k >= 2",
+                           "i = 1 or j = 1", "xbuf[i0 % 2]", "S1[2, 2, 2]", "dim 0 mod 1  refuted",
+                           "buf[(t - 1) % 2]", "1.31x"],
     "lab8_stencil.ipynb": ["[-1,65]x[-1,65]", "[-2,66]x[-2,66]", "(2, 4, 0)", "halo exchanges per rank"],
 }
 

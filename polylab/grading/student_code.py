@@ -21,6 +21,7 @@ another order, with an OpenMP pragma, a hand-contracted array, a CUDA index mapp
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import tempfile
@@ -219,15 +220,30 @@ def _compile_error(err: CompileError, what: str) -> str:
     return f"{what} does not compile: {first.message if first is not None else err.message}"
 
 
+@functools.cache
+def _sandbox_works() -> bool:
+    """Whether a program runs in a bubblewrap sandbox here: namespaces exist (:func:`sandbox.unavailable`)
+    and a trivial program runs in one (inside a submission's own sandbox bwrap is found, but a nested one
+    cannot mount its /proc)."""
+    if sandbox.unavailable() is not None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="polylab-probe-") as tmp:
+        try:
+            done = sandbox.run(sandbox.Sandbox(workdir=Path(tmp), timeout=30, python=False), ["true"])
+        except PolylabError:
+            return False
+    return done.returncode == 0
+
+
 def _run_untrusted(binary: tc.Binary, args: Sequence[int], threads: int | None) -> tc.Outputs:
     """Run a program built from a student's code and read its outputs: every run of student code in a check
-    goes through here. Where bubblewrap can make namespaces (:func:`polylab.toolchain.sandbox.unavailable`)
-    the program runs in a sandbox of its own: a copy of the binary in a private folder, no network, the
+    goes through here. Where a bubblewrap sandbox works (:func:`_sandbox_works`) the program runs in a
+    sandbox of its own: a copy of the binary in a private folder, no network, the
     system read-only, nothing else of the grader's machine visible, every process it starts gone when it
     ends; its outputs are read back from that folder as data. Elsewhere (a machine without user namespaces,
     or the student's own kernel, itself sandboxed by the batch grader) it runs as the toolchain runs every
     program: in its own session, under a time and a memory limit."""
-    if sandbox.unavailable() is not None:
+    if not _sandbox_works():
         return tc.run_outputs(binary, args, threads=threads, timeout=RUN_SECONDS)
     with tempfile.TemporaryDirectory(prefix="polylab-student-") as tmp:
         work = Path(tmp)

@@ -3,37 +3,67 @@
 On ``sl3.sy``: reads whose every source is the constant initialisation fold to that constant (the proof is
 a Presburger set: the read instances whose source is the initialisation); the initialisation writes nobody
 reads any more are dead; the sweep's array contracts to ``xbuf[i % m][j][k]`` with the smallest ``m`` isl
-proves safe, and that modulus depends on the schedule (storage and schedule are chosen together). The
-expected answers come from the shipped ``sl3.sy`` through the storage layer, never from the notebook.
+proves safe, and that modulus depends on the schedule.
+
+The derivation (question 3) is a contraction modulus *with its proof*: the smallest ``m`` under the
+interleaved schedule, and a triple of instances that refutes ``m - 1`` (a write ``w`` whose value a read ``r``
+uses, and a write ``w2`` of another element into the same slot of ``xbuf`` between them in time), checked
+point by point against the value-based dependences and the schedule. The construction (question 4) is a
+contraction by hand: a time-iterated 1-D stencil rewritten with two rows instead of ``T``, compiled and run
+against the original on the array it leaves (``out``). Question 5 reads a recorded measurement. The expected
+answers come from the shipped ``sl3.sy`` through the storage layer, never from the notebook.
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import islpy as isl
+from pycparser import c_ast, c_parser
 
 from polylab.analysis import compute_dependences, dataflow
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_isl, compare_sets, part
-from polylab.grading.kernels import sl3
+from polylab.grading.checks import VERDICTS, compare_isl, compare_sets, expect, expect_verdict, memo_by_text, part
+from polylab.grading.kernels import scop, sl3
 from polylab.grading.lab import Lab, Question
+from polylab.grading.student_code import StudentCode, candidate_program, differential_run, read_code
 from polylab.grading.verdict import Verdict, combine, right, wrong
 from polylab.model import Scop
-from polylab.schedule import parse_schedule
-from polylab.storage import contract, fold_live_ins, interleave, recipe_steps, remove_dead_writes
+from polylab.model.islutil import point_coordinates
+from polylab.schedule import Schedule
+from polylab.storage import contract, fold_live_ins, interleave, remove_dead_writes
 from polylab.storage.fold import constant_writers
 
-#: the recipe of the tile-level wavefront in section 5 of the lab
-TILE_WAVEFRONT = "fold_live_ins; remove_dead_writes; interleave; tile_wavefront(4, 4); parallel"
-#: the right reason why one plane is refused (question 3)
-ONE_PLANE_REASON = "a"
 #: question 2: the read whose live-in instances are asked for
 DIAGONAL_READ = "x[i - 1][j - 1][k - 1]"
-#: questions 5 and 6: the sizes
-DEAD_N, FOOTPRINT_N = 10, 100
-#: bytes of the C types of the course's arrays
-C_BYTES = {"float": 4, "double": 8, "int": 4}
+
+#: question 4: a time-iterated 1-D stencil over a T x N array; only ``out`` is its result
+HEAT = """double u[T][N];
+double out[N];
+for (t = 1; t < T; t++) {
+  u[t][0] = u[t - 1][0];
+  for (i = 1; i < N - 1; i++)
+    u[t][i] = 0.25 * u[t - 1][i - 1] + 0.5 * u[t - 1][i] + 0.25 * u[t - 1][i + 1];
+  u[t][N - 1] = u[t - 1][N - 1];
+}
+for (i = 0; i < N; i++)
+  out[i] = u[T - 1][i];
+"""
+#: question 4: the sizes the hand contraction runs at (odd and even T), and the rows of N it may keep
+HEAT_RUNS = ({"T": 7, "N": 12}, {"T": 8, "N": 5})
+HEAT_ROWS = 2
+
+#: question 5: runs of sl3 at n = 128 recorded on the course's development machine (2 cores, a load of 10
+#: from other work; 2026-12-05 02:53 UTC; polylab.experiment.measure, repeat=10); the lab shows the same numbers
+RECORDED = {
+    "original (gcc -O3)": [0.104301, 0.096133, 0.085539, 0.093075, 0.103825, 0.099644, 0.098208, 0.095327,
+                           0.092079, 0.082692],
+    "folded + 2 planes": [0.06416, 0.056313, 0.072521, 0.077654, 0.080439, 0.066314, 0.061262, 0.073082, 0.078848,
+                          0.091045],
+    "tile wavefront + 9 planes, 2 threads": [0.08132, 0.092425, 0.084912, 0.06041, 0.081491, 0.074177, 0.079816,
+                                             0.073133, 0.081727, 0.073862],
+}
 
 
 @cache
@@ -104,66 +134,12 @@ def check_q2(answer: object) -> Verdict:
     verdict = compare_isl(given, want, what="diagonal_live_in", element="instance")
     if verdict.correct:
         return verdict
-    extra = ("; an instance reads the initial value exactly when i - 1, j - 1 or k - 1 is 0 (the sweep "
-             "has not written that element, and never will before the read)")
+    extra = ("; an instance reads the initial value when the element x[i - 1][j - 1][k - 1] is one the sweep "
+             "never writes before that read")
     return wrong(*[ln + extra if k == 0 else ln for k, ln in enumerate(verdict.feedback)])
 
 
-# -- Q3 and Q4: contraction moduli -------------------------------------------------------------------------
-
-@cache
-def point_modulus() -> int:
-    """The contraction modulus of ``x`` after folding, dead-write removal and interleaving."""
-    dead = dead_scop()
-    inter, _ = interleave(dead, None)
-    return contract(dead, inter, "x")[2].modulus
-
-
-@cache
-def tile_wavefront_modulus() -> int:
-    """The contraction modulus of ``x`` under the 4 x 4 tile-level wavefront of the folded program."""
-    tw = parse_schedule(sl3(), TILE_WAVEFRONT, steps=recipe_steps())
-    return contract(tw.scop, tw, "x", max_modulus=16)[2].modulus
-
-
-def _planes(planes: object) -> Verdict:
-    m = A.integer(planes, "planes")
-    if m == point_modulus():
-        return right()
-    return wrong(f"{m} plane(s) is not what the proof found: "
-                 + ("fewer planes than the proof needs would lose values still to be read" if m < point_modulus()
-                    else "the proof finds a smaller safe modulus") + " (read the first line of the contraction report)")
-
-
-def _one_plane_reason(answer: object) -> Verdict:
-    reason = A.choice(answer, ("a", "b", "c"), "one_plane_reason")
-    why_not = {"b": "the initialisation is read by the sweep itself, and its reads were folded or kept",
-               "c": "the printed element is copied out before it could be lost"}
-    if reason == ONE_PLANE_REASON:
-        return right()
-    return wrong(f"({reason}) is not the reason: {why_not.get(reason, '')}; read the refusal: which instance "
-                 "overwrites which element before which read?")
-
-
-def check_q3(planes: object, one_plane_reason: object) -> Verdict:
-    """The modulus ``m`` of ``xbuf[i % m][j][k]`` and why one plane is refused; both parts are reported."""
-    return combine([("planes", part(_planes, planes)),
-                    ("one_plane_reason", part(_one_plane_reason, one_plane_reason))])
-
-
-def check_q4(answer: object) -> Verdict:
-    """The contraction modulus under the 4 x 4 tile-level wavefront."""
-    m = A.integer(answer, "tile_wavefront_planes")
-    want = tile_wavefront_modulus()
-    if m == want:
-        return right()
-    if m <= point_modulus():
-        return wrong(f"{m} plane(s) is not enough: the tile-level wavefront keeps planes live longer than the "
-                     f"point schedule, which already needs {point_modulus()}")
-    return wrong(f"{m} is not what the proof found: the report lists each refuted modulus and the first safe one")
-
-
-# -- Q5: dead writes -------------------------------------------------------------------------------------------
+# -- Q3: the contraction modulus and its proof (derivation) ---------------------------------------------------
 
 @cache
 def dead_scop() -> Scop:
@@ -172,58 +148,200 @@ def dead_scop() -> Scop:
 
 
 @cache
-def live_initialisations() -> int:
-    """The number of ``S0`` instances kept by dead-write removal at n = 10."""
-    dom = dead_scop().statement("S0").domain
-    return int(dom.intersect_params(isl.Set(f"[n] -> {{ : n = {DEAD_N} }}")).count_val().to_python())
-
-
-def check_q5(answer: object) -> Verdict:
-    got = A.integer(answer, "live_init_n10")
-    want = live_initialisations()
-    if got == want:
-        return right()
-    if got == DEAD_N ** 3:
-        return wrong(f"{got} is every instance of the initialisation: after folding, most of them are read by nobody")
-    if got == DEAD_N ** 3 - (DEAD_N - 1) ** 3:
-        return wrong(f"{got} counts the whole faces i = 0, j = 0 and k = 0; the sweep reads only part of each "
-                     "face (the reads behind the point, from 1 <= i, j, k <= n - 2); look at the kept domain")
-    return wrong(f"{got} is not the number of initialisations still read: count the points of S0's kept domain "
-                 f"at n = {DEAD_N}")
-
-
-# -- Q6: the footprint ------------------------------------------------------------------------------------------
-
-def _bytes(array, n: int) -> int:
-    size = C_BYTES[array.ctype]
-    for e in array.extents:
-        size *= int(isl.PwAff(f"[n] -> {{ [({e})] }}").intersect_params(
-            isl.Set(f"[n] -> {{ : n = {n} }}")).max_val().to_python())
-    return size
+def interleaved() -> Schedule:
+    return interleave(dead_scop(), None)[0]
 
 
 @cache
-def footprints() -> tuple[int, int]:
-    """Bytes of ``x`` (as declared) and of the contracted ``xbuf`` at n = 100."""
-    folded_dead = dead_scop()
-    inter, _ = interleave(folded_dead, None)
-    contracted = contract(folded_dead, inter, "x")[0]
-    arrays = {a.name: a for a in contracted.arrays}
-    return _bytes(arrays["x"], FOOTPRINT_N), _bytes(arrays["xbuf"], FOOTPRINT_N)
+def point_modulus() -> int:
+    """The contraction modulus of ``x`` after folding, dead-write removal and interleaving."""
+    return contract(dead_scop(), interleaved(), "x")[2].modulus
 
 
-def check_q6(answer: object) -> Verdict:
-    """``(bytes of x, bytes of xbuf)`` at n = 100."""
-    got = A.vector(answer, 2, "footprint_n100")
-    want = footprints()
-    lines = []
-    if got[0] != want[0]:
-        lines.append(f"x: {got[0]} bytes is not right; x is declared float x[400][400][400] whatever n is "
-                     "(a float is 4 bytes)")
-    if got[1] != want[1]:
-        lines.append(f"xbuf: {got[1]} bytes is not right; read its declaration in the contracted program "
-                     "(its extents at n = 100; a float is 4 bytes)")
-    return right() if not lines else wrong(*lines)
+_INSTANCE = re.compile(r"^\s*(\w+)\s*\[\s*(-?\d+(?:\s*,\s*-?\d+)*)\s*\]\s*$")
+
+
+def _instance(value: object, what: str) -> tuple[str, tuple[int, ...]]:
+    text = A.text(value, what)
+    m = _INSTANCE.match(text)
+    if not m:
+        raise A.AnswerError(f"{what} {A.describe(text)} is not an instance", hint='write it as "S1[1, 2, 3]"')
+    return m.group(1), tuple(int(x) for x in m.group(2).split(","))
+
+
+def _fixed(s: isl.Set | isl.Map, n: int):
+    return s.intersect_params(isl.Set(f"[n] -> {{ : n = {n} }}"))
+
+
+def _point_in(st_domain: isl.Set, coords: tuple[int, ...], n: int) -> bool:
+    text = f"[n] -> {{ {st_domain.get_tuple_name()}[{', '.join(map(str, coords))}] : n = {n} }}"
+    return not _fixed(st_domain, n).intersect(isl.Set(text)).is_empty()
+
+
+def _written(name: str, coords: tuple[int, ...], n: int) -> tuple[int, ...] | None:
+    st = dead_scop().statement(name)
+    w = next((a for a in st.writes if a.array == "x"), None)
+    if w is None:
+        return None
+    point = isl.Set(f"[n] -> {{ {name}[{', '.join(map(str, coords))}] : n = {n} }}")
+    img = _fixed(w.relation, n).intersect_domain(point).range()
+    return tuple(point_coordinates(img.sample_point())) if not img.is_empty() else None
+
+
+def _element(e: tuple[int, ...]) -> str:
+    return "x" + "".join(f"[{v}]" for v in e)
+
+
+def _time(name: str, coords: tuple[int, ...]) -> tuple[int, ...]:
+    m = interleaved().maps[name]
+    point = isl.Set(f"[n] -> {{ {name}[{', '.join(map(str, coords))}] }}").align_params(m.get_space().domain())
+    return tuple(point_coordinates(m.intersect_domain(point).range().sample_point()))
+
+
+def _flow(w: tuple[str, tuple[int, ...]], r: tuple[str, tuple[int, ...]], n: int) -> str | None:
+    """The text of the read of ``r`` whose value ``w`` wrote (value-based), or None."""
+    pair = isl.Map(f"[n] -> {{ {w[0]}[{', '.join(map(str, w[1]))}] -> {r[0]}[{', '.join(map(str, r[1]))}] "
+                   f": n = {n} }}")
+    for d in compute_dependences(dead_scop(), value_based=True):
+        if d.kind == "flow" and d.source == w[0] and d.sink == r[0]:
+            if not d.relation.intersect(pair.align_params(d.relation.get_space())).is_empty():
+                return d.sink_ref.text
+    return None
+
+
+def _refutes(triple: object, modulus: int) -> Verdict:
+    """Whether ``(w, w2, r)`` shows that ``xbuf[i % modulus][j][k]`` loses a value under the interleaved
+    schedule: ``w -> r`` a value-based flow, ``w2`` writes another element into the same slot, and
+    ``T(w) <= T(w2) < T(r)``."""
+    if not isinstance(triple, (tuple, list)) or len(triple) != 3:
+        raise A.AnswerError(f"lost_value is {A.describe(triple)}, not three instances",
+                            hint='write ("S1[a, b, c]", "S1[d, e, f]", "S1[g, h, l]"): writer, overwriter, reader')
+    w, w2, r = (_instance(v, f"instance {k + 1} of lost_value") for k, v in enumerate(triple))
+    n = max(max(c) for _, c in (w, w2, r)) + 3
+    for name, coords in (w, w2, r):
+        if name not in {s.name for s in dead_scop().statements} or not _point_in(
+                dead_scop().statement(name).domain, coords, n):
+            return wrong(f"{name}{list(coords)} is no instance of the program after folding and dead-write removal")
+    read = _flow(w, r, n)
+    if read is None:
+        return wrong(f"{r[0]}{list(r[1])} does not read the value {w[0]}{list(w[1])} writes (value-based: the last "
+                     "write of that element before the read)")
+    e, e2 = _written(*w, n), _written(*w2, n)
+    if e2 is None or e2 == e:
+        return wrong(f"{w2[0]}{list(w2[1])} does not write another element of x: it cannot overwrite the value")
+    if e2[1:] != e[1:] or (e2[0] - e[0]) % modulus:
+        return wrong(f"{w2[0]}{list(w2[1])} writes {_element(e2)}, which does not share a slot of "
+                     f"xbuf[i % {modulus}][j][k] with {_element(e)}")
+    tw, tw2, tr = _time(*w), _time(*w2), _time(*r)
+    if not tw <= tw2 < tr:
+        return wrong(f"{w2[0]}{list(w2[1])} runs at {tw2}, not between the write at {tw} and the read at {tr}: "
+                     "the value is read before it is overwritten")
+    return right()
+
+
+def _planes(planes: object) -> Verdict:
+    m = A.integer(planes, "planes")
+    return expect(m, point_modulus(),
+                  (lambda g: g < point_modulus(), "{given} plane(s) is too few: some value would be overwritten "
+                                                  "before its last read (find the triple that shows it)"),
+                  otherwise="{given} planes is safe but not the smallest: the proof finds a smaller safe modulus")
+
+
+def check_q3(planes: object, lost_value: object) -> Verdict:
+    """The modulus of ``xbuf[i % m][j][k]`` under the interleaved schedule (1/3) and a triple of instances
+    that proves ``m - 1`` too few (2/3)."""
+    m = A.integer(planes, "planes")
+    proof = (part(_refutes, lost_value, m - 1) if m >= 2 else
+             wrong("with fewer than two planes there is no smaller modulus to refute"))
+    return combine([("planes", part(_planes, planes)), ("lost_value", proof)], weights=[1, 2])
+
+
+# -- Q4: contraction by hand (construction) ------------------------------------------------------------------
+
+def _writes(code: StudentCode, array: str) -> bool:
+    body = c_parser.CParser().parse(f"void f(void) {{\n{code.text}\n}}").ext[0].body
+
+    def visit(node: c_ast.Node) -> bool:
+        if isinstance(node, c_ast.Assignment):
+            target = node.lvalue
+            while isinstance(target, c_ast.ArrayRef):
+                target = target.name
+            if isinstance(target, c_ast.ID) and target.name == array:
+                return True
+        return any(visit(child) for _, child in node.children())
+
+    return visit(body)
+
+
+def _elements(node: c_ast.Node, values: dict[str, int]) -> int | None:
+    """The value of a declared extent (integers, T, N, + - * /), or None when it is something else."""
+    match node:
+        case c_ast.Constant(type="int", value=v):
+            return int(v.rstrip("uUlL"), 0)
+        case c_ast.ID(name=n) if n in values:
+            return values[n]
+        case c_ast.BinaryOp(op=op, left=a, right=b) if op in "+-*/":
+            x, y = _elements(a, values), _elements(b, values)
+            if x is None or y is None or (op == "/" and y == 0):
+                return None
+            return {"+": x + y, "-": x - y, "*": x * y, "/": x // y if y else 0}[op]
+    return None
+
+
+def _storage(code: StudentCode) -> int | None:
+    """The elements of the local arrays ``code`` declares, at T = 1000 and N = 100 (None: an extent that is
+    not a plain expression)."""
+    body = c_parser.CParser().parse(f"void f(void) {{\n{code.text}\n}}").ext[0].body
+    total = 0
+    for node in _all(body):
+        if isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.ArrayDecl):
+            size, t = 1, node.type
+            while isinstance(t, c_ast.ArrayDecl):
+                n = _elements(t.dim, {"T": 1000, "N": 100}) if t.dim is not None else None
+                if n is None:
+                    return None
+                size, t = size * n, t.type
+            total += size
+    return total
+
+
+def _all(node: c_ast.Node):
+    yield node
+    for _, child in node.children():
+        yield from _all(child)
+
+
+@memo_by_text
+def check_q4(heat_contracted: object) -> Verdict:
+    """The heat program with ``u`` replaced by a local buffer of two rows of ``N`` (``u`` is read, never
+    written), compiled and run against the original at an odd and an even ``T``; only ``out`` is compared."""
+    code = read_code(heat_contracted, "heat_contracted")
+    if _writes(code, "u"):
+        return wrong("heat_contracted still writes u, the T x N array: keep the rows in a buffer of your own")
+    size = _storage(code)
+    if size is None:
+        return wrong("heat_contracted declares an array whose size is not an expression of N and T: declare "
+                     "double buf[2][N]")
+    if size > HEAT_ROWS * 100:
+        return wrong(f"heat_contracted declares {size} elements at T = 1000, N = 100: more than {HEAT_ROWS} rows of "
+                     "N; the question is how few rows suffice")
+    program = candidate_program(scop(HEAT), code)
+    for params in HEAT_RUNS:
+        run = differential_run(scop(HEAT), program, params=params, arrays=("out",),
+                               what=f"heat_contracted at T = {params['T']}, N = {params['N']}")
+        if not run.correct:
+            return run
+    return right()
+
+
+# -- Q5: reading a measurement --------------------------------------------------------------------------------
+
+def check_q5(folded_planes: object) -> Verdict:
+    """Is the folded sweep on two planes faster than the original, slower, or not measurably different, in the
+    recorded runs?"""
+    given = A.choice(folded_planes, VERDICTS, "folded_planes")
+    return expect_verdict(given, RECORDED["original (gcc -O3)"], RECORDED["folded + 2 planes"],
+                          variant_name="the folded sweep on 2 planes", baseline_name="the original")
 
 
 LAB = Lab(
@@ -233,14 +351,13 @@ LAB = Lab(
     questions=(
         Question("q1", 2, ("folded_reads",), check_q1, title="the folded reads",
                  example='{"x[i - 1][j][k]"}'),
-        Question("q2", 2, ("diagonal_live_in",), check_q2, title="the live-in instances of the diagonal read",
+        Question("q2", 3, ("diagonal_live_in",), check_q2, title="the live-in instances of the diagonal read",
                  example='"[n] -> { S1[i, j, k] : i = 1 }"'),
-        Question("q3", 2, ("planes", "one_plane_reason"), check_q3, title="two planes, and why not one",
-                 example='2 and "a"'),
-        Question("q4", 2, ("tile_wavefront_planes",), check_q4, title="planes under the tile-level wavefront",
-                 example="5"),
-        Question("q5", 2, ("live_init_n10",), check_q5, title="initialisations still read", example="100"),
-        Question("q6", 1, ("footprint_n100",), check_q6, title="footprint before and after",
-                 example="(1000, 10)"),
+        Question("q3", 3, ("planes", "lost_value"), check_q3, title="the contraction modulus and its proof",
+                 kind="derivation", example='5 and ("S1[1, 1, 1]", "S1[1, 1, 2]", "S1[1, 1, 3]")'),
+        Question("q4", 3, ("heat_contracted",), check_q4, title="a contraction by hand", kind="construction",
+                 example='"double buf[2][N];\\\\n..."'),
+        Question("q5", 1, ("folded_planes",), check_q5, title="is the folded sweep faster?", kind="choice",
+                 example='"slower"'),
     ),
 )
