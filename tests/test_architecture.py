@@ -12,8 +12,9 @@ Every module of ``polylab/`` is parsed. The rules (DESIGN.md, CONVENTIONS.md, is
   defines, and every package ``__init__`` imports its own modules, so counting it would make every package a
   cycle with its modules.
 * **layers point toward the model** (DESIGN.md): each module belongs to a layer (its subpackage of
-  ``polylab``; the top-level ``errors``, ``render``, ``corpus`` and ``version`` are the base every layer may
-  use; ``polylab/__init__.py`` and ``__main__`` are the facade, which nothing inside imports), and an import
+  ``polylab``; the top-level ``errors``, ``render``, ``corpus``, ``version`` and ``processes`` are the base
+  every layer may use; ``polylab/__init__.py`` and ``__main__`` are the facade, which nothing inside
+  imports), and an import
   goes to the same layer or to a layer of lower :data:`RANK`: the model imports no other layer, the toolchain
   no polyhedral layer, nothing below notebook / cli / grading imports them;
 * **a display module is not imported by its core**: ``polylab/<layer>/display.py`` of an engine layer is
@@ -56,7 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent / "polylab"
 MAX_FUNCTION_LINES = 120
 
 #: the base modules every layer may use
-BASE = {"polylab.errors", "polylab.render", "polylab.corpus", "polylab.version"}
+BASE = {"polylab.errors", "polylab.render", "polylab.corpus", "polylab.version", "polylab.processes"}
 #: the facade: nothing inside the package imports it
 FACADE = {"polylab", "polylab.__main__"}
 #: layer -> rank; an import goes to the same layer or to a lower rank (DESIGN.md, "data flows down")

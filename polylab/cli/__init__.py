@@ -90,8 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     args.cli_main = main  # the fuzz command drives the command line through this entry point
+    from polylab import processes  # here: `polylab --help` loads nothing more
+
     try:
-        return int(args._run(args) or 0)
+        with processes.children_end_with_us():  # SIGTERM and SIGHUP end the programs it runs, as SIGINT does
+            return int(args._run(args) or 0)
     except PolylabError as err:
         print(err.render(getattr(args, "file", None)), file=sys.stderr)
         return 2

@@ -53,6 +53,7 @@ from polylab.notebook.course import CourseMagics
 from polylab.notebook.display import ErrorBox, InternalErrorBox, StderrBox, locate_schedule_error
 from polylab.notebook.stencil_magic import StencilMagics
 from polylab.schedule import Schedule, register_steps
+from polylab import processes
 from polylab.storage import STORAGE_STEPS
 
 
@@ -88,7 +89,7 @@ class PolylabMagics(Magics):
         self.last_error = None
         cap = None
         try:
-            with c_stderr() as cap:
+            with processes.children_end_with_us(), c_stderr() as cap:  # SIGTERM/SIGHUP end its programs too
                 shown = body()
         except PolylabError as err:
             self.last_error = err

@@ -64,6 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from polylab.errors import CompileError, SourceLocation, ToolchainError
+from polylab import processes
 from polylab.toolchain.compilers import (Compiler, c_compiler, c_compiler_status, cuda_compiler,
                                          cuda_compiler_status, openmp_status)
 from polylab.toolchain.diagnostics import Diagnostic, parse_diagnostics, render_diagnostics
@@ -358,6 +359,15 @@ def _run_compiler(comp: Compiler, command: tuple[str, ...], cwd: Path, timeout: 
                                 env=env, stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as exc:
         raise ToolchainError(f"could not start the compiler {comp.path}: {exc.strerror}") from None
+    processes.started(proc.pid)  # a terminating signal ends it with us (polylab.toolchain.processes)
+    try:
+        return _compiled(proc, timeout)
+    finally:
+        processes.ended(proc.pid)
+
+
+def _compiled(proc: subprocess.Popen, timeout: float) -> tuple[int, str]:
+    """The started compiler's status and output, waited for within ``timeout``."""
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -365,7 +375,7 @@ def _run_compiler(comp: Compiler, command: tuple[str, ...], cwd: Path, timeout: 
         raise CompileError(f"the compiler did not finish within {timeout:.0f} s",
                            hint="the generated code may be very large; try smaller unroll or tile "
                                 "settings") from None
-    except BaseException:  # KeyboardInterrupt included: stop the compiler's whole group, then propagate
+    except BaseException:  # an interrupt or a terminating signal: stop the compiler's whole group, propagate
         kill_process_group(proc)
         raise
     return proc.returncode, out + err
@@ -382,8 +392,8 @@ def kill_process_group(proc: subprocess.Popen) -> None:
         try:
             proc.communicate()
             return
-        except KeyboardInterrupt:
-            continue  # a second Ctrl-C while reaping: finish reaping first
+        except (KeyboardInterrupt, processes.Terminated):
+            continue  # a second signal while reaping: finish reaping first
         except (OSError, ValueError):
             proc.wait()
             return

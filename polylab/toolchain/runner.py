@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import IO
 
 from polylab.errors import RunFailure, RunTimeout, ToolchainError
+from polylab import processes
 from polylab.toolchain.build import Binary
 from polylab.toolchain.build import compile as _compile
 from polylab.toolchain.compare import EXIT_OUT_OF_MEMORY, EXIT_STATUS_MEANINGS, parse_times
@@ -166,6 +167,7 @@ def _limiter(memory_bytes: int | None, cpu_seconds: int | None):  # noqa: ANN202
         limits.append((resource.RLIMIT_CPU, (soft, hard)))
 
     def apply() -> None:
+        processes.unhold()
         for which, pair in limits:
             resource.setrlimit(which, pair)
 
@@ -236,15 +238,26 @@ def _run_in(argv: list[str], workdir: Path, env: dict[str, str], preexec, timeou
             check: bool) -> RunResult:
     start = time.perf_counter()
     try:
-        proc = subprocess.Popen(argv, cwd=workdir, env=env, preexec_fn=preexec, start_new_session=True,
-                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        with processes.held():  # started and recorded before a signal can ask for its end
+            proc = subprocess.Popen(argv, cwd=workdir, env=env, preexec_fn=preexec, start_new_session=True,
+                                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            processes.started(proc.pid)
     except OSError as exc:
         if exc.errno == errno.ENOEXEC:
             raise ToolchainError(f"{argv[0]} is not a program this machine can run ({exc.strerror}): a damaged "
                                  "or truncated build?", hint="rebuild it (force=True, or --force on the command "
                                                              "line)") from None
         raise ToolchainError(f"could not start {argv[0]}: {exc.strerror}") from None
+    try:
+        return _wait(proc, argv, start, timeout, stdin, limit_mb, threads, out_path, check)
+    finally:
+        processes.ended(proc.pid)
+
+
+def _wait(proc: subprocess.Popen, argv: list[str], start: float, timeout: float, stdin: str | bytes | None,
+          limit_mb: int | None, threads: int | None, out_path: Path | None, check: bool) -> RunResult:
+    """Wait for the started program within ``timeout`` (see :func:`run`)."""
     assert proc.stdout is not None and proc.stderr is not None  # both are pipes
     readers = [_Reader(proc.stdout, OUTPUT_LIMIT_BYTES), _Reader(proc.stderr, OUTPUT_LIMIT_BYTES)]
     for r in readers:
@@ -271,7 +284,7 @@ def _run_in(argv: list[str], workdir: Path, env: dict[str, str], preexec, timeou
     timer.start()
     try:
         _, status, usage = os.wait4(proc.pid, 0)
-    except BaseException:  # KeyboardInterrupt included: stop the whole group, reap it, then propagate
+    except BaseException:  # an interrupt or a terminating signal: stop the whole group, reap it, propagate
         kill_group()
         _reap(proc, readers)
         raise
@@ -319,8 +332,8 @@ def _reap(proc: subprocess.Popen, readers: list[_Reader]) -> None:
         try:
             os.waitpid(proc.pid, 0)
             break
-        except KeyboardInterrupt:
-            continue
+        except (KeyboardInterrupt, processes.Terminated):
+            continue  # a second signal while reaping: finish reaping first
         except ChildProcessError:
             break  # already reaped
     proc.returncode = -signal.SIGKILL
