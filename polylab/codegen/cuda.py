@@ -510,14 +510,15 @@ def _copy_bandwidth(arrays) -> list[str]:  # noqa: ANN001
     if not arrays:
         return []
     total = " + ".join(f"polylab_bytes_{a.name}" for a in arrays)
-    most = "polylab_bytes_" + arrays[0].name
-    for a in arrays[1:]:
-        most = f"(polylab_bytes_{a.name} > {most} ? polylab_bytes_{a.name} : {most})"
+    # the largest array's bytes, one statement per array (text linear in the number of arrays)
+    most = [f"    if (polylab_bytes_{a.name} > polylab_most) polylab_most = polylab_bytes_{a.name};" for a in arrays]
     copies = "".join(f"      POLYLAB_CUDA(cudaMemcpyAsync(polylab_scratch, polylab_d_{a.name}, polylab_bytes_{a.name}, "
                      "cudaMemcpyDeviceToDevice, polylab_stream));\n" for a in arrays)
     return [f"  if (getenv(\"{COPY_VARIABLE}\") != NULL) {{",
             "    void *polylab_scratch;",
-            f"    POLYLAB_CUDA(cudaMalloc(&polylab_scratch, {most}));",
+            "    size_t polylab_most = 0;",
+            *most,
+            "    POLYLAB_CUDA(cudaMalloc(&polylab_scratch, polylab_most));",
             "    float polylab_best = -1.0f;",
             "    for (int polylab_c = 0; polylab_c < 6; polylab_c++) {",
             "      POLYLAB_CUDA(cudaEventRecord(polylab_start, polylab_stream));",
