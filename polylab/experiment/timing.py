@@ -16,6 +16,7 @@ import numpy as np
 
 from polylab import toolchain as tc
 from polylab.codegen import GeneratedCode, Target, as_target, generate
+from polylab.codegen.cuda import NO_PARALLEL_LOOP
 from polylab.errors import ToolchainError
 from polylab.experiment.params import validate_params
 from polylab.experiment.schedules import legal_schedule, variant_scop
@@ -25,6 +26,9 @@ from polylab.model.scop import Scop
 
 #: flags of timing builds (variant and baseline alike)
 TIMING_FLAGS: tuple[str, ...] = tuple(tc.BASELINE_FLAGS)
+
+#: what a timed run of a CUDA variant without a parallel loop says (before it runs: NO_PARALLEL_LOOP)
+RAN_ON_ONE_GPU_THREAD = "this schedule has no parallel loop: the CUDA variant ran on one GPU thread"
 
 #: the shortest median run time from which a speedup is reported: the harness reads ``CLOCK_MONOTONIC``
 #: (nanosecond ticks), but below a millisecond a thread start-up, a page fault or one scheduler tick of a
@@ -180,15 +184,18 @@ def measure(scop: Scop, schedule=None, target: Target | str = "c", *, params: Ma
     if variant_of is not scop:
         validate_params(scop, values, memory_limit_mb=memory_limit(target))
     code = generate(variant_of, schedule, target)
+    # what the variant's mapping says the run will be like (CUDA: one GPU thread for a schedule without a
+    # parallel loop), reported with the run (text and JSON) whether or not the run can happen here
+    warnings = (*checked.warnings, *(n for n in code.notes if n == NO_PARALLEL_LOOP))
     verification = None
     if check:
         verification = verify(scop, schedule, target, params=verify_params or values, threads=threads,
                               timeout=timeout, progress=progress, code=code, force=force, compare=compare)
         if not verification.verified:
             return RunReport(target, values, threads, None, None, verification, code, verification.reason,
-                             checked.warnings)
+                             warnings)
     elif not kind.run_status():
-        return RunReport(target, values, threads, None, None, None, code, kind.run_status().reason, checked.warnings)
+        return RunReport(target, values, threads, None, None, None, code, kind.run_status().reason, warnings)
     args = param_args(scop, values)
     timed = (*TIMING_FLAGS, *flags)
     variant = compile_variant(code, timed, progress, force=force)
@@ -200,7 +207,8 @@ def measure(scop: Scop, schedule=None, target: Target | str = "c", *, params: Ma
         ref = compile_original(scop, timed, force=force)
         progress(f"timing the original program ({warmup} warm-up, {repeat} runs)")
         base = time_program(ref, args, repeat=repeat, warmup=warmup, threads=None, timeout=timeout)
-    return RunReport(target, values, threads, seconds, base, verification, code, None, checked.warnings)
+    ran = tuple(RAN_ON_ONE_GPU_THREAD if w == NO_PARALLEL_LOOP else w for w in warnings)
+    return RunReport(target, values, threads, seconds, base, verification, code, None, ran)
 
 
 #: the fewest runs of each program from which an interval is computed

@@ -1,4 +1,4 @@
-"""The CUDA program's text grows linearly with the program (issue 28, item 8): the copy-bandwidth probe chose the
+"""The CUDA target (issue 28, items 8 and 9). The CUDA program's text grows linearly with the program (issue 28, item 8): the copy-bandwidth probe chose the
 largest array with a ternary nested twice per array, so 30 arrays made a line of 2^30 copies (``--emit cuda``
 exhausted 23 GB) and two shipped examples had lines of 2 to 8 MB."""
 
@@ -34,3 +34,23 @@ def test_no_shipped_example_has_a_long_line_of_cuda(name):
         pytest.skip(f"{name} is not a single static control part")
     program = generate(scop, None, "cuda").program
     assert max(len(line) for line in program.splitlines()) < 4000, name
+
+
+def test_run_says_a_cuda_schedule_without_a_parallel_loop_runs_on_one_gpu_thread(capsys):
+    # issue 28, item 9: only a comment in the generated code said so; the run's text and JSON say it now,
+    # whether or not this machine can run CUDA (with a GPU, after the run: "ran on one GPU thread")
+    import json
+
+    from polylab.cli import main
+    from polylab.codegen.cuda import NO_PARALLEL_LOOP
+    from polylab.experiment.timing import RAN_ON_ONE_GPU_THREAD
+
+    main(["run", "sweep2d.c", "--target", "cuda", "--param", "N=8", "--repeat", "1", "--json"])
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert NO_PARALLEL_LOOP in warnings or RAN_ON_ONE_GPU_THREAD in warnings
+    main(["run", "sweep2d.c", "--target", "cuda", "--param", "N=8", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert f"warning: {NO_PARALLEL_LOOP}" in out or f"warning: {RAN_ON_ONE_GPU_THREAD}" in out
+    main(["run", "sweep2d.c", "--target", "cuda", "--schedule", "wavefront", "--param", "N=8", "--repeat", "1",
+          "--json"])
+    assert not json.loads(capsys.readouterr().out).get("warnings")  # a parallel loop: nothing to say
