@@ -1,6 +1,7 @@
-"""The CUDA target (issue 28, items 8 and 9). The CUDA program's text grows linearly with the program (issue 28, item 8): the copy-bandwidth probe chose the
-largest array with a ternary nested twice per array, so 30 arrays made a line of 2^30 copies (``--emit cuda``
-exhausted 23 GB) and two shipped examples had lines of 2 to 8 MB."""
+"""The CUDA target (issue 28). Item 8: the program's text grows linearly with the program: the copy-bandwidth
+probe chose the largest array with a ternary nested twice per array, so 30 arrays made a line of 2^30
+copies (``--emit cuda`` exhausted 23 GB) and two shipped examples had lines of 2 to 8 MB. Item 9: a schedule
+without a parallel loop runs on one GPU thread, and the run says so."""
 
 from __future__ import annotations
 
