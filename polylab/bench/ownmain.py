@@ -344,16 +344,17 @@ class OwnMainReport:
             return None
         return base.median / r.median
 
-    def summary(self) -> list[tuple[str, int, float | None, float | None, int]]:
+    def summary(self) -> list[tuple[str, int, float | None, float | None, int, int]]:
         """Per program (its ``group``: polylab's spec, the peer) and thread count: the geometric means of ``vs
-        original`` and, for polylab's, ``vs PLUTO``, over the files where both were timed, and how many."""
+        original`` and, for polylab's, ``vs PLUTO``, over the files where both were timed, and over how many
+        files each."""
         out = []
         for group, threads in dict.fromkeys((r.group, r.threads) for r in self.results if r.kind != "original"):
             rows = [r for r in self.results if r.group == group and r.threads == threads]
             vs_o = [x for x in (self.ratio(r, self.original(r.kernel)) for r in rows) if x]
             vs_p = [x for x in (self.ratio(r, self.peer(r.kernel, threads)) for r in rows) if x]
             mine = bool(rows) and rows[0].kind == "polylab"
-            out.append((group, threads, _geomean(vs_o), _geomean(vs_p) if mine else None, len(vs_o)))
+            out.append((group, threads, _geomean(vs_o), _geomean(vs_p) if mine else None, len(vs_o), len(vs_p)))
         return out
 
     def table(self) -> str:
@@ -377,9 +378,9 @@ class OwnMainReport:
         if short:
             lines.append(f"no ratio where a median is under {MIN_TIMED_SECONDS * 1e3:g} ms (the timer's noise on a "
                          f"shared machine): {', '.join(short)}; measure them at a larger dataset")
-        for label, threads, vs_o, vs_p, n in self.summary():
-            lines.append(f"geomean over {n} file(s), {label} x{threads}: {_x(vs_o)} the original"
-                         + (f", {_x(vs_p)} PLUTO" if vs_p is not None else ""))
+        for label, threads, vs_o, vs_p, n, m in self.summary():
+            lines.append(f"geomean, {label} x{threads}: {_x(vs_o)} the original over {n} file(s)"
+                         + (f", {_x(vs_p)} PLUTO over {m}" if vs_p is not None else ""))
         flags = self.settings.get("verify_flags")
         lines.append(f"built with: {self.settings.get('build', '')}; verified with "
                      + (" ".join(flags) if flags is not None else "-ffp-contract=off, and -DPOLYBENCH_DUMP_ARRAYS "
@@ -394,7 +395,7 @@ class OwnMainReport:
         return {"polylab": __version__, "mode": "own-main", "machine": dict(self.machine),
                 "settings": dict(self.settings), "results": [r.to_json() for r in self.results],
                 "summary": [{"program": label, "threads": t, "geomean_vs_original": o, "geomean_vs_pluto": p,
-                             "files": n} for label, t, o, p, n in self.summary()],
+                             "files": n, "files_vs_pluto": m} for label, t, o, p, n, m in self.summary()],
                 "seconds": round(self.seconds, 2)}
 
 
