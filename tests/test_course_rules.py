@@ -15,7 +15,7 @@ import pytest
 from polylab.grading import get_lab
 
 ROOT = Path(__file__).resolve().parents[1]
-RULED = ("lab1", "lab2", "lab3", "lab4", "lab5", "lab6", "lab8")
+RULED = ("lab1", "lab2", "lab3", "lab4", "lab5", "lab6", "lab7", "lab8")
 
 
 def _notebook(lab: str) -> dict:

@@ -1,6 +1,7 @@
 """Lab 7 (the GPU): the solution earns full marks, every wrong-answer path of every check names the specific
-error, the hidden cases are read and shown by label only, and the references agree with independent oracles
-(a closed form for the wave counts, numpy's row-major layout for the memory strides)."""
+error without stating the expected answer, the hidden cases are read and shown by label only, and the
+references agree with independent oracles (a closed form for the wave counts, numpy's row-major layout for
+the memory strides, a brute-force footprint of a block, a C-semantics check of the mapping evaluator)."""
 
 from __future__ import annotations
 
@@ -11,20 +12,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from grading_helpers import hides
 from polylab.frontend import parse
 from polylab.grading import check, get_lab, load_hidden
 from polylab.grading.labs import lab7
+from polylab.toolchain import c_compiler
 
 ROOT = Path(__file__).resolve().parents[1]
-
+MAPPING = {"i": "blockIdx.y * blockDim.y + threadIdx.y + 1", "j": "blockIdx.x * blockDim.x + threadIdx.x + 1",
+           "guard": "i < N - 1 && j < N - 1"}
+BLOCK_READS = ("[N, bx, by] -> { A[a, b] : (8by + 1 <= a <= 8by + 8 and 32bx <= b <= 32bx + 33) or "
+               "((a = 8by or a = 8by + 9) and 32bx + 1 <= b <= 32bx + 32) }")
 SOLUTION = {
     "grid": (32, 125), "idle_threads": 32 * 125 * 256 - 998 * 998,
-    "x_loop": "i", "coalesced": {"y[j][i]", "a[j][i]", "c[j][i]"},
+    "coalesced_i": {"y[j][i]", "a[j][i]", "c[j][i]"}, "coalesced_j": {"b[i][j]"},
     "coalesced_schedule": "{ S0[i, j] -> [j, i] }; parallel",
+    "cuda_mapping": MAPPING,
     "point_waves": lambda N: max(0, 2 * N - 3),
-    "tile_launches": 63, "max_blocks": 32,
-    "bytes_moved": 8 * ((4096 * 4096 - 4) + 4094 * 4094), "min_time_us": 8 * ((4096 * 4096 - 4) + 4094 * 4094) / 4.8e6,
+    "block_reads": BLOCK_READS,
+    "jacobi_gbs": lab7.recorded_rates()[0], "bandwidth_share": lab7.recorded_rates()[1],
 }
+needs_cc = pytest.mark.skipif(c_compiler() is None, reason="question 4 compiles the emulated kernel")
 
 
 def grade(name: str, *answer):
@@ -32,6 +40,7 @@ def grade(name: str, *answer):
     return r, "\n".join(r.feedback)
 
 
+@needs_cc
 def test_solution_scores_full_marks_with_the_hidden_cases():
     lab = get_lab("lab7")
     hidden = load_hidden(ROOT / "instructor" / "hidden", lab) if (ROOT / "instructor" / "hidden").is_dir() else {}
@@ -82,22 +91,17 @@ def test_q2_strides_come_from_F_and_the_extents():
 
 
 def test_q2_wrong_paths():
-    r, fb = grade("lab7.q2", "j", {"b[i][j]"})
-    assert r.status == "partial" and "with j on threadIdx.x, 1 of the 4 accesses" in fb
-    r, fb = grade("lab7.q2", "i", {"y[j][i]", "a[j][i]", "b[i][j]"})
-    assert "'b[i][j]' is not a coalesced access" in fb and "are N elements apart" in fb and "1 coalesced access missing" in fb
-    r, fb = grade("lab7.q2", "i", {"y[j][i]", "a[j][i]", "c[j][i]", "z[i]"})
+    r, fb = grade("lab7.q2", {"y[j][i]", "a[j][i]", "b[i][j]"}, {"b[i][j]"})
+    assert "coalesced_i: 'b[i][j]' is not a coalesced access here: with i on threadIdx.x, neighbouring threads " \
+           "(i and i + 1) are N elements apart" in fb and "1 coalesced access missing" in fb
+    assert r.status == "partial" and hides(fb, "c[j][i]")
+    r, fb = grade("lab7.q2", {"y[j][i]", "a[j][i]", "c[j][i]", "z[i]"}, {"b[i][j]"})
     assert "the statement has no such access" in fb
-    r, fb = grade("lab7.q2", "i", {"y[j][i]", "a[j][i]", "c[j][i + 1]"})
-    assert "no such access" in fb
-    r, fb = grade("lab7.q2", "k", {"y[j][i]", "a[j][i]", "c[j][i]"})
-    assert "not one of 'i', 'j'" in fb and r.status == "partial"  # the set is judged against the best loop
-    r, fb = grade("lab7.q2", "i", "y[j][i]")
+    r, fb = grade("lab7.q2", {"y[j][i]", "a[j][i]", "c[j][i + 1]"}, set())
+    assert "no such access" in fb and "coalesced_j: 1 coalesced access missing" in fb
+    r, fb = grade("lab7.q2", "y[j][i]", {"b[i][j]"})
     assert "single text" in fb
-    r, _ = grade("lab7.q2", " I ", ["y[j][i]", "a[j][i]", "c[j][i]"])  # case and spacing, list for set
-    assert r.correct
-    r, _ = grade("lab7.q2", "i", {"y[j][ i ]", "a[j][i]", "(c[j][i])"})  # C text is normalised
-    assert r.correct
+    assert grade("lab7.q2", ["y[j][ i ]", "a[j][i]", "(c[j][i])"], ["b[i][j]"])[0].correct   # C text is normalised
 
 
 def test_q3_wrong_paths():
@@ -126,18 +130,59 @@ def test_q3_illegal_schedule_is_refused_with_the_dependence():
     assert not v.correct and "illegal" in v.feedback[0]
 
 
-# -- Q4 -------------------------------------------------------------------------------------------------------
+# -- Q4: the index mapping -----------------------------------------------------------------------------------
+
+@needs_cc
+def test_q4_mapping_wrong_paths_name_the_thread():
+    r, fb = grade("lab7.q4", {**MAPPING, "guard": "1"})
+    assert r.score == 0 and "the thread blockIdx = (1, 0), threadIdx = (6, 0) passes the guard with (i, j) = (1, 39)" \
+        in fb and "outside the loops" in fb
+    r, fb = grade("lab7.q4", {**MAPPING, "i": "blockIdx.y * blockDim.y + threadIdx.y"})
+    assert "(i, j) = (0, 1)" in fb and r.score == 0
+    r, fb = grade("lab7.q4", {**MAPPING, "j": "threadIdx.x + 1"})
+    assert "both compute (i, j) = (1, 1): two threads write the same element" in fb
+    r, fb = grade("lab7.q4", {**MAPPING, "guard": "i < N - 2 && j < N - 1"})
+    assert "no thread passes the guard with (i, j) = (38, 1) at N = 40" in fb
+    swapped = {"i": MAPPING["j"], "j": MAPPING["i"], "guard": MAPPING["guard"]}
+    r, fb = grade("lab7.q4", swapped)                        # right, but a warp walks a column
+    assert r.score == 2 and "coalescing: threads threadIdx.x = 0 and 1 of a warp compute (i, j) = (1, 1) and " \
+        "(2, 1)" in fb and hides(fb, "blockIdx.x * blockDim.x + threadIdx.x + 1")
+    assert grade("lab7.q4", {"i": "blockIdx.y * 8 + threadIdx.y + 1", "j": "blockIdx.x * 32 + threadIdx.x + 1",
+                             "guard": "i <= N - 2 && j <= N - 2"})[0].correct
+
+
+def test_q4_mapping_malformed_answers():
+    r, fb = grade("lab7.q4", {**MAPPING, "j": "printf(1)"})
+    assert "the expression of j calls printf at column 1" in fb
+    r, fb = grade("lab7.q4", {**MAPPING, "j": "k + 1"})
+    assert "the expression of j uses k" in fb
+    r, fb = grade("lab7.q4", {**MAPPING, "i": "i = 3"})
+    assert "not a plain expression" in fb
+    r, fb = grade("lab7.q4", {"i": MAPPING["i"], "j": MAPPING["j"]})
+    assert "has no 'guard'" in fb
+    r, fb = grade("lab7.q4", (MAPPING["i"], MAPPING["j"]))
+    assert "not a dictionary" in fb
+    r, fb = grade("lab7.q4", {**MAPPING, "guard": "i / (j - j) > 0"})
+    assert "divides by zero" in fb
+
+
+def test_the_mapping_evaluator_has_cs_integer_semantics():
+    for text, want in (("-7 / 2", -3), ("-7 % 2", -1), ("7 / -2", -3), ("max(3, 5) - min(3, 5)", 2),
+                       ("1 < 2 && 3 > 4 || 1", 1), ("(2 > 1) ? 10 : 20", 10)):
+        assert lab7._eval(lab7._expression(text, "e"), {}) == want, text
+
+
+# -- Q5 -------------------------------------------------------------------------------------------------------
 
 @settings(max_examples=15, deadline=None)
 @given(st.integers(min_value=0, max_value=80))
-def test_q4_reference_counts_the_waves(n):
+def test_q5_reference_counts_the_waves(n):
     assert lab7.point_waves_reference(n) == max(0, 2 * n - 3)
 
 
-def test_q4_wrong_paths_and_hidden_cases():
-    q = get_lab("lab7").question("q4")
-    hidden = load_hidden(ROOT / "instructor" / "hidden", get_lab("lab7"))["q4"] \
-        if (ROOT / "instructor" / "hidden").is_dir() else (lab7.Case((1,), "N = 1: no iteration, no launch"),)
+def test_q5_wrong_paths_and_hidden_cases():
+    q = get_lab("lab7").question("q5")
+    hidden = load_hidden(ROOT / "instructor" / "hidden", get_lab("lab7"))["q5"]
     r = q.grade({"point_waves": lambda N: 2 * N - 3}, "lab7", hidden)
     fb = "\n".join(r.feedback)
     assert r.status == "partial" and "hidden case 'N = 1: no iteration, no launch': wrong result" in fb
@@ -151,72 +196,52 @@ def test_q4_wrong_paths_and_hidden_cases():
     assert "not a function" in "\n".join(r.feedback)
 
 
-# -- Q5 -------------------------------------------------------------------------------------------------------
-
-def test_q5_reference_matches_the_engines_tile_wavefront():
-    """The waves counted from floor(i / 32) + floor(j / 32) are the host loop of the engine's own tile-level
-    wavefront: the number of distinct values of its first dimension at N = 1000."""
-    from polylab.model.islutil import fix_parameters
-    from polylab.schedule import parse_schedule
-
-    scop = lab7.sweep2d()
-    s = parse_schedule(scop, "tile_wavefront(32, 32)")
-    times = fix_parameters(s.maps["S0"].intersect_domain(scop.statements[0].domain), {"N": lab7.TILE_N}).range()
-    assert lab7.count_points(lab7.values_of(times, 0)) == lab7.tile_wave_reference()[0] == 63
-    assert lab7.tile_wave_reference()[1] == 32
-
-
-def test_q5_wrong_paths():
-    r, fb = grade("lab7.q5", 1997, 32)
-    assert r.status == "partial" and "number of waves of the point wavefront" in fb
-    r, fb = grade("lab7.q5", 61, 32 * 32)
-    assert "count the tiles along each loop" in fb and "every tile" in fb
-    r, fb = grade("lab7.q5", 63, 31)
-    assert "not the largest wave" in fb
-    r, fb = grade("lab7.q5", 63.0, 32.5)
-    assert r.status == "partial" and "not an integer" in fb
-
-
 # -- Q6 -------------------------------------------------------------------------------------------------------
 
-def test_q6_footprints_are_exact():
-    n = lab7.BYTES_N
-    read, written, accesses = lab7.footprints()
-    assert read == n * n - 4 and written == (n - 2) ** 2 and accesses == 6 * (n - 2) ** 2
+def test_q6_the_footprint_agrees_with_a_brute_force_count():
+    want, _ = lab7.block_footprint()
+    for n, bx, by in ((60, 0, 0), (80, 1, 3)):
+        brute = {(i + di, j + dj) for i in range(8 * by + 1, 8 * by + 9) for j in range(32 * bx + 1, 32 * bx + 33)
+                 for di, dj in ((0, 0), (0, 1), (0, -1), (1, 0), (-1, 0))}
+        fixed = want.intersect_params(lab7.isl.Set(f"[N, bx, by] -> {{ : N = {n} and bx = {bx} and by = {by} }}"))
+        got = set()
+        fixed.foreach_point(lambda p: got.add(tuple(lab7.point_coordinates(p))))
+        assert got == brute
 
 
-@pytest.mark.parametrize("wrong_bytes,message", [
-    (8 * (4096 * 4096 + 4094 * 4094), "four corners of A are never read"),
-    (8 * (4096 * 4096 - 4 + 4096 * 4096), "only the interior of B is written"),
-    (8 * 2 * 4096 * 4096, "neither the corners"),
-    (8 * 6 * 4094 * 4094, "counted every access"),
-    (4 * (4096 * 4096 - 4 + 4094 * 4094), "a double is 8 bytes"),
-    (8 * (4096 * 4096 - 4), "the elements written move too"),
-    (8 * 4094 * 4094, "the elements read move too"),
-    (12345, "count the distinct elements"),
-])
-def test_q6_bytes_wrong_paths(wrong_bytes, message):
-    r, fb = grade("lab7.q6", wrong_bytes, wrong_bytes / 4.8e6)
-    assert r.status == "partial" and message in fb
-    assert "min_time_us" not in fb  # a time that follows from the student's bytes is not counted twice
+def test_q6_wrong_paths_name_an_element_and_its_thread():
+    r, fb = grade("lab7.q6", "[N, bx, by] -> { A[a, b] : 8by <= a <= 8by + 9 and 32bx <= b <= 32bx + 33 }")
+    assert r.score == 0 and "your set holds A[0, 0] at N = 34, bx = 0, by = 0, which no thread of that block reads" in fb
+    assert hides(fb, BLOCK_READS)
+    r, fb = grade("lab7.q6", "[N, bx, by] -> { A[a, b] : 8by + 1 <= a <= 8by + 8 and 32bx + 1 <= b <= 32bx + 32 }")
+    assert "your set lacks A[1, 33] at N = 34, bx = 0, by = 0: threadIdx = (31, 0) (the iteration (i, j) = (1, 32)) " \
+           "reads it" in fb
+    r, fb = grade("lab7.q6", "[N] -> { A[a, b] : 0 <= a < N }")
+    assert "lives in" in fb
+    assert grade("lab7.q6", BLOCK_READS.replace("A[a, b]", "[a, b]"))[0].correct     # an unnamed tuple is fair
 
 
-def test_q6_time_wrong_paths():
-    b = SOLUTION["bytes_moved"]
-    r, fb = grade("lab7.q6", b, b / 4.8e12)
-    assert "time in seconds" in fb
-    r, fb = grade("lab7.q6", b, b / 4.8e9)
-    assert "time in milliseconds" in fb
-    r, fb = grade("lab7.q6", b, b / 4.8e3)
-    assert "time in nanoseconds" in fb
-    r, fb = grade("lab7.q6", b, b / (4.8 * 2 ** 40) * 1e6)
-    assert "decimal units" in fb
-    r, fb = grade("lab7.q6", b, 1.0)
-    assert "does not follow from" in fb and r.status == "partial"
-    r, _ = grade("lab7.q6", b, b / 4.8e6 * 1.005)  # within 1 %
-    assert r.correct
-    r, fb = grade("lab7.q6", "lots", b / 4.8e6)
-    assert r.status == "partial" and "remove the quotes" in fb  # the time is judged against the right bytes
+# -- Q7 -------------------------------------------------------------------------------------------------------
+
+def test_q7_reading_the_roofline_wrong_paths():
+    gbs, share = lab7.recorded_rates()
+    assert 3.5 < gbs < 4.3 and 0.35 < share < 0.45
+    r, fb = grade("lab7.q7", gbs * 1e9, share * 100)
+    assert "is not in GB/s" in fb and "is a percentage" in fb
+    r, fb = grade("lab7.q7", 16 * 2046 ** 2 / 0.0172 / 1e9 * 1.2, 0.9)
+    assert "does not follow from the bytes" in fb and "is not the recorded Jacobi step's GB/s divided by" in fb
+    assert hides(fb, f"{gbs:.3g}", f"{share:.3g}")
+    assert grade("lab7.q7", gbs * 1.01, share * 0.99)[0].correct                     # within 2 %
+
+
+def test_the_lab_shows_the_recorded_runs_the_check_reads():
+    import json
+
+    nb = json.loads((ROOT / "solutions" / "lab7_gpu.ipynb").read_text())
+    cell = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("RECORDED = {"))
+    shown: dict = {}
+    exec(cell, {}, shown)
+    assert shown["RECORDED"] == lab7.RECORDED
 
 
 # -- the stride formula against numpy's row-major layout ----------------------------------------------------------

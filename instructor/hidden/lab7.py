@@ -3,7 +3,7 @@
 from polylab.grading import Case
 
 HIDDEN = {
-    "q4": [
+    "q5": [
         Case((1,), "N = 1: no iteration, no launch"),
         Case((0,), "N = 0: no iteration, no launch"),
         Case((2,), "N = 2: one point, one wave"),

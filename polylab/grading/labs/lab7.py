@@ -1,29 +1,39 @@
-"""Lab 7: the GPU, blocks and threads, coalescing, waves on the host (``solutions/lab7_gpu.ipynb``).
+"""Lab 7: the GPU, blocks and threads, coalescing, waves on the host, bytes and the roofline
+(``solutions/lab7_gpu.ipynb``).
 
 The questions are about concepts that hold whatever mapping the CUDA generator chooses: how many blocks a
-grid of a given block shape needs, which loop should drive ``threadIdx.x`` so that a warp's accesses are
-coalesced, how many waves (launches, or grid-wide barriers) a point or tile wavefront needs, how many bytes a sweep must move. Every
-expected answer is computed here, exactly, from the lab's own copy of each program: counts with isl at fixed
-parameters, memory strides from the access matrices ``F`` and the row-major extents (sympy, symbolic in
-``N``).
+grid of a given block shape needs, which accesses a warp coalesces with either loop on ``threadIdx.x``, how
+many waves (launches, or grid-wide barriers) a point wavefront needs. The construction (question 4) is a CUDA
+thread/block index mapping written by the student: its expressions are read and evaluated for every thread
+of the grid (each iteration exactly once, nothing outside the loops, consecutive ``threadIdx.x`` on
+consecutive elements), then compiled into a CPU emulation of the kernel (every thread of every block run in
+turn, as CUDA would, minus the parallelism) and run against the original. The derivation (question 6) is
+the footprint of one block of threads as an isl set (its halo), compared with the exact one. Question 7
+reads a recorded measurement against the recorded roofs. Every expected answer is computed here, exactly,
+from the lab's own copy of each program: counts and footprints with isl, memory strides from the access
+matrices ``F`` and the row-major extents (sympy, symbolic in ``N``).
 """
 
 from __future__ import annotations
 
+import re
+import statistics
 from fractions import Fraction
 from functools import cache
 
 import islpy as isl
 import sympy
+from pycparser import c_ast, c_parser
 
 from polylab.corpus import example_path
 from polylab.frontend import parse, parse_file
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, compare_sets, legal_schedule, part
+from polylab.grading.checks import compare_calls, compare_sets, legal_schedule, memo_by_text, part
 from polylab.grading.lab import Calls, Case, Lab, Question
+from polylab.grading.student_code import StudentCode, candidate_program, differential_run, read_code
 from polylab.grading.verdict import Verdict, combine, right, wrong
 from polylab.model import Scop
-from polylab.model.islutil import fix_parameters, point_coordinates, sets_of
+from polylab.model.islutil import fix_parameters, parameter_values, point_coordinates, sets_of
 from polylab.schedule import parse_schedule
 
 #: one Jacobi step: both loops parallel (questions 1 and 6)
@@ -46,10 +56,22 @@ for (i = 0; i < N; i++)
 
 #: question 1: the size and the block shape (threads along x, along y)
 GRID_N, BLOCK = 1000, (32, 8)
-#: question 5: the size and the tile shape of the tile-level wavefront of sweep2d
-TILE_N, TILE = 1000, 32
-#: question 6: the size, the element size (double) and the bandwidth (bytes per second)
-BYTES_N, ELEMENT_BYTES, BANDWIDTH = 4096, 8, 4.8e12
+#: question 4: the sizes the emulated kernel runs at, and the size the mapping is evaluated at, thread by thread
+MAPPING_RUNS, MAPPING_N = ({"N": 40}, {"N": 45}), 40
+#: question 6: the block shape (threads along x = j, along y = i)
+FOOTPRINT_BLOCK = BLOCK
+#: question 7: the element size, and runs of the Jacobi step (OpenMP, 2 threads, N = 2048) and of the copy
+#: kernel (2 threads, 16 * 2^22 bytes per run) recorded on the course's development machine (2 cores, a load
+#: of 5 from other work; 2026-12-05 03:18 UTC; measure(..., repeat=10) and measure_roofs(2, repeat=10)); the lab
+#: shows the same numbers (tests/test_grading_lab7.py checks that)
+ELEMENT_BYTES = 8
+RECORDED_N = 2048
+RECORDED = {
+    "copy_bytes": 67108864,
+    "copy": [0.006996, 0.006479, 0.006656, 0.006648, 0.006781, 0.007003, 0.008223, 0.006949, 0.006829, 0.00671],
+    "jacobi_openmp": [0.016848, 0.015703, 0.01955, 0.018247, 0.015847, 0.015812, 0.0178, 0.017522, 0.021802,
+                      0.013534],
+}
 
 
 @cache
@@ -156,26 +178,9 @@ def best_x_loop(scop: Scop) -> str:
     return max(its, key=lambda it: (len(coalesced_accesses(scop, it)), -its.index(it)))
 
 
-def _x_loop(x_loop: object) -> Verdict:
+def _coalesced(coalesced: object, loop: str, what: str) -> Verdict:
     scop = transposed()
-    its = scop.statements[0].iterators
-    chosen = A.choice(x_loop, its, "x_loop")
-    want = best_x_loop(scop)
-    if chosen == want:
-        return right()
-    total = sum(1 for _ in scop.accesses())
-    return wrong(f"with {chosen} on threadIdx.x, {len(coalesced_accesses(scop, chosen))} of the {total} accesses "
-                 f"are coalesced; another loop does better (look at the last subscript of each access)")
-
-
-def _coalesced(coalesced: object, x_loop: object) -> Verdict:
-    scop = transposed()
-    its = scop.statements[0].iterators
-    try:
-        loop = A.choice(x_loop, its, "x_loop")
-    except A.AnswerError:  # no usable x_loop: judge the set against the best loop
-        loop = best_x_loop(scop)
-    given = frozenset(A.c_expression(t, "an access") for t in A.name_set(coalesced, None, "coalesced"))
+    given = frozenset(A.c_expression(t, "an access") for t in A.name_set(coalesced, None, what))
     texts = {A.c_expression(a.text): a for _, a in scop.accesses()}
 
     def why(t: str) -> str:
@@ -184,17 +189,19 @@ def _coalesced(coalesced: object, x_loop: object) -> Verdict:
         s = memory_stride(scop, texts[t], loop)
         return f"with {loop} on threadIdx.x, neighbouring threads ({loop} and {loop} + 1) are {s} elements apart"
 
-    return compare_sets(given, coalesced_accesses(scop, loop), item="coalesced access",
-                        why_extra=why, missing_hint=f"with {loop} on threadIdx.x: stride 1 or 0 between threads "
-                                                    f"{loop} and {loop} + 1")
+    return compare_sets(given, coalesced_accesses(scop, loop), item="coalesced access", why_extra=why,
+                        missing_hint=f"an access is coalesced when threads {loop} and {loop} + 1 touch elements 1 "
+                                     "or 0 apart")
 
 
-def check_q2(x_loop: object, coalesced: object) -> Verdict:
-    """The loop that should drive ``threadIdx.x``, and the accesses coalesced with the loop chosen (judged
-    against the student's own choice, so the two parts are independent)."""
-    return combine([("x_loop", part(_x_loop, x_loop)), ("coalesced", part(_coalesced, coalesced, x_loop))])
+def check_q2(coalesced_i: object, coalesced_j: object) -> Verdict:
+    """The accesses (reads and the write) that a warp coalesces with ``i`` on ``threadIdx.x``, and with ``j``:
+    each set judged against the memory strides (stride 0 or 1 along the warp)."""
+    return combine([("coalesced_i", part(_coalesced, coalesced_i, "i", "coalesced_i")),
+                    ("coalesced_j", part(_coalesced, coalesced_j, "j", "coalesced_j"))])
 
 
+@memo_by_text
 def check_q3(answer: object) -> Verdict:
     """A schedule of the transposed kernel (isl text or steps) that is legal, one-to-one, and whose innermost
     loop is the coalescing loop, so that a generator mapping the innermost parallel loop to ``threadIdx.x``
@@ -224,7 +231,216 @@ def check_q3(answer: object) -> Verdict:
                  "loop that drives the stride-1 subscripts must be innermost (it becomes threadIdx.x)")
 
 
-# -- Q4: waves of the point wavefront ------------------------------------------------------------------------
+# -- footprints of the Jacobi step ---------------------------------------------------------------------------
+
+@cache
+def footprints(n: int) -> tuple[int, int, int]:
+    """``(distinct elements read, distinct elements written, accesses executed)`` of the Jacobi step at
+    ``N = n``: the images of the domain under the read and the write relations (isl counts them)."""
+    scop = jstep()
+    dom = isl.UnionSet.from_set(domain_at(scop, n))
+    read = fix_parameters(scop.reads.intersect_domain(dom).range(), {"N": n})
+    written = fix_parameters(scop.writes.intersect_domain(dom).range(), {"N": n})
+    size = lambda u: sum(count_points(s) for s in sets_of(u))  # noqa: E731
+    accesses = count_points(domain_at(scop, n)) * sum(1 for _ in scop.accesses())
+    return size(read), size(written), accesses
+
+
+# -- Q4: a CUDA index mapping, evaluated thread by thread and emulated (construction) ------------------------
+
+#: the CUDA variables of an index mapping and the statement of the Jacobi step, as the emulation runs it
+_CUDA_VARIABLES = ("blockIdx", "threadIdx", "blockDim", "gridDim")
+_JSTEP_BODY = "B[i][j] = 0.2 * (A[i][j] + A[i][j - 1] + A[i][j + 1] + A[i + 1][j] + A[i - 1][j]);"
+_DIM3_C = "typedef struct { int x, y, z; } polylab_dim3;\n"
+
+
+def _expression(value: object, what: str, names: tuple[str, ...] = ()) -> c_ast.Node:
+    """A C expression of the mapping, vetted (arithmetic, comparisons, the CUDA index variables, N, min, max
+    and ``names``): its pycparser tree."""
+    wrapper = "polylab_value = ("
+    try:
+        code = read_code(f"{wrapper}{A.text(value, what)});", what, cuda=True)
+    except A.AnswerError as err:   # name the column in the student's own expression
+        message = re.sub(r"line 1, column (\d+)", lambda m: f"column {max(1, int(m.group(1)) - len(wrapper))}",
+                         err.message)
+        raise A.AnswerError(message, hint=err.hint or "") from None
+    tree = c_parser.CParser().parse(f"void f(void) {{ {code.text} }}").ext[0].body.block_items[0].rvalue
+    for node in _nodes(tree):
+        if isinstance(node, (c_ast.Assignment, c_ast.FuncCall)) and not (
+                isinstance(node, c_ast.FuncCall) and node.name.name in ("min", "max")):
+            raise A.AnswerError(f"{what} is not a plain expression", hint="write an expression such as "
+                                "blockIdx.x * blockDim.x + threadIdx.x + 1")
+        if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--", "&", "*", "sizeof"):
+            raise A.AnswerError(f"{what} uses {node.op}", hint="write arithmetic only")
+        if isinstance(node, c_ast.ID) and node.name not in ("N", "min", "max", *_CUDA_VARIABLES, *names):
+            raise A.AnswerError(f"{what} uses {node.name}", hint="use blockIdx, threadIdx, blockDim, gridDim and N"
+                                + (f" (and {', '.join(names)})" if names else ""))
+    return tree
+
+
+def _nodes(node: c_ast.Node):
+    """``node`` and its descendants, without the field names of ``blockIdx.x`` and the like."""
+    yield node
+    for name, child in node.children():
+        if not (isinstance(node, c_ast.StructRef) and name == "field"):
+            yield from _nodes(child)
+
+
+def _c_div(a: int, b: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _eval(node: c_ast.Node, env: dict) -> int:
+    """``node`` evaluated with C's integer arithmetic (``/`` and ``%`` truncate toward zero)."""
+    match node:
+        case c_ast.Constant(value=v):
+            return int(v.rstrip("uUlL"), 0)
+        case c_ast.ID(name=n):
+            return env[n]
+        case c_ast.StructRef(name=c_ast.ID(name=n), field=c_ast.ID(name=f)):
+            return env[n][f]
+        case c_ast.UnaryOp(op=op, expr=e):
+            v = _eval(e, env)
+            return {"-": -v, "+": v, "!": int(not v), "~": ~v}[op]
+        case c_ast.TernaryOp(cond=c, iftrue=a, iffalse=b):
+            return _eval(a, env) if _eval(c, env) else _eval(b, env)
+        case c_ast.FuncCall(name=c_ast.ID(name=fn), args=c_ast.ExprList(exprs=[a, b])):
+            return (min if fn == "min" else max)(_eval(a, env), _eval(b, env))
+        case c_ast.BinaryOp(op=op, left=a, right=b):
+            x = _eval(a, env)
+            if op == "&&":
+                return int(bool(x) and bool(_eval(b, env)))
+            if op == "||":
+                return int(bool(x) or bool(_eval(b, env)))
+            y = _eval(b, env)
+            ops = {"+": x + y, "-": x - y, "*": x * y, "<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y,
+                   "==": x == y, "!=": x != y}
+            if op in ops:
+                return int(ops[op])
+            if op == "/":
+                return _c_div(x, y)
+            if op == "%":
+                return x - _c_div(x, y) * y
+    raise A.AnswerError(f"the mapping uses an expression polylab does not evaluate ({type(node).__name__})",
+                        hint="write + - * / %, comparisons, && || and min/max")
+
+
+def _threads(n: int):
+    """``(env, (bx, by), (tx, ty))`` for every thread of the grid of question 1's shape at ``N = n``."""
+    grid = (-(-(n - 2) // BLOCK[0]), -(-(n - 2) // BLOCK[1]))
+    dims = {"blockDim": {"x": BLOCK[0], "y": BLOCK[1], "z": 1}, "gridDim": {"x": grid[0], "y": grid[1], "z": 1}}
+    for by in range(grid[1]):
+        for bx in range(grid[0]):
+            for ty in range(BLOCK[1]):
+                for tx in range(BLOCK[0]):
+                    yield ({**dims, "N": n, "blockIdx": {"x": bx, "y": by, "z": 0},
+                            "threadIdx": {"x": tx, "y": ty, "z": 0}}, (bx, by), (tx, ty))
+
+
+def _thread(block: tuple[int, int], thread: tuple[int, int]) -> str:
+    return f"the thread blockIdx = ({block[0]}, {block[1]}), threadIdx = ({thread[0]}, {thread[1]})"
+
+
+def _coverage(i_e: c_ast.Node, j_e: c_ast.Node, guard: c_ast.Node, n: int) -> list[str]:
+    """Each iteration ``1 <= i, j <= n - 2`` computed by exactly one thread that passes the guard, and no
+    thread outside the loops passing it: the first failure of each kind, as feedback."""
+    owner: dict[tuple[int, int], tuple] = {}
+    lines: list[str] = []
+    try:
+        for env, block, thread in _threads(n):
+            ij = (_eval(i_e, env), _eval(j_e, env))
+            if not _eval(guard, {**env, "i": ij[0], "j": ij[1]}):
+                continue
+            if not (1 <= ij[0] <= n - 2 and 1 <= ij[1] <= n - 2):
+                lines.append(f"{_thread(block, thread)} passes the guard with (i, j) = {ij} at N = {n}, outside "
+                             "the loops: it would write outside B's interior")
+                break
+            if ij in owner:
+                lines.append(f"{_thread(*owner[ij])} and {_thread(block, thread)} both compute (i, j) = {ij}: two "
+                             "threads write the same element")
+                break
+            owner[ij] = (block, thread)
+    except ZeroDivisionError:
+        return ["the mapping divides by zero for some thread"]
+    missing = [(i, j) for i in range(1, n - 1) for j in range(1, n - 1) if (i, j) not in owner]
+    if missing and not lines:
+        lines.append(f"no thread passes the guard with (i, j) = {missing[0]} at N = {n}: that iteration never runs")
+    return lines
+
+
+def _coalescing(i_e: c_ast.Node, j_e: c_ast.Node, n: int) -> Verdict:
+    """Consecutive ``threadIdx.x`` of one warp on consecutive ``j`` and the same ``i``."""
+    warp = [env for env, block, thread in _threads(n) if block == (0, 0) and thread[1] == 0]
+    got = [(_eval(i_e, env), _eval(j_e, env)) for env in warp]
+    for (a, b), (c, d) in zip(got, got[1:]):
+        if c != a or d - b != 1:
+            return wrong(f"threads threadIdx.x = {got.index((a, b))} and {got.index((a, b)) + 1} of a warp compute "
+                         f"(i, j) = {(a, b)} and {(c, d)}: they write B[{a}][{b}] and B[{c}][{d}], not neighbouring "
+                         "elements, so a warp's accesses are not coalesced")
+    return right()
+
+
+def _emulation(i_text: str, j_text: str, guard_text: str) -> str:
+    """The kernel emulated on the CPU: every thread of every block of the grid, in turn, computes its
+    ``(i, j)`` with the student's expressions and runs the statement when it passes the guard (and, so that
+    a wrong mapping cannot write outside the array, when ``(i, j)`` lies in the loops)."""
+    return f"""const polylab_dim3 blockDim = {{{BLOCK[0]}, {BLOCK[1]}, 1}};
+const polylab_dim3 gridDim = {{(N - 2 + {BLOCK[0] - 1}) / {BLOCK[0]}, (N - 2 + {BLOCK[1] - 1}) / {BLOCK[1]}, 1}};
+for (int polylab_by = 0; polylab_by < gridDim.y; polylab_by++)
+  for (int polylab_bx = 0; polylab_bx < gridDim.x; polylab_bx++)
+    for (int polylab_ty = 0; polylab_ty < blockDim.y; polylab_ty++)
+      for (int polylab_tx = 0; polylab_tx < blockDim.x; polylab_tx++) {{
+        const polylab_dim3 blockIdx = {{polylab_bx, polylab_by, 0}};
+        const polylab_dim3 threadIdx = {{polylab_tx, polylab_ty, 0}};
+        const int i = ({i_text});
+        const int j = ({j_text});
+        if (({guard_text}) && i >= 1 && i < N - 1 && j >= 1 && j < N - 1)
+          {_JSTEP_BODY}
+      }}"""
+
+
+@memo_by_text
+def _mapping_key(key: str) -> Verdict:
+    i_text, j_text, guard_text = key.split("\x00")
+    i_e = _expression(i_text, "the expression of i")
+    j_e = _expression(j_text, "the expression of j")
+    g_e = _expression(guard_text, "the guard", ("i", "j"))
+    lines = _coverage(i_e, j_e, g_e, MAPPING_N)
+    if lines:
+        return wrong(*lines)
+    coalesced = _coalescing(i_e, j_e, MAPPING_N)
+    code = StudentCode(_emulation(i_text, j_text, guard_text), (), frozenset())
+    program = candidate_program(jstep(), code, extra=_DIM3_C)
+    run = right()
+    for params in MAPPING_RUNS:
+        run = differential_run(jstep(), program, params=params, what=f"the emulated kernel at N = {params['N']}")
+        if not run.correct:
+            break
+    return combine([("every iteration once", right()), ("coalescing", coalesced), ("the emulated run", run)])
+
+
+def check_q4(cuda_mapping: object) -> Verdict:
+    """``{"i": ..., "j": ..., "guard": ...}``: C expressions of the CUDA index variables (and ``N``) for the
+    Jacobi step on a grid of 32 x 8 blocks. Nothing unless every iteration runs exactly once and nothing outside
+    the loops (1/3), then coalescing (1/3) and the CPU emulation run against the original (1/3)."""
+    if not isinstance(cuda_mapping, dict):
+        raise A.AnswerError(f"cuda_mapping is {A.describe(cuda_mapping)}, not a dictionary",
+                            hint='write {"i": "...", "j": "...", "guard": "..."}, each a C expression')
+    keys = {str(k).strip(): v for k, v in cuda_mapping.items()}
+    missing = [k for k in ("i", "j", "guard") if k not in keys]
+    if missing:
+        raise A.AnswerError(f"cuda_mapping has no {', '.join(repr(m) for m in missing)}",
+                            hint='write {"i": "...", "j": "...", "guard": "..."}')
+    texts = [A.text(keys[k], f"cuda_mapping[{k!r}]") for k in ("i", "j", "guard")]
+    if any("\x00" in t for t in texts):
+        raise A.AnswerError("cuda_mapping holds a NUL character")
+    return _mapping_key("\x00".join(texts))
+
+
+# -- Q5: waves of the point wavefront ------------------------------------------------------------------------
 
 def point_waves_reference(n: int) -> int:
     """The number of waves of the point wavefront of sweep2d at ``N = n`` (one launch each, or one grid-wide
@@ -237,141 +453,133 @@ def point_waves_reference(n: int) -> int:
     return count_points(values_of(times, 0))
 
 
-def check_q4(calls: Calls) -> Verdict:
+def check_q5(calls: Calls) -> Verdict:
     return compare_calls(calls, point_waves_reference)
 
 
-# -- Q5: blocks of the tile-level wavefront --------------------------------------------------------------------
+# -- Q6: the footprint of one block (derivation) --------------------------------------------------------------
 
 @cache
-def tile_wave_reference() -> tuple[int, int]:
-    """``(waves, largest wave)`` of the tile-level wavefront of sweep2d at ``N = TILE_N`` with square tiles
-    ``(floor(i / TILE), floor(j / TILE))``, one block per tile: the waves are the values of ``I + J`` over
-    the tiles that hold an iteration."""
-    dom = domain_at(sweep2d(), TILE_N)
-    tiles = isl.Map(f"{{ S0[i, j] -> [floor(i / {TILE}) + floor(j / {TILE}), floor(i / {TILE}), floor(j / {TILE})] }}")
-    tw = tiles.intersect_domain(dom).range()
-    waves = values_of(tw, 0)
-    sizes: list[int] = []
-    waves.foreach_point(lambda p: sizes.append(count_points(tw.fix_val(
-        isl.dim_type.set, 0, isl.Val.int_from_si(tw.get_ctx(), point_coordinates(p)[0])))))
-    return count_points(waves), max(sizes)
+def block_footprint() -> tuple[isl.Set, isl.Set]:
+    """``(footprint, context)``: the elements of ``A`` the threads of block ``(bx, by)`` read (``j`` on x, ``i``
+    on y, ``i = 8 by + ty + 1``, ``j = 32 bx + tx + 1``), for the blocks whose threads all pass the guard (the
+    context: ``8 by + 9 <= N - 1`` and ``32 bx + 33 <= N - 1``), by isl."""
+    bx, by = FOOTPRINT_BLOCK
+    its = isl.Set(f"[N, bx, by] -> {{ S0[i, j] : bx >= 0 and by >= 0 and {by} by + 1 <= i <= {by} by + {by} and "
+                  f"{bx} bx + 1 <= j <= {bx} bx + {bx} }}")
+    st = jstep().statements[0]
+    dom = st.domain.align_params(its.get_space()).intersect(its)
+    reads = None
+    for acc in st.reads:
+        rel = acc.relation.align_params(its.get_space())
+        reads = rel if reads is None else reads.union(rel)
+    context = isl.Set(f"[N, bx, by] -> {{ : bx >= 0 and by >= 0 and {by} by + {by + 1} <= N - 1 and "
+                      f"{bx} bx + {bx + 1} <= N - 1 }}")
+    return reads.intersect_domain(dom).range().intersect_params(context).coalesce(), context
 
 
-def _tile_launches(answer: object) -> Verdict:
-    k = A.integer(answer, "tile_launches")
-    want, _ = tile_wave_reference()
-    if k == want:
+def _reader(point: isl.Point) -> str:
+    """A thread that reads the element ``point`` of ``A`` in its block, as text."""
+    a, b = point_coordinates(point)
+    params = dict(parameter_values(point))
+    for di, dj in ((0, 0), (0, 1), (0, -1), (-1, 0), (1, 0)):
+        i, j = a + di, b + dj       # the instance (i, j) whose read A[i - di][j - dj] is this element
+        ty, tx = i - 1 - FOOTPRINT_BLOCK[1] * params["by"], j - 1 - FOOTPRINT_BLOCK[0] * params["bx"]
+        if 0 <= ty < FOOTPRINT_BLOCK[1] and 0 <= tx < FOOTPRINT_BLOCK[0]:
+            return f"threadIdx = ({tx}, {ty}) (the iteration (i, j) = ({i}, {j})) reads it"
+    return ""
+
+
+def check_q6(block_reads: object) -> Verdict:
+    """The elements of ``A`` one block of 32 x 8 threads reads, ``[N, bx, by] -> { A[a, b] : ... }``, compared
+    with the exact set for the blocks that lie inside the loops."""
+    given = A.isl_set(block_reads, "block_reads")
+    want, context = block_footprint()
+    if given.get_tuple_name() is None and given.dim(isl.dim_type.set) == 2:
+        given = given.set_tuple_name("A")
+    if not given.get_space().is_equal(want.get_space()):
+        return wrong(f"block_reads lives in {given.get_space()}, not in {want.get_space()} (the elements A[a, b] "
+                     "and the parameters N, bx, by, in that order)")
+    given = given.intersect_params(context)
+    if given.is_equal(want):
         return right()
-    if k == point_waves_reference(TILE_N):
-        return wrong(f"{k} is the number of waves of the point wavefront; here one launch runs a wave of tiles")
-    return wrong(f"{k} tile waves is not it: count the tiles along each loop (i from 1 to N - 1 lies in the "
-                 f"tiles floor(i / {TILE}), from 0 up), then the distinct values of I + J")
+    lines = []
+    extra, missing = given.subtract(want), want.subtract(given)
+    if not extra.is_empty():
+        p = extra.sample_point()
+        at = ", ".join(f"{k} = {v}" for k, v in parameter_values(p).items())
+        lines.append(f"your set holds {p.get_tuple_name() if hasattr(p, 'get_tuple_name') else 'A'}"
+                     f"{list(point_coordinates(p))} at {at}, which no thread of that block reads")
+    if not missing.is_empty():
+        p = missing.sample_point()
+        at = ", ".join(f"{k} = {v}" for k, v in parameter_values(p).items())
+        lines.append(f"your set lacks A{list(point_coordinates(p))} at {at}: {_reader(p)}")
+    return wrong(*lines)
 
 
-def _max_blocks(answer: object) -> Verdict:
-    k = A.integer(answer, "max_blocks")
-    _, want = tile_wave_reference()
-    if k == want:
+# -- Q7: reading a measurement against the roofs ----------------------------------------------------------------
+
+def recorded_rates() -> tuple[float, float]:
+    """``(achieved GB/s of the recorded OpenMP Jacobi step, its share of the recorded copy bandwidth)``, from
+    the medians and the bytes a step must move (each distinct element read or written once)."""
+    moved = ELEMENT_BYTES * (sum(footprints(RECORDED_N)[:2]))
+    gbs = moved / statistics.median(RECORDED["jacobi_openmp"]) / 1e9
+    copy = RECORDED["copy_bytes"] / statistics.median(RECORDED["copy"]) / 1e9
+    return gbs, gbs / copy
+
+
+def _close(given: Fraction, want: float, tolerance: float = 0.02) -> bool:
+    return abs(float(given) - want) <= tolerance * abs(want)
+
+
+def _gbs(answer: object) -> Verdict:
+    got = A.rational(answer, "jacobi_gbs")
+    want, _ = recorded_rates()
+    if _close(got, want):
         return right()
-    if k == want * want:
-        return wrong(f"{k} is every tile; one wave holds only the tiles with the same I + J")
-    return wrong(f"{k} blocks is not the largest wave: it is the anti-diagonal I + J = w with the most tiles")
+    if _close(got / 1e9, want) or _close(got / 1e3, want):
+        return wrong(f"{float(got):.3g} is not in GB/s (10^9 bytes per second)")
+    return wrong(f"{float(got):.3g} GB/s does not follow from the bytes one step must move at N = {RECORDED_N} (each "
+                 "distinct element of A read and of B written, 8 bytes) and the median of the recorded runs")
 
 
-def check_q5(tile_launches: object, max_blocks: object) -> Verdict:
-    """The number of tile waves (kernel launches) and the number of blocks of the largest wave."""
-    return combine([("tile_launches", part(_tile_launches, tile_launches)),
-                    ("max_blocks", part(_max_blocks, max_blocks))])
-
-
-# -- Q6: bytes and bandwidth ---------------------------------------------------------------------------------------
-
-@cache
-def footprints() -> tuple[int, int, int]:
-    """``(distinct elements read, distinct elements written, accesses executed)`` of the Jacobi step at
-    ``N = BYTES_N``: the images of the domain under the read and the write relations (isl counts them)."""
-    scop = jstep()
-    dom = isl.UnionSet.from_set(domain_at(scop, BYTES_N))
-    read = fix_parameters(scop.reads.intersect_domain(dom).range(), {"N": BYTES_N})
-    written = fix_parameters(scop.writes.intersect_domain(dom).range(), {"N": BYTES_N})
-    size = lambda u: sum(count_points(s) for s in sets_of(u))  # noqa: E731
-    accesses = count_points(domain_at(scop, BYTES_N)) * sum(1 for _ in scop.accesses())
-    return size(read), size(written), accesses
-
-
-def bytes_reference() -> int:
-    r, w, _ = footprints()
-    return ELEMENT_BYTES * (r + w)
-
-
-def _bytes(answer: object) -> Verdict:
-    b = A.integer(answer, "bytes_moved")
-    want = bytes_reference()
-    if b == want:
+def _share(answer: object, gbs: object) -> Verdict:
+    got = A.rational(answer, "bandwidth_share")
+    want = recorded_rates()[1]
+    if _close(got, want):
         return right()
-    r, w, accesses = footprints()
-    n = BYTES_N
-    reasons = {
-        ELEMENT_BYTES * (n * n + w): "the four corners of A are never read",
-        ELEMENT_BYTES * (r + n * n): "only the interior of B is written",
-        ELEMENT_BYTES * 2 * n * n: "neither the corners of A nor the border of B are touched",
-        ELEMENT_BYTES * accesses: "you counted every access; with caching each element moves once",
-        4 * (r + w): "a double is 8 bytes",
-        ELEMENT_BYTES * r: "the elements written move too",
-        ELEMENT_BYTES * w: "the elements read move too",
-    }
-    if b in reasons:
-        return wrong(f"bytes_moved = {b}: {reasons[b]}")
-    return wrong(f"bytes_moved = {b} is not it: count the distinct elements of A that are read and of B that "
-                 "are written (isl can count the image of the domain under an access), times 8 bytes")
+    if _close(got / 100, want):
+        return wrong(f"{float(got):g} is a percentage; give the share as a fraction (0.5 for half)")
+    return wrong(f"{float(got):.3g} is not the recorded Jacobi step's GB/s divided by the recorded copy bandwidth "
+                 "(copy_bytes / median copy time)")
 
 
-def _time(answer: object, bytes_moved: object) -> Verdict:
-    t = A.rational(answer, "min_time_us")
-    try:
-        b = A.integer(bytes_moved, "bytes_moved")
-    except A.AnswerError:  # judge the time against the right byte count
-        b = bytes_reference()
-    want = Fraction(b) / Fraction(BANDWIDTH) * 10**6
-    if want and abs(t - want) <= want / 100:
-        return right()
-    for factor, unit in ((Fraction(1, 10**6), "seconds"), (Fraction(1, 10**3), "milliseconds"),
-                         (Fraction(10**3), "nanoseconds")):
-        if want and abs(t - want * factor) <= want * factor / 100:
-            return wrong(f"min_time_us = {float(t):g} is the time in {unit}; the answer is in microseconds")
-    binary = want * Fraction(10**12, 2**40)  # the bandwidth read as 4.8 x 2^40 bytes per second
-    if want and abs(t - binary) <= binary / 100:
-        return wrong("4.8 TB/s is 4.8e12 bytes per second (decimal units), not 4.8 x 2^40")
-    return wrong(f"min_time_us = {float(t):g} does not follow from {b} bytes at 4.8e12 bytes/s "
-                 "(time = bytes / bandwidth, in microseconds, within 1 %)")
-
-
-def check_q6(bytes_moved: object, min_time_us: object) -> Verdict:
-    """The bytes a Jacobi step must move at least (each distinct element once) and the time that takes at
-    the stated bandwidth; the time is judged against the student's own byte count (so one mistake costs
-    once)."""
-    return combine([("bytes_moved", part(_bytes, bytes_moved)),
-                    ("min_time_us", part(_time, min_time_us, bytes_moved))], weights=[2, 1])
+def check_q7(jacobi_gbs: object, bandwidth_share: object) -> Verdict:
+    """The GB/s the recorded OpenMP Jacobi step reaches (1/2) and its share of the recorded copy bandwidth
+    (1/2), each within 2 %."""
+    return combine([("jacobi_gbs", part(_gbs, jacobi_gbs)), ("bandwidth_share", part(_share, bandwidth_share,
+                                                                                      jacobi_gbs))])
 
 
 LAB = Lab(
     name="lab7",
-    title="The GPU: blocks, threads, coalescing, waves",
+    title="The GPU: blocks, threads, coalescing, waves, bytes",
     notebook="lab7_gpu.ipynb",
     questions=(
         Question("q1", 2, ("grid", "idle_threads"), check_q1, title="the grid of one Jacobi step",
                  example="grid = (4, 2); idle_threads = 17"),
-        Question("q2", 3, ("x_loop", "coalesced"), check_q2, title="which loop drives threadIdx.x",
-                 example='x_loop = "j"; coalesced = {"b[i][j]"}'),
+        Question("q2", 3, ("coalesced_i", "coalesced_j"), check_q2, title="what a warp coalesces",
+                 example='coalesced_i = {"b[i][j]"}; coalesced_j = set()'),
         Question("q3", 2, ("coalesced_schedule",), check_q3, title="a schedule that coalesces",
                  example='"{ S0[i, j] -> [i, j] }"'),
-        Question("q4", 2, ("point_waves",), check_q4, title="waves of the point wavefront",
+        Question("q4", 3, ("cuda_mapping",), check_q4, title="a CUDA index mapping, emulated",
+                 kind="construction", example='{"i": "threadIdx.y", "j": "threadIdx.x", "guard": "1"}'),
+        Question("q5", 2, ("point_waves",), check_q5, title="waves of the point wavefront",
                  example="def point_waves(N): ...",
                  cases=(Case((4,), "N = 4"), Case((100,), "N = 100"))),
-        Question("q5", 2, ("tile_launches", "max_blocks"), check_q5, title="blocks of the tile-level wavefront",
-                 example="tile_launches = 10; max_blocks = 4"),
-        Question("q6", 3, ("bytes_moved", "min_time_us"), check_q6, title="bytes and bandwidth",
-                 example="bytes_moved = 1000000; min_time_us = 0.2"),
+        Question("q6", 3, ("block_reads",), check_q6, title="the elements one block reads", kind="derivation",
+                 example='"[N, bx, by] -> { A[a, b] : 0 <= a < N and 0 <= b < N }"'),
+        Question("q7", 2, ("jacobi_gbs", "bandwidth_share"), check_q7, title="the Jacobi step against its roof",
+                 example="jacobi_gbs = 1.5; bandwidth_share = 0.9"),
     ),
 )
