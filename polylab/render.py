@@ -8,8 +8,10 @@ core's values). The methods of a value call the generic functions here, :func:`t
 module in its ``__init__``. Python runs a package's ``__init__`` before any module of the package, so a value
 can render itself as soon as it exists, while the imports point one way only: display -> core -> this module.
 
-Values that render themselves (a ``text()`` and an ``html()`` method, as the storage reports do) use the
-:class:`Displayable` mixin instead. This module imports nothing from polylab.
+A value gets the four display methods (``__str__``, IPython's ``_repr_pretty_``, ``_repr_html_``,
+``_repr_latex_``) from the :class:`Rendered` mixin, which calls these functions. Values that render
+themselves (a ``text()`` and an ``html()`` method, as the storage reports do) use the :class:`Displayable`
+mixin instead. This module imports nothing from polylab.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import functools
 import html as _html
 from typing import Any, Iterable
 
-__all__ = ["Displayable", "TextDisplay", "esc", "html", "latex", "text", "text_table"]
+__all__ = ["Displayable", "Rendered", "TextDisplay", "esc", "html", "latex", "text", "text_table"]
 
 
 def esc(x: object) -> str:
@@ -59,6 +61,26 @@ def text_table(headers: Iterable[str], rows: Iterable[Iterable[object]], *, inde
         return (indent + "  ".join(c.ljust(w) for c, w in zip(cells, widths))).rstrip()
 
     return "\n".join([line(head), indent + "  ".join("-" * w for w in widths)] + [line(r) for r in body])
+
+
+class Rendered:
+    """Mixin: the display methods of a value whose renderers a display module registers (:func:`text`,
+    :func:`html`, :func:`latex`): ``str``, IPython's pretty printer (text/plain), HTML, and LaTeX where a
+    LaTeX renderer is registered for the value's type (none otherwise, so Jupyter shows the others)."""
+
+    def __str__(self) -> str:
+        return text(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        return html(self)
+
+    def _repr_latex_(self) -> str | None:
+        if latex.dispatch(type(self)) is latex.dispatch(object):
+            return None
+        return latex(self)
 
 
 class TextDisplay:

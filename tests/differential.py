@@ -40,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]  # the tests' helpers, and this checkout's polylab
 
 import polylab  # noqa: E402
-import polylab.storage  # noqa: E402,F401  - registers the storage recipe steps (fold_live_ins, ...)
+from polylab.storage import recipe_steps  # noqa: E402  - the storage recipe steps (fold_live_ins, ...)
 from polylab import toolchain as tc  # noqa: E402
 from polylab.codegen.harness import initial_values, output_points  # noqa: E402
 from polylab.errors import IllegalTransformationError, PolylabError  # noqa: E402
@@ -121,7 +121,7 @@ def schedule_of(scop, case: Case) -> tuple[object, str]:
     """The case's schedule (a Schedule value) and its text, or None when it does not apply to this nest."""
     try:
         if case.spec is not None:
-            return parse_schedule(scop, case.spec), case.spec
+            return parse_schedule(scop, case.spec, steps=recipe_steps()), case.spec
         source_order = original(scop)
         if source_order.n_dims == 0:
             return None, "a time transformation"

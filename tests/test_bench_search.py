@@ -32,8 +32,8 @@ def test_each_run_starts_without_the_distances_an_earlier_run_cached(monkeypatch
     # earlier run's results: each run clears them just before its clock starts
     import polylab.bench.search as search
     events = []
-    monkeypatch.setattr(search, "clear_caches", lambda: events.append("clear"))
-    monkeypatch.setattr(search, "prepare_variant", lambda scop, spec: events.append("search"))
+    monkeypatch.setattr(search, "clear_all", lambda: events.append("clear"))
+    monkeypatch.setattr(search, "prepare_variant", lambda scop, spec, machine: events.append("search"))
     search_time(lambda: load_kernel("gemm.c"), "optimize(1)", runs=3)
     assert events == ["clear", "search"] * 3
 

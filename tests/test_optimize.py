@@ -27,11 +27,10 @@ from polylab.errors import AnalysisError, ScheduleError
 from polylab.reference.interpret import same_live_out
 from polylab.schedule import check, original, parallel, parse_schedule
 from polylab.schedule.deps import dependences
-from polylab.schedule.optimize import (cache_sizes, cache_tile_sizes, chain_shadowed, exact_parallel_loops,
-                                       innermost_pairs,
-                                       is_stride_one, optimize_schedule, parallel_loops, private_start,
-                                       stream_tile_sizes, wave_tile_sizes)
-from polylab.schedule.optimize import TIME_TILE, loop_dims
+from polylab.schedule.optimize import (TIME_TILE, Machine, SerialReason, ShapeKind, Structure, TimeTiling,
+                                       cache_tile_sizes, chain_shadowed, exact_parallel_loops, innermost_pairs,
+                                       is_stride_one, loop_dims, optimize_schedule, parallel_loops, private_start,
+                                       settings_of, stream_tile_sizes, wave_tile_sizes)
 from polylab.schedule.shiftfuse import same_inner_ranges
 from polylab.schedule.transform import distribute, mark_parallel
 from polylab.storage import recipe_steps
@@ -49,8 +48,17 @@ SMALL = {
 }
 
 
+#: the machine the tests choose for (the reference machine: 32 KiB L1, 512 KiB L2, SSE2)
+MACHINE = Machine()
+
+
 def optimized(scop, spec: str = "optimize(2)"):
-    return parse_schedule(scop, spec, steps=recipe_steps())
+    return parse_schedule(scop, spec, steps=recipe_steps(MACHINE))
+
+
+def report(s):
+    """The optimizer's report of ``s``."""
+    return s.provenance.optimize
 
 
 @pytest.mark.parametrize("name", corpus())
@@ -64,12 +72,12 @@ def test_optimize_keeps_every_parallel_loop_of_the_source_order(name):
     for stmt, n in before.items():
         assert after.get(stmt, 0) >= n, (name, stmt, before, after, s.text())
     assert s.marked <= set(s.parallel_dims)
-    # the report explains the result: one line per statement it rewrote, and the final schedule
-    report = s.details["optimize"]
-    assert report.lines[-2].startswith("result:") or any(x.startswith("result:") for x in report.lines)
+    # the report explains the result (the final schedule among its lines) and is the schedule's notes
+    rep = report(s)
+    assert s.notes == rep.lines and any(s.text() in x for x in rep.lines)
     # the parallel loops composed from the statements' blocks are those of the whole schedule
-    assert not any("refused by the check of the whole schedule" in x for x in report.lines), report.lines
-    assert {c.statement for c in report.choices} <= {st.name for st in s.scop.statements}
+    assert not any(c.refused for c in rep.compared), rep.lines
+    assert {c.statement for c in rep.choices} <= {st.name for st in s.scop.statements}
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))
@@ -87,14 +95,14 @@ def test_optimized_program_computes_what_the_original_does(name):
 def test_sweeps_get_strips_and_sl3_its_storage_steps():
     s = optimized(scop_of("sl3.sy"), "optimize(1)")
     assert s.scop is not scop_of("sl3.sy")
-    steps = " ".join(s.details["optimize"].lines)
+    steps = " ".join(report(s).lines)     # the storage steps' own lines
     assert "fold_live_ins: 3 read(s)" in steps and "remove_dead_writes" in steps
     # after folding, the sweep's planes depend only on the plane before: its (i, j) band is tiled in time,
     # each tile running its planes with the strips inside; contraction of x is then tried and refused with
     # the reason (planes of different tiles are live together), never applied unproven
     assert "contract(x): refused" in steps and "live at the same time" in steps
-    sweep = next(c for c in s.details["optimize"].choices if c.shape.startswith("strips"))
-    assert sweep.shape == "strips+time-wave" and "8 rows" in sweep.why
+    sweep = next(c for c in report(s).choices if c.kind.strips)
+    assert sweep.kind is ShapeKind.STRIPS_TIME_WAVE and sweep.shape.sizes[0] == 8      # 8 rows
     # the innermost loop of the strips runs independent chains: it is exactly parallel (no OpenMP loop
     # of its own inside the parallel tile loop)
     dims = [d for d, a in enumerate(s.affs[sweep.statement]) if not a.is_cst()]
@@ -102,20 +110,20 @@ def test_sweeps_get_strips_and_sl3_its_storage_steps():
     # the time tiles' wavefront is the outermost loop, the tiles of a wave the parallel one inside it
     assert dims[0] not in s.marked and dims[1] in s.marked
     seidel = optimized(scop_of("seidel2d.c"), "optimize(2)")
-    (c,) = seidel.details["optimize"].choices
+    (c,) = report(seidel).choices
     # seidel2d's dependences go back in i from one step to the next: its time tiles need the skew i + t
-    assert c.shape == "strips+skewed-time-wave" and "t + i" in seidel.text()
+    assert c.kind is ShapeKind.STRIPS_SKEWED_TIME_WAVE and c.shape.time_skew == 1 and "t + i" in seidel.text()
     assert exact_parallel_loops(seidel)["S0"] >= 2        # the wave's tiles and the chains
     # one thread: the wave too, so that the parallel loop is not the strips' innermost one (one OpenMP
     # start per column)
     one = optimized(scop_of("seidel2d.c"), "optimize(1)")
-    assert one.details["optimize"].choices[0].shape == "strips+skewed-time-wave"
+    assert report(one).choices[0].kind is ShapeKind.STRIPS_SKEWED_TIME_WAVE
     dims = loop_dims(one, "S0")              # the wave, its tiles, t, the strips, the columns, the chains
     assert dims[1] in one.marked and dims[0] not in one.marked and dims[2] not in one.marked
     # a sweep of two loops has no time loop to tile: the wavefront of its strips' tiles, sizes from the
     # cache model
     sweep = optimized(scop_of("sweep2d.c"), "optimize(1)")
-    assert sweep.details["optimize"].choices[0].shape == "strips+wave"
+    assert report(sweep).choices[0].kind is ShapeKind.STRIPS_WAVE
 
 
 def test_a_distribution_out_of_a_chains_shadow_is_no_gain():
@@ -130,10 +138,10 @@ def test_a_distribution_out_of_a_chains_shadow_is_no_gain():
     for threads in (1, 2):
         s = optimized(scop, f"optimize({threads})")
         assert ("S2", "S3") in innermost_pairs(s), s.text()
-        assert any(x.startswith("fusion: fusion kept") for x in s.details["optimize"].lines)
+        assert report(s).structure is Structure.KEPT
     # 2mm's distribution still pays: its reduction gets a vector loop and no chain is left behind
     mm = optimized(scop_of("polybench/2mm.c"))
-    assert any(x.startswith("fusion: statements distributed") for x in mm.details["optimize"].lines)
+    assert report(mm).structure in (Structure.DISTRIBUTED_INSIDE, Structure.FULLY_DISTRIBUTED)
 
 
 def test_sibling_stencil_nests_fuse_with_shifts_at_one_thread():
@@ -142,20 +150,20 @@ def test_sibling_stencil_nests_fuse_with_shifts_at_one_thread():
     fused nest is then tiled in time (:mod:`polylab.schedule.timetile`, rows skewed by ``2t``)."""
     scop = scop_of("jacobi2d.c")
     one = optimized(scop, "optimize(1)")
-    lines = " ".join(one.details["optimize"].lines)
-    assert "fusion: sibling nests fused with shifts" in lines and "time tiles" in lines
-    assert "S1 + (1, 0)" in lines
+    rep = report(one)
+    assert rep.structure is Structure.SHIFT_FUSED and rep.timing is TimeTiling.TIME_TILES
+    # the copy runs one row later (S1 shifted by (1, 0)): its row is the update's plus one
     assert one.expressions("S1")[4:6] == ["1 + 2t + i", "j"] and one.expressions("S0")[4:6] == ["2t + i", "j"]
     assert check(one).legal and innermost_pairs(one) == {("S0", "S1")}
     inner = loop_dims(one, "S0")[-1]         # the vector loop: parallel, without OpenMP (one start per row)
     assert inner in one.parallel_dims and inner not in one.marked
     # fdtd2d's updates run different column ranges: fused too, the code generator separates the loop
     fd = optimized(scop_of("fdtd2d.c"), "optimize(1)")
-    assert "S3 + (1, 0)" in " ".join(fd.details["optimize"].lines)
+    assert report(fd).structure is Structure.SHIFT_FUSED
     # without time tiles (their time loop runs too few steps), one thread keeps the plain fusion and
     # threads keep the row loops parallel: no fusion
     few = optimized(scop.with_parameters({"T": 4}), "optimize(1)")
-    assert "time tiles" not in " ".join(few.details["optimize"].lines)
+    assert report(few).timing is TimeTiling.NONE
     assert few.expressions("S1")[2:4] == ["1 + i", "j"] and few.expressions("S0")[2:4] == ["i", "j"]
     two = optimized(scop.with_parameters({"T": 4}), "optimize(2)")
     assert innermost_pairs(two) == set() and exact_parallel_loops(two)["S0"] == 2
@@ -173,16 +181,17 @@ def test_gemm_at_one_thread_keeps_the_reused_slice_in_l2_when_asked():
     """gemm's ``B[k][j]`` is read again for every ``i``: with cache tiling asked for at one thread, the k
     and j loops are tiled outside ``i`` with the cache model's sizes, ``j`` stays the innermost vector
     loop; not by default, not with threads."""
-    tj, tk = stream_tile_sizes(8)
-    assert tj == 1024 and tk >= 8 and tk * tj * 8 <= cache_sizes()[1] // 2 < 2 * tk * tj * 8
+    tj, tk = stream_tile_sizes(8, MACHINE)
+    assert tj == 1024 and tk >= 8 and tk * tj * 8 <= MACHINE.l2_bytes // 2 < 2 * tk * tj * 8
     s = optimized(scop_of("gemm.c"), "optimize(1, 8, 0, 1)")
-    c = {x.statement: x for x in s.details["optimize"].choices}
-    assert c["S1"].shape == "stream-tile" and c["S1"].vector and "cache model" in c["S1"].why
+    c = {x.statement: x for x in report(s).choices}
+    assert c["S1"].kind is ShapeKind.STREAM_TILE and c["S1"].vector and c["S1"].shape.modelled
+    assert c["S1"].shape.sizes == (tk, tj)
     assert s.expressions("S1")[-3:] == ["i", "k", "j"]
     assert f"floor((j)/{tj})" in s.text() and f"floor((k)/{tk})" in s.text() and check(s).legal
     for spec in ("optimize(1)", "optimize(2)", "optimize(2, 8, 0, 1)"):     # only asked for, one thread
         other = optimized(scop_of("gemm.c"), spec)
-        assert all(x.shape != "stream-tile" for x in other.details["optimize"].choices), spec
+        assert all(x.kind is not ShapeKind.STREAM_TILE for x in report(other).choices), spec
 
 
 def test_openmp_is_not_started_once_per_row():
@@ -193,7 +202,7 @@ def test_openmp_is_not_started_once_per_row():
     # (its rows are jammed: only the 8 rows of a strip run inside j)
     d = next(d for d in loop_dims(atax, "S3") if atax.expressions("S3")[d] == "j")
     assert d in atax.parallel_dims and d not in atax.marked
-    assert any("left to the vectorizer" in x for x in atax.details["optimize"].lines)
+    assert any(x.dim == d and x.reason is SerialReason.PER_ROW for x in report(atax).serial)
     jac = optimized(polylab.parse(JACOBI_1D).scop)
     assert all(loop_dims(jac, n)[-1] in jac.marked for n in ("S0", "S1"))
 
@@ -214,7 +223,7 @@ def test_openmp_needs_work_per_team_start():
 
     doit = optimized(scop_of("polybench/doitgen.c"), "optimize(2)")
     assert not doit.marked and doit.parallel_dims
-    assert any("runs sequentially" in x and "500 times" in x for x in doit.details["optimize"].lines)
+    assert any(x.reason is SerialReason.LITTLE_WORK and x.starts == 500 for x in report(doit).serial)
 
     def sized(n: int):
         return polylab.parse(f"#define N {n}\n#define T 6\n" + JACOBI_1D).scop
@@ -230,18 +239,20 @@ def test_openmp_needs_work_per_team_start():
 
 
 def test_wavefront_tiles_come_from_the_cache_model():
-    _, l2 = cache_sizes()
+    l2 = MACHINE.l2_bytes
     for point_bytes in (4, 8, 16, 24):
-        t, u = wave_tile_sizes(point_bytes)
+        t, u = wave_tile_sizes(point_bytes, 8, MACHINE)
         assert t == u and t & (t - 1) == 0 and t >= 16
         assert point_bytes * t * t <= l2 // 2 or t == 16
         assert point_bytes * (2 * t) ** 2 > l2 // 2
-    assert wave_tile_sizes(4)[0] >= wave_tile_sizes(8)[0] >= wave_tile_sizes(16)[0]
+    assert wave_tile_sizes(4, 8, MACHINE)[0] >= wave_tile_sizes(8, 8, MACHINE)[0] >= wave_tile_sizes(16, 8, MACHINE)[0]
+    # a larger L2 gives larger tiles
+    assert wave_tile_sizes(8, 8, Machine(l2_bytes=4 * l2))[0] == 2 * wave_tile_sizes(8, 8, MACHINE)[0]
     sweep = optimized(scop_of("sweep2d.c"), "optimize(2)")      # one array of double
-    t = wave_tile_sizes(8)[0]
-    assert f"floor((i)/{t})" in sweep.text() and "cache model" in sweep.details["optimize"].choices[0].why
+    t = wave_tile_sizes(8, 8, MACHINE)[0]
+    assert f"floor((i)/{t})" in sweep.text() and report(sweep).choices[0].shape.modelled
     fixed = optimized(scop_of("sweep2d.c"), "optimize(2, 8, 64)")
-    assert "floor((i)/64)" in fixed.text() and "cache model" not in fixed.details["optimize"].choices[0].why
+    assert "floor((i)/64)" in fixed.text() and not report(fixed).choices[0].shape.modelled
     # the time tiles of seidel2d: TIME_TILE, or the size given
     assert f"floor((t)/{TIME_TILE})" in optimized(scop_of("seidel2d.c"), "optimize(2)").text()
     assert "floor((t)/64)" in optimized(scop_of("seidel2d.c"), "optimize(2, 8, 64)").text()
@@ -249,28 +260,28 @@ def test_wavefront_tiles_come_from_the_cache_model():
 
 def test_mvt_transposed_product_gets_a_parallel_tile_loop_and_a_vector_loop():
     s = optimized(scop_of("mvt.c"))
-    c = {x.statement: x for x in s.details["optimize"].choices}
-    assert c["S1"].shape == "strip" and c["S1"].vector
+    c = {x.statement: x for x in report(s).choices}
+    assert c["S1"].kind is ShapeKind.STRIP and c["S1"].vector and c["S1"].shape.sizes == (32,)
     assert "floor((i)/32)" in s.text() and s.expressions("S1")[-1] == "i"
-    assert c["S0"].shape == "keep"
+    assert c["S0"].kind is ShapeKind.KEEP
 
 
 def test_gemm_is_distributed_and_tiled_for_the_cache_when_asked():
     plain = optimized(scop_of("gemm.c"))
-    assert all(c.shape in ("keep", "shared") for c in plain.details["optimize"].choices)
+    assert all(c.kind in (ShapeKind.KEEP, ShapeKind.SHARED) for c in report(plain).choices)
     s = optimized(scop_of("gemm.c"), "optimize(2, 8, 256, 1)")
-    rep = s.details["optimize"]
+    rep = report(s)
     c = {x.statement: x for x in rep.choices}
-    assert c["S1"].shape == "tile" and c["S1"].vector and "B" not in c["S1"].why.split(":")[0]
-    assert any(x.startswith("fusion: statements fully distributed") for x in rep.lines)
+    assert c["S1"].kind is ShapeKind.TILE and c["S1"].vector and c["S1"].shape.names == ("i", "k", "j")
+    assert rep.structure is Structure.FULLY_DISTRIBUTED
     assert s.expressions("S1")[-3:] == ["i", "k", "j"] and exact_parallel_loops(s)["S1"] >= 2
 
 
 @pytest.mark.parametrize("name", ["jacobi2d.c", "heat3d.c", "fdtd2d.c"])
 def test_good_source_orders_are_kept(name):
     s = optimized(scop_of(name))
-    assert all(c.shape in ("keep", "shared") for c in s.details["optimize"].choices), s.details["optimize"]
-    assert all(c.vector for c in s.details["optimize"].choices if c.shape == "keep")
+    assert all(c.kind in (ShapeKind.KEEP, ShapeKind.SHARED) for c in report(s).choices), report(s)
+    assert all(c.vector for c in report(s).choices if c.kind is ShapeKind.KEEP)
 
 
 def test_private_loops_and_stride():
@@ -280,7 +291,7 @@ def test_private_loops_and_stride():
     assert private_start(lu, "S1") == lu.n_dims                                # all its loops shared
     s1 = scop_of("gemm.c").statement("S1")
     assert is_stride_one(s1, 2) and not is_stride_one(s1, 1) and not is_stride_one(s1, 0)
-    sizes = cache_tile_sizes(2, 3)
+    sizes = cache_tile_sizes(2, 3, 8, MACHINE)
     assert sizes[1] == 4 * sizes[0] and sizes[0] >= 8
 
 
@@ -308,16 +319,18 @@ def test_optimize_is_exact_on_random_nests(src):
     assert all(exact_parallel_loops(s).get(k, 0) >= v for k, v in before.items())
     assert s.marked <= set(s.parallel_dims)
     assert same_live_out(scop, s.scop, {"N": 3, "M": 2}, schedule=s.union_map) == [], (src, s.text())
-    event(",".join(sorted({c.shape for c in s.details["optimize"].choices})) or "nothing private")
+    event(",".join(sorted({c.kind.value for c in report(s).choices})) or "nothing private")
 
 
 def test_optimize_schedule_is_a_value_with_an_explanation():
     base = original(scop_of("mvt.c"))
-    rep = optimize_schedule(base, 2)
-    assert rep.schedule is not base and base.steps == ()
-    assert rep.schedule.steps == ("optimize(2)",) and rep.schedule.notes == rep.lines
+    s = optimize_schedule(base, settings_of(MACHINE, 2))
+    rep = report(s)
+    assert s is not base and base.steps == () and base.provenance.optimize is None
+    assert s.steps == ("optimize(2)",) and s.notes == rep.lines and rep.machine == MACHINE.with_threads(2)
     j = rep.to_json()
     assert j["source_parallel_loops"] == {"S0": 1, "S1": 1} and j["statements"][1]["shape"] == "strip"
+    assert j["structure"] == rep.structure.value and j["machine"]["threads"] == 2
     assert "optimize" in rep.html()
 
 
@@ -391,12 +404,12 @@ def test_data_that_fits_in_cache_gets_no_locality_tiles():
     # A: written below the diagonal of rows 1..9 (45 elements), read on and below it in rows 0..8 (45, of
     # which the 9 diagonal ones are not written); b: 9 floats
     assert footprint_bytes(prog.scop) == 8 * (45 + 9) + 4 * 9
-    assert fits_in_cache(prog.scop)
+    assert fits_in_cache(prog.scop, MACHINE) and not fits_in_cache(prog.scop, Machine(l2_bytes=512))
     heat = scop_of("polybench/heat-3d.c")
-    assert fits_in_cache(heat)
+    assert fits_in_cache(heat, MACHINE)
     for threads in (1, 2):
         s = optimized(heat, f"optimize({threads})")
         assert "floor" not in s.text()
-        assert not any("shifts" in x for x in s.details["optimize"].lines if x.startswith("fusion:"))
+        assert report(s).structure is not Structure.SHIFT_FUSED
         assert [s.expressions(n)[loop_dims(s, n)[-1]] for n in ("S0", "S1")] == ["k", "k"]
-    assert footprint_bytes(scop_of("heat3d.c")) is None and not fits_in_cache(scop_of("heat3d.c"))
+    assert footprint_bytes(scop_of("heat3d.c")) is None and not fits_in_cache(scop_of("heat3d.c"), MACHINE)

@@ -17,7 +17,7 @@ from polylab.codegen import generate
 from polylab.reference.interpret import same_live_out
 from polylab.schedule import check, parse_schedule
 from polylab.schedule.jam import group, jammed
-from polylab.schedule.optimize import chain_loop, local_span, openmp_dims
+from polylab.schedule.optimize import JamKind, JamOutcome, Machine, chain_loop, local_span, openmp_dims
 from polylab.storage import recipe_steps
 
 BICG = """double A[N][M]; double s[M]; double q[N]; double p[M]; double r[N];
@@ -68,11 +68,13 @@ def scop_of(text: str):
 
 
 def optimized(scop, spec: str):
-    return parse_schedule(scop, spec, steps=recipe_steps())
+    return parse_schedule(scop, spec, steps=recipe_steps(Machine()))
 
 
-def lines(s) -> str:
-    return " ".join(s.details["optimize"].lines)
+def jams(s, kind=None, outcome=JamOutcome.DONE):
+    """The jams the optimizer asked for in ``s`` (of ``kind``, with ``outcome``; any when None)."""
+    return [j for j in s.provenance.optimize.jams
+            if (kind is None or j.kind is kind) and (outcome is None or j.outcome is outcome)]
 
 
 @pytest.mark.parametrize("text", [BICG, ATAX], ids=["bicg", "atax"])
@@ -80,7 +82,7 @@ def lines(s) -> str:
 def test_chains_are_jammed_and_compute_what_the_original_does(text, threads):
     scop = scop_of(text)
     s = optimized(scop, f"optimize({threads})")
-    assert "jam: 8 rows of dimension 1" in lines(s), lines(s)
+    assert [(j.rows, j.dim) for j in jams(s, JamKind.CHAINS)] == [(8, 1)], s.notes
     assert check(s).legal
     # every statement of the nest runs its row i innermost, inside the strip loop floor(i/8)
     for n in ("S1", "S2", "S3"):
@@ -97,7 +99,7 @@ def test_no_jam_where_a_row_needs_the_sum_of_the_row_before():
     assert chain_loop(s0, st) == (0, 1)        # a[i] accumulates along j: a chain
     assert jammed(s0, 0, group(s0, "S0", 0), 8) is None   # illegal: exact check
     s = optimized(scop, "optimize(1)")
-    assert "illegal (exact check)" in lines(s) and "floor" not in s.text()
+    assert jams(s, JamKind.CHAINS, JamOutcome.ILLEGAL) and "floor" not in s.text()
     assert same_live_out(scop, s.scop, {"N": 13, "M": 5}, schedule=s.union_map) == []
 
 
@@ -192,7 +194,8 @@ def test_other_chain_shapes_are_jammed_and_compute_what_the_original_does(name):
     text, sizes = SHAPES[name]
     scop = scop_of(text)
     s = optimized(scop, "optimize(1)")
-    assert "jam: 8 rows" in lines(s) and check(s).legal
+    done = jams(s, JamKind.CHAINS)
+    assert done and all(j.rows == 8 for j in done) and check(s).legal
     for params in sizes:
         assert same_live_out(scop, s.scop, params, schedule=s.union_map) == []
 
@@ -246,7 +249,7 @@ def test_row_recurrences_are_jammed_and_compute_what_the_original_does(threads):
     assert chain_loop(s0, scop.statement("S1")) is not None
     assert chain_loop(s0, scop.statement("S0")) is None
     s = optimized(scop, f"optimize({threads})")
-    assert check(s).legal and "jam: 8 rows" in lines(s) and "in S1" in lines(s)
+    assert check(s).legal and [(j.rows, j.statements) for j in jams(s, JamKind.CHAINS)] == [(8, ("S1",))]
     loops = [e for e in s.expressions("S1") if not e.lstrip("-").isdigit()]
     assert loops == ["(floor((i)/8))", "j", "i"], s.expressions("S1")
     if threads == 1:
@@ -288,7 +291,7 @@ def test_statements_of_the_row_loop_itself_do_not_block_the_jam():
     ``tmp[i]`` and ``y[i]`` are jammed; the result computes what the original does."""
     scop = scop_of(GESUMMV)
     s = optimized(scop, "optimize(1)")
-    assert "jam: 8 rows of dimension 0" in lines(s) and "2 chains (S2, S3)" in lines(s), lines(s)
+    assert [(j.rows, j.dim, j.chains) for j in jams(s, JamKind.CHAINS)] == [(8, 0, ("S2", "S3"))], s.notes
     for n in ("S0", "S1", "S4"):
         assert [e for e in s.expressions(n) if not e.lstrip("-").isdigit()] == ["(floor((i)/8))", "i"]
     for N in (19, 8, 3):
@@ -302,7 +305,7 @@ def test_a_reduction_loop_is_jammed_into_the_vector_loop(threads):
     one load and one store, in the order of ``k`` (bit for bit the original's sums)."""
     scop = polylab.parse_file(polylab.example_path("gemm.c")).scop
     s = optimized(scop, f"optimize({threads})")
-    assert "4 iterations of the reduction loop" in lines(s), lines(s)
+    assert [j.rows for j in jams(s, JamKind.REDUCTION)] == [4], s.notes
     assert "floor((k)/4)" in s.expressions("S1")[-3] and s.expressions("S1")[-2:] == ["j", "k"]
     assert check(s).legal
     assert 0 in s.marked                         # the parallel i loop is kept
@@ -321,11 +324,11 @@ def test_no_reduction_jam_where_the_sums_already_stay_in_registers_or_nothing_ac
     # mvt's transposed product is strip-mined along its vector loop: the strip's sums stay in registers
     # across the whole reduction loop already
     s = optimized(polylab.parse_file(polylab.example_path("mvt.c")).scop, "optimize(1)")
-    assert "reduction loop" not in lines(s)
+    assert not jams(s, JamKind.REDUCTION, None)
     # a loop around a vector loop that writes a different element in each of its iterations
     copy = scop_of("double A[N][M]; double B[N][M];\nfor (i = 0; i < N; i++)\n  for (j = 0; j < M; j++)\n"
                    "    A[i][j] = B[i][j] + 1.0;\n")
-    assert "reduction loop" not in lines(optimized(copy, "optimize(1)"))
+    assert not jams(optimized(copy, "optimize(1)"), JamKind.REDUCTION, None)
 
 
 @st.composite

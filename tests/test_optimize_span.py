@@ -10,7 +10,7 @@ import pytest
 import polylab
 from polylab.reference.interpret import same_live_out
 from polylab.schedule import parse_schedule
-from polylab.schedule.optimize import MIN_PARALLEL_SPAN, value_span
+from polylab.schedule.optimize import MIN_PARALLEL_SPAN, Machine, ShapeKind, value_span
 from polylab.storage import recipe_steps
 
 # a time loop of 10 steps around a strided recurrence: the only parallel loop a tile-level wavefront
@@ -43,9 +43,9 @@ def test_value_span_is_exact(aff, domain, span):
 def test_a_short_parallel_loop_is_not_chosen_over_the_source_order():
     scop = polylab.parse(SHORT_TIME).scop
     for threads in (1, 2):
-        s = parse_schedule(scop, f"optimize({threads})", steps=recipe_steps())
-        rec = next(c for c in s.details["optimize"].choices if c.statement == "S1")
-        assert rec.shape == "keep", rec.why          # no strips or wavefront around the 10-step t loop
+        s = parse_schedule(scop, f"optimize({threads})", steps=recipe_steps(Machine()))
+        rec = next(c for c in s.provenance.optimize.choices if c.statement == "S1")
+        assert rec.kind is ShapeKind.KEEP, rec.why          # no strips or wavefront around the 10-step t loop
         for d in s.marked:                           # and no OpenMP loop of a handful of iterations
             a = s.affs["S1"][d]
             if not a.is_cst():
@@ -75,7 +75,7 @@ void conv(int n, double img[n + 2][n + 2], double w[3][3], double out[n][n]) {
 def test_loops_of_a_few_constant_iterations_count_as_unrolled():
     scop = polylab.parse(CONV).scop
     for threads in (1, 2):
-        s = parse_schedule(scop, f"optimize({threads})", steps=recipe_steps())
-        rec = next(c for c in s.details["optimize"].choices if c.statement == "S1")
-        assert rec.shape == "keep" and rec.vector, rec.why  # j stays around the unrolled a, b: a vector loop
+        s = parse_schedule(scop, f"optimize({threads})", steps=recipe_steps(Machine()))
+        rec = next(c for c in s.provenance.optimize.choices if c.statement == "S1")
+        assert rec.kind is ShapeKind.KEEP and rec.vector, rec.why  # j stays around the unrolled a, b: a vector loop
         assert same_live_out(scop, s.scop, {"n": 7}, schedule=s.union_map) == []

@@ -1,5 +1,6 @@
-"""Time strips of one-dimensional stencils (:func:`polylab.schedule.timetile.time_strips`) and the build
-target the optimizer chooses for (:mod:`polylab.schedule.target`).
+"""Time strips of one-dimensional stencils (:func:`polylab.schedule.timetile.time_strips`) and the vector
+width of the build the optimizer chooses for (the :class:`~polylab.schedule.optimize.Machine`'s, read from the
+build flags by :mod:`polylab.bench.machine`).
 
 Every strip schedule here is checked against brute force: the reference interpreter runs the original
 program in its own order and the transformed one under the strip schedule, and every live-out element
@@ -7,16 +8,18 @@ must agree bit for bit. The strips are made 4 points wide so that small paramete
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import polylab
 from polylab.reference.interpret import same_live_out
 from polylab.schedule import check, parse_schedule
-from polylab.schedule.optimize import timed
+from polylab.bench.machine import vector_bytes_of_flags
+from polylab.errors import ScheduleError
+from polylab.schedule.optimize import DEFAULT_VECTOR_BYTES, Machine, TimeTiling, timed
 from polylab.schedule.core import original
-from polylab.schedule.target import (DEFAULT_VECTOR_BYTES, build_target, vector_bytes,
-                                     vector_bytes_of_flags)
 from polylab.schedule.timetile import strip_rows, time_strips
 from polylab.storage import recipe_steps
 
@@ -32,24 +35,25 @@ for (t = 0; t < T; t++) {
 SMALL = {"N": 23, "T": 7}
 
 
-def optimized(scop, spec: str):
-    return parse_schedule(scop, spec, steps=recipe_steps())
+def optimized(scop, spec: str, machine: Machine = Machine()):
+    return parse_schedule(scop, spec, steps=recipe_steps(machine))
 
 
-def lines(s) -> str:
-    return " ".join(s.details["optimize"].lines)
+def timing(s) -> TimeTiling:
+    return s.provenance.optimize.timing
 
 
 @pytest.fixture
 def narrow(monkeypatch):
     """Strips 4 points wide, whatever the cache model says."""
-    monkeypatch.setattr(timed, "strip_width", lambda scop: 4)
+    monkeypatch.setattr(timed, "strip_width", lambda scop, machine: 4)
 
 
 def test_jacobi_1d_gets_strips_with_skew_2_and_its_second_statement_shifted(narrow):
     scop = polylab.parse(JACOBI_1D).scop
     s = optimized(scop, "optimize(1, 8, 0, 0, 32)")
-    assert "time strips 4 points wide" in lines(s) and "rows + 2t; shifted: S1 + 1" in lines(s), lines(s)
+    assert timing(s) is TimeTiling.TIME_STRIPS, s.notes
+    # 4 points wide along rows + 2t, S1 shifted by one point
     assert s.expressions("S0")[0] == "(floor((2t + i)/4))" and s.expressions("S1")[0] == "(floor((1 + 2t + i)/4))"
     assert check(s).legal
     # the strips run one after the other; each step's loops are vector loops, not OpenMP loops
@@ -62,33 +66,30 @@ def test_jacobi_1d_gets_strips_with_skew_2_and_its_second_statement_shifted(narr
 
 def test_no_strips_for_the_default_build_or_with_threads(narrow):
     scop = polylab.parse(JACOBI_1D).scop
-    assert "time strips" not in lines(optimized(scop, "optimize(1)"))
+    assert timing(optimized(scop, "optimize(1)")) is TimeTiling.NONE
     two = optimized(scop, "optimize(2, 8, 0, 0, 32)")
-    assert "time strips" not in lines(two) and two.marked   # the step-by-step parallel loops stay
+    assert timing(two) is TimeTiling.NONE and two.marked   # the step-by-step parallel loops stay
     # a time loop of a few steps: nothing to keep in cache
-    assert "time strips" not in lines(optimized(scop.with_parameters({"T": 3}), "optimize(1, 8, 0, 0, 32)"))
+    assert timing(optimized(scop.with_parameters({"T": 3}), "optimize(1, 8, 0, 0, 32)")) is TimeTiling.NONE
 
 
-def test_the_build_target_in_effect_is_what_optimize_chooses_for(narrow):
+def test_the_machine_s_vector_width_is_what_optimize_chooses_for(narrow):
     scop = polylab.parse(JACOBI_1D).scop
-    assert vector_bytes() == DEFAULT_VECTOR_BYTES
-    with build_target(32):
-        assert vector_bytes() == 32 and vector_bytes(64) == 64
-        s = optimized(scop, "optimize(1)")
-    assert vector_bytes() == DEFAULT_VECTOR_BYTES
-    assert "time strips" in lines(s) and s.steps == ("optimize(1, 8, 0, 0, 32)",)
-    with pytest.raises(ValueError):
-        with build_target(0):
-            pass
+    s = optimized(scop, "optimize(1)", Machine(vector_bytes=32))
+    assert timing(s) is TimeTiling.TIME_STRIPS and s.steps == ("optimize(1, 8, 0, 0, 32)",)
+    # the step's own width wins over the machine's
+    assert timing(optimized(scop, "optimize(1, 8, 0, 0, 16)", Machine(vector_bytes=32))) is TimeTiling.NONE
+    with pytest.raises(ScheduleError):
+        Machine(vector_bytes=0)
 
 
 def test_vector_width_of_build_flags(monkeypatch):
-    monkeypatch.setattr("polylab.schedule.target.native_vector_bytes", lambda: 32)
+    monkeypatch.setattr("polylab.bench.machine.native_vector_bytes", lambda: 32)
     assert vector_bytes_of_flags(()) == DEFAULT_VECTOR_BYTES == 16
     assert vector_bytes_of_flags(("-O3",)) == 16
     assert vector_bytes_of_flags(("-march=native", "-ffp-contract=off")) == 32
     assert vector_bytes_of_flags(("-mavx2",)) == 32
-    monkeypatch.setattr("polylab.schedule.target.native_vector_bytes", lambda: 16)
+    monkeypatch.setattr("polylab.bench.machine.native_vector_bytes", lambda: 16)
     assert vector_bytes_of_flags(("-march=native",)) == 16
 
 
@@ -146,12 +147,15 @@ def test_random_1d_stencils_in_strips_compute_what_the_original_does(src):
 def test_optimize_native_on_the_command_line_names_the_width(monkeypatch, capsys, tmp_path):
     from polylab.cli import main
 
-    monkeypatch.setattr("polylab.schedule.target.native_vector_bytes", lambda: 32)
+    monkeypatch.setattr("polylab.bench.machine.native_vector_bytes", lambda: 32)
     path = tmp_path / "jacobi1d.c"
     path.write_text(JACOBI_1D)
     assert main(["optimize", str(path), "--threads", "1", "--native"]) == 0
     out = capsys.readouterr().out
-    assert "time strips" in out and out.rstrip().endswith("spec: optimize(1, 8, 0, 0, 32)")
+    assert out.rstrip().endswith("spec: optimize(1, 8, 0, 0, 32)")
+    assert main(["optimize", str(path), "--threads", "1", "--native", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["time_tiling"] == TimeTiling.TIME_STRIPS.value and data["machine"]["vector_bytes"] == 32
     assert main(["optimize", str(path), "--threads", "1", "--native", "--tune"]) == 2
     err = capsys.readouterr().err
     assert "--tune" in err and "Traceback" not in err
@@ -162,13 +166,11 @@ def test_bench_builds_each_variant_for_the_vectors_of_its_timed_build(monkeypatc
     machine's vectors; a plain case for the default build's."""
     from polylab.bench import runner
     from polylab.bench.sweep import NATIVE_TIMING_FLAGS, Case, load_kernel
-    from polylab.errors import ScheduleError
-
-    monkeypatch.setattr("polylab.schedule.target.native_vector_bytes", lambda: 32)
+    monkeypatch.setattr("polylab.bench.machine.native_vector_bytes", lambda: 32)
     seen = []
 
-    def spy(scop, spec):
-        seen.append(vector_bytes())
+    def spy(scop, spec, machine):
+        seen.append(machine.vector_bytes)
         raise ScheduleError("stop here: nothing to time in this test")
 
     monkeypatch.setattr(runner, "prepare_variant", spy)
@@ -180,4 +182,3 @@ def test_bench_builds_each_variant_for_the_vectors_of_its_timed_build(monkeypatc
         result = runner.run_case(kernel, case, None, repeat=1, warmup=0, timeout=10)
         assert result.status == runner.ERROR and "stop here" in result.reason
     assert seen == [32, DEFAULT_VECTOR_BYTES]
-    assert vector_bytes() == DEFAULT_VECTOR_BYTES

@@ -19,7 +19,7 @@ import polylab
 from polylab.codegen.ast import For, User, build, nodes
 from polylab.reference.interpret import same_live_out
 from polylab.schedule import check, parse_schedule
-from polylab.schedule.optimize import TIME_TILE, time_tile_size
+from polylab.schedule.optimize import TIME_TILE, Machine, ShapeKind, Structure, TimeTiling, time_tile_size
 from polylab.schedule.timetile import rows_dimension, time_tiled
 from polylab.storage import recipe_steps
 
@@ -30,12 +30,15 @@ def scop_of(name: str):
     return polylab.parse_file(polylab.example_path(name)).scop
 
 
+MACHINE = Machine()
+
+
 def optimized(scop, spec: str):
-    return parse_schedule(scop, spec, steps=recipe_steps())
+    return parse_schedule(scop, spec, steps=recipe_steps(MACHINE))
 
 
-def lines(s) -> str:
-    return " ".join(s.details["optimize"].lines)
+def report(s):
+    return s.provenance.optimize
 
 
 @pytest.mark.parametrize("name", sorted(STENCILS))
@@ -43,7 +46,7 @@ def lines(s) -> str:
 def test_time_tiled_stencils_compute_what_the_original_does(name, threads):
     scop = scop_of(name)
     s = optimized(scop, f"optimize({threads}, 8, 4)")
-    assert "time tiles 4x4" in lines(s), lines(s)
+    assert report(s).timing is TimeTiling.TIME_TILES and "floor((t)/4)" in s.text(), s.notes
     assert check(s).legal
     # the wave is the outermost loop, the tiles of a wave the parallel loop inside it
     assert 0 not in s.parallel_dims and 1 in s.marked
@@ -55,32 +58,33 @@ def test_the_time_skew_is_the_smallest_legal_one():
     # jacobi2d fused with shifts: the copy runs one row later, so a step reads rows up to two ahead of
     # the rows the step before wrote at the same fused row: no legal tile with skew 0 or 1
     s = optimized(scop_of("jacobi2d.c"), "optimize(1)")
-    assert "(rows + 2t)" in lines(s) and s.expressions("S0")[4] == "2t + i"
+    assert report(s).timing is TimeTiling.TIME_TILES and s.expressions("S0")[4] == "2t + i"
+    assert s.expressions("S0")[1] == "(floor((2t + i)/32))"
     # fdtd2d: skew 1
     f = optimized(scop_of("fdtd2d.c"), "optimize(1)")
-    assert "(rows + t)" in lines(f)
+    assert report(f).timing is TimeTiling.TIME_TILES and any("floor((t + i)/" in e for e in f.expressions("S1"))
     # the other skews are illegal: checked exactly
     fused = optimized(scop_of("jacobi2d.c").with_parameters({"T": 4}), "optimize(1)")   # fused, no tiles
-    assert "time tiles" not in lines(fused) and rows_dimension(fused) is not None
+    assert report(fused).timing is TimeTiling.NONE and rows_dimension(fused) is not None
     assert time_tiled(fused, 4) is not None and "rows + 2t" in time_tiled(fused, 4)[1]
 
 
 def test_time_tiles_need_a_time_loop():
     # gemm's, lu's and mvt's outer loops index arrays they write: no time tiles
     for name in ("gemm.c", "lu.c", "mvt.c"):
-        assert "time tiles" not in lines(optimized(scop_of(name), "optimize(1)")), name
+        assert report(optimized(scop_of(name), "optimize(1)")).timing is TimeTiling.NONE, name
     # a time loop of a few steps: nothing to tile
     few = optimized(scop_of("fdtd2d.c").with_parameters({"T": 5}), "optimize(1)")
-    assert "time tiles" not in lines(few)
+    assert report(few).timing is TimeTiling.NONE
 
 
 def test_time_tile_sizes_shrink_with_the_rows_dimensions():
     assert time_tile_size(3) == TIME_TILE == 32
     assert time_tile_size(4) == 8 and time_tile_size(5) == 4 and time_tile_size(9) == 4
     heat = optimized(scop_of("heat3d.c"), "optimize(2)")
-    assert "time tiles 8x8" in lines(heat) and "floor((t)/8)" in heat.text()
+    assert report(heat).timing is TimeTiling.TIME_TILES and "floor((t)/8)" in heat.text()
     jac = optimized(scop_of("jacobi2d.c"), "optimize(2)")
-    assert "time tiles 32x32" in lines(jac)
+    assert report(jac).timing is TimeTiling.TIME_TILES and "floor((t)/32)" in jac.text()
 
 
 def test_fused_statements_with_different_ranges_get_a_guard_free_loop():
@@ -132,12 +136,13 @@ def test_random_stencil_pairs_optimized_with_time_tiles_agree_with_the_original(
 
 
 def test_tune_tries_other_time_tile_sizes_where_there_are_time_tiles():
-    from polylab.experiment.tune import TIME_TILE_ALTERNATIVES, candidates
+    from polylab.experiment.tune import candidates
+    from polylab.schedule.tuning import TUNE_TILES
 
-    specs = candidates(scop_of("fdtd2d.c"), 1)
+    specs = candidates(scop_of("fdtd2d.c"), 1, MACHINE)
     assert specs[0] == "optimize(1)"
-    assert all(f"optimize(1, 8, {w})" in specs for w in TIME_TILE_ALTERNATIVES), specs
-    assert not any(s.startswith("optimize(2, 8, ") for s in candidates(scop_of("mvt.c"), 2))
+    assert all(f"optimize(1, 8, {w})" in specs for w in TUNE_TILES), specs
+    assert not any(s.startswith("optimize(2, 8, ") for s in candidates(scop_of("mvt.c"), 2, MACHINE))
 
 
 def test_lu_gets_the_pluto_band_tiled_with_the_division_before_the_vector_loop():
@@ -146,7 +151,7 @@ def test_lu_gets_the_pluto_band_tiled_with_the_division_before_the_vector_loop()
     scop = scop_of("lu.c")
     for threads in (1, 2):
         s = optimized(scop, f"optimize({threads})")
-        assert "the Pluto-style band tiled" in lines(s) and check(s).legal
+        assert report(s).structure is Structure.PLUTO_BAND and check(s).legal
         # the points of a tile in the order (i, k, j): the division of A[i][k] first, then the updates of
         # row i by row k along j, the innermost loop, parallel and stride-1
         assert s.expressions("S1")[3:7] == ["i", "j", "0", "j"]
@@ -175,9 +180,9 @@ def test_no_band_tiles_where_a_chain_would_stay_innermost():
     # bicg: q[i] += A[i][j] * p[j] keeps its chain inside any tile: measured 0.4x; the fusion stays
     bicg = optimized(polylab.parse_file(Path(polylab.example_path("sweep2d.c")).parent / "polybench" / "bicg.c").scop,
                      "optimize(2)")
-    assert "Pluto-style band" not in lines(bicg)
+    assert report(bicg).structure is not Structure.PLUTO_BAND
     for name in ("gemm.c", "mvt.c", "jacobi2d.c"):
-        assert "Pluto-style band" not in lines(optimized(scop_of(name), "optimize(2)")), name
+        assert report(optimized(scop_of(name), "optimize(2)")).structure is not Structure.PLUTO_BAND, name
 
 
 @pytest.mark.parametrize("name,params", [("sl3.sy", {"n": 13}), ("seidel2d.c", {"N": 10, "T": 9})])
@@ -186,22 +191,24 @@ def test_time_tiled_strips_with_small_tiles_compute_what_the_original_does(name,
     that the small sizes span several tiles and waves."""
     scop = scop_of(name)
     s = optimized(scop, "optimize(2, 4, 4)")
-    assert any(c.shape.startswith("strips+") and "time-wave" in c.shape for c in s.details["optimize"].choices)
+    assert any(c.kind in (ShapeKind.STRIPS_TIME_WAVE, ShapeKind.STRIPS_SKEWED_TIME_WAVE) for c in report(s).choices)
     assert check(s).legal
     assert same_live_out(scop, s.scop, params, schedule=s.union_map) == []
 
 
 def test_band_tile_size_from_the_cache_model():
-    from polylab.schedule.optimize import band_tile_size, cache_sizes
+    from polylab.schedule.optimize import band_tile_size
 
-    _, l2 = cache_sizes()
-    t = band_tile_size(scop_of("lu.c"))            # three slices of doubles: A[i][j], A[i][k], A[k][j]
+    l2 = MACHINE.l2_bytes
+    t = band_tile_size(scop_of("lu.c"), MACHINE)   # three slices of doubles: A[i][j], A[i][k], A[k][j]
     assert t >= 16 and t & (t - 1) == 0
     assert 3 * t * t * 8 <= l2 // 2 or t == 16
     assert 3 * (2 * t) ** 2 * 8 > l2 // 2
     s = optimized(scop_of("lu.c"), "optimize(2)")
-    assert f"band tiled {t}x" in lines(s) and f"floor((i)/{t})" in s.text()
-    assert "band tiled 16x" in lines(optimized(scop_of("lu.c"), "optimize(2, 8, 16)"))
+    assert report(s).choices[0].shape.sizes == (t,) and f"floor((i)/{t})" in s.text()
+    assert report(optimized(scop_of("lu.c"), "optimize(2, 8, 16)")).choices[0].shape.sizes == (16,)
+    # a larger L2 gives larger tiles
+    assert band_tile_size(scop_of("lu.c"), Machine(l2_bytes=4 * l2)) == 2 * t
 
 
 def test_a_negative_tile_size_is_a_located_error_not_a_traceback(capsys):

@@ -276,7 +276,7 @@ def test_searches_always_return_legal_schedules(src):
     scop = analysable_scop(src)
     res = pluto_schedule(scop)
     p = res.schedule
-    event("pluto fell back to isl" if "fallback" in p.details else "pluto answered")
+    event("pluto fell back" if not res.rows else "pluto answered")
     assert check(p).legal, p.text()
     try:
         assert check(isl_schedule(scop)).legal

@@ -9,7 +9,8 @@ import pytest
 import polylab
 from polylab.cli import main
 from polylab.errors import ScheduleError
-from polylab.schedule import (check, parse_schedule, processor_allocation, register_step, space_time, steps)
+from polylab.schedule import (SCHEDULE_STEPS, check, make_step, parse_schedule, processor_allocation, space_time,
+                              with_steps)
 
 
 def scop_of(name):
@@ -68,22 +69,25 @@ def test_isl_text_must_mention_every_statement():
 
 
 def test_every_step_documents_its_map_and_legality():
-    for name, step in steps().items():
+    for name, step in SCHEDULE_STEPS.items():
         if not step.fn.__module__.startswith("polylab.schedule"):
             continue
         doc = step.fn.__doc__ or ""
         assert "legal" in doc.lower() or name in ("original",), name
 
 
-def test_register_step_makes_a_recipe_step():
+def test_a_step_of_ones_own_goes_into_a_new_table():
     def twice_skew(s, f: int = 1):
         """Skew twice (test step); legal when skew is."""
         from polylab.schedule import skew
         return skew(skew(s, 1, 0, f), 1, 0, f)
 
-    register_step("twice_skew_test", twice_skew)
-    s = parse_schedule(scop_of("sweep2d.c"), "twice_skew_test(1)")
+    mine = with_steps(SCHEDULE_STEPS, make_step("twice_skew_test", twice_skew))
+    s = parse_schedule(scop_of("sweep2d.c"), "twice_skew_test(1)", steps=mine)
     assert s.expressions("S0") == ["i", "2i + j"]
+    assert "twice_skew_test" not in SCHEDULE_STEPS      # the table it came from is unchanged
+    with pytest.raises(ScheduleError):
+        parse_schedule(scop_of("sweep2d.c"), "twice_skew_test(1)")
 
 
 def test_displays_and_space_time():

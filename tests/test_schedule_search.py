@@ -38,8 +38,9 @@ def test_wavefront_sl3_sweep_is_i_plus_j_plus_k():
 
 
 def test_wavefront_nonuniform_uses_farkas_and_is_exact():
+    sol = find_wavefront(original(scop_of("seidel2d.c")))
     s = wavefront(original(scop_of("seidel2d.c")))
-    sol = s.details["wavefront"]
+    assert s.text() == sol.schedule.text()
     assert sol.distances is None and any("Farkas" in c for c in sol.constraints)
     assert sol.hyperplane == (4, 2, 1)          # 4t + 2i + j: the smallest sum for 9-point Gauss-Seidel
     assert check(s).legal and len(s.parallel_dims) == 2
@@ -98,7 +99,7 @@ def test_tiling_legality():
     assert "S0[" in err.value.message and "permutable" in err.value.hint
     skewed = pluto_schedule(seidel.scop).schedule
     t = tile(skewed, 4, 4, 4)
-    assert check(t).legal and t.details["tile_dims"] == (0, 1, 2)
+    assert check(t).legal and t.provenance.tiles.dims == (0, 1, 2) and t.provenance.tiles.sizes == (4, 4, 4)
     assert t.is_permutable(0, 3)
     tw = tile_wavefront(skewed, 4, 4, 4)
     assert tw.parallel_dims[:2] == (1, 2) and check(tw).legal

@@ -47,7 +47,7 @@ def test_isl_text_after_storage_steps_reads_the_same_everywhere(sl3):
     assert run.text() == bench.text() == magic.text()
     assert run.steps == ("fold_live_ins", "remove_dead_writes", INTERLEAVED, "contract(x)")
     assert any(a.name == "xbuf" and a.extents[0] == "2" for a in run.scop.arrays)
-    assert [name for name, _ in run.details["storage"]] == ["fold_live_ins", "remove_dead_writes", "contract(x)"]
+    assert [name for name, _ in run.provenance.storage] == ["fold_live_ins", "remove_dead_writes", "contract(x)"]
 
 
 def test_an_illegal_isl_text_after_storage_steps_is_refused_everywhere(sl3):

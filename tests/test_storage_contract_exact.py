@@ -66,7 +66,7 @@ def test_tile_wavefront_keeps_its_parallel_mark_and_openmp(tiled4):
 def test_recipe_contract_step_keeps_marks(sl3):
     s = parse_schedule(sl3, READY + "; tile_wavefront(4, 4); contract(x)", steps=recipe_steps())
     assert s.marked == frozenset({1})
-    rep = dict(s.details["storage"])["contract(x)"]
+    rep = dict(s.provenance.storage)["contract(x)"]
     assert rep.moduli == (9,)
     assert "#pragma omp" in generate(s.scop, s, target="openmp").kernel
 

@@ -10,10 +10,11 @@ from hypothesis import given, settings, strategies as st
 
 import polylab
 from polylab.analysis import compute_dependences
-from polylab.model.islutil import dim_names
+from polylab.model.memo import names_of
 from polylab.schedule import parse_schedule
 from polylab.schedule.core import original
-from polylab.schedule.legality import clear_caches, is_legal
+from polylab.model.memo import clear_all as clear_caches
+from polylab.schedule.legality import is_legal
 
 PROGRAM = """
 double A[N][N];
@@ -23,11 +24,11 @@ for (int {i} = 1; {i} < N; {i}++)
 """
 
 
-def test_isl_equality_ignores_dimension_names_and_dim_names_tells_them_apart():
+def test_isl_equality_ignores_dimension_names_and_names_of_tells_them_apart():
     a, b = isl.Map("[N] -> { S[i] -> A[i + 1] }"), isl.Map("[N] -> { S[k] -> A[k + 1] }")
     assert a == b and hash(a) == hash(b)          # why the caches need more than the isl value
-    assert dim_names(a) != dim_names(b)
-    assert dim_names(a, isl.Set("{ [x, y] }")) == (("i", None), ("x", "y"))
+    assert names_of(a) != names_of(b)
+    assert names_of((a, isl.Set("{ [x, y] }"))) == (("i", None), ("x", "y"))
 
 
 def _relations(scop, value_based):

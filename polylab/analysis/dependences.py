@@ -34,9 +34,8 @@ from __future__ import annotations
 
 import itertools
 import math
-import weakref
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Iterable, Iterator
 
 import islpy as isl
@@ -44,8 +43,9 @@ import islpy as isl
 from polylab import render
 from polylab.analysis.loops import LoopStructure
 from polylab.errors import AnalysisError
-from polylab.model.islutil import dim_names, point_coordinates, readable
+from polylab.model.islutil import constant_point, equal_until, point_coordinates, readable
 from polylab.model.budget import bounded, tick
+from polylab.model.memo import ObjectMemo, memo
 from polylab.model.scop import Access, Scop
 
 KINDS = ("flow", "anti", "output", "input")
@@ -58,16 +58,12 @@ MAX_LISTED_DISTANCES = 32
 MAX_ENUMERATED_BOX = 100_000
 
 
-def _order_map(n: int, level: int | None) -> isl.Map:
+def _order_map(ctx: isl.Context, n: int, level: int | None) -> isl.Map:
     """``{ [a] -> [b] }`` on ``n`` coordinates: equal before ``level`` and ``a_level != b_level``
     (``level`` 1-based), or equal everywhere when ``level`` is None."""
-    a = [f"a{k}" for k in range(n)]
-    b = [f"b{k}" for k in range(n)]
-    stop = n if level is None else level - 1
-    cons = [f"a{k} = b{k}" for k in range(stop)]
-    if level is not None:
-        cons.append(f"a{level - 1} != b{level - 1}")
-    return isl.Map(f"{{ [{', '.join(a)}] -> [{', '.join(b)}] : {' and '.join(cons) or '1 = 1'} }}")
+    if level is None:
+        return equal_until(ctx, n, n)
+    return equal_until(ctx, n, level - 1, differ=True)
 
 
 def _points(s: isl.Set, limit: int) -> list[tuple[int, ...]] | None:
@@ -106,7 +102,7 @@ def _no_params(s: isl.Set) -> isl.Set:
 
 
 @dataclass(frozen=True, eq=False)
-class Dependence:
+class Dependence(render.Rendered):
     """One dependence between two references: ``relation = { S[x] -> T[y] }`` (instance pairs).
 
     ``source_access`` and ``sink_access`` index ``Statement.accesses`` of ``source`` and ``sink``.
@@ -192,8 +188,7 @@ class Dependence:
         s = self._distance_union
         out = []
         for k in range(s.dim(isl.dim_type.set)):
-            signs = [sym for sym, cond in (("<", ">= 1"), ("=", "= 0"), (">", "<= -1"))
-                     if not s.intersect(_coord_set(s, k, cond)).is_empty()]
+            signs = [sym for sym in ("<", "=", ">") if not s.intersect(_sign_set(s, k, sym)).is_empty()]
             out.append(signs[0] if len(signs) == 1 else "*")
         return tuple(out)
 
@@ -206,7 +201,7 @@ class Dependence:
         for pattern in itertools.product(("<", "=", ">"), repeat=n):
             t = s
             for k, sym in enumerate(pattern):
-                t = t.intersect(_coord_set(s, k, {"<": ">= 1", "=": "= 0", ">": "<= -1"}[sym]))
+                t = t.intersect(_sign_set(s, k, sym))
                 if t.is_empty():
                     break
             else:
@@ -225,7 +220,7 @@ class Dependence:
         snk = st.time_map(self.sink, self.common)
         out = []
         for level in list(range(1, n + 1)) + [None]:
-            order = src.apply_range(_order_map(n, level)).apply_range(snk.reverse())
+            order = src.apply_range(_order_map(src.get_ctx(), n, level)).apply_range(snk.reverse())
             sub = self.relation.intersect(order)
             if not sub.is_empty():
                 out.append((level, sub.coalesce()))
@@ -296,18 +291,17 @@ class Dependence:
         return (f"{self.label}  on {self.array}\n    distance {self.distance_description}"
                 f"  direction {d}  carried: {self.carried_text()}\n    {readable(self.relation)}")
 
-    def _repr_html_(self) -> str:
-        return render.html(self)
 
-
-def _coord_set(s: isl.Set, k: int, cond: str) -> isl.Set:
-    n = s.dim(isl.dim_type.set)
-    names = [f"d{q}" for q in range(n)]
-    return isl.Set(f"{{ [{', '.join(names)}] : d{k} {cond} }}")
+def _sign_set(s: isl.Set, k: int, sym: str) -> isl.Set:
+    """The distances of ``s``'s space whose coordinate ``k`` has the direction ``sym``: ``<`` (positive: the
+    sink runs later), ``=`` (zero) or ``>`` (negative)."""
+    v = isl.make_zero_and_vars([f"d{q}" for q in range(s.dim(isl.dim_type.set))], ctx=s.get_ctx())
+    x = v[f"d{k}"]
+    return {"<": x.gt_set, "=": x.eq_set, ">": x.lt_set}[sym](v[0])
 
 
 @dataclass(frozen=True, eq=False)
-class DependenceGraph:
+class DependenceGraph(render.Rendered):
     """All dependences of a SCoP of the kinds asked for."""
 
     scop: Scop
@@ -351,9 +345,6 @@ class DependenceGraph:
                 f"({', '.join(self.kinds)}): {len(self.dependences)}")
         return "\n".join([head] + ["  " + str(d).replace("\n", "\n  ") for d in self.dependences])
 
-    def _repr_html_(self) -> str:
-        return render.html(self)
-
 
 def _check_kinds(kinds: tuple[str, ...]) -> None:
     bad = [k for k in kinds if k not in KINDS]
@@ -366,8 +357,7 @@ def _check_kinds(kinds: tuple[str, ...]) -> None:
 def _extended_time(st: LoopStructure, stmt: str, acc: Access) -> isl.Map:
     """``{ S[x] -> [theta_S(x), o] }`` with ``o = 0`` for a read, 1 for the write."""
     base = st.time_map(stmt)
-    o = isl.Map.from_domain_and_range(
-        base.domain(), isl.Set(f"{{ [{0 if acc.kind == 'read' else 1}] }}"))
+    o = isl.Map.from_domain_and_range(base.domain(), constant_point(base.get_ctx(), (0 if acc.kind == "read" else 1,)))
     return base.flat_range_product(o)
 
 
@@ -418,14 +408,14 @@ def _raw_pairs(scop: Scop, st: LoopStructure, kind: str) -> dict[tuple[str, int,
     """Per pair of references of ``kind``: ``{ S[x] -> T[y] : same element, (theta_S(x), o_S) <lex
     (theta_T(y), o_T) }`` within the context, *including* a read and the write of one instance."""
     want_src, want_snk = _PAIR[kind]
-    memo = _EXTENDED.setdefault(scop, {})
+    known = _EXTENDED.get(scop, dict)
 
     def times(stmt: str, acc: Access) -> isl.Map:
         # one extended time map per statement and access kind of the SCoP, built when a pair first needs it
         key = (stmt, acc.kind)
-        if key not in memo:
-            memo[key] = _extended_time(st, stmt, acc)
-        return memo[key]
+        if key not in known:
+            known[key] = _extended_time(st, stmt, acc)
+        return known[key]
 
     out = {}
     for s, a in scop.accesses():
@@ -436,20 +426,19 @@ def _raw_pairs(scop: Scop, st: LoopStructure, kind: str) -> dict[tuple[str, int,
                 continue
             tick()
             ts, tt = times(s.name, a), times(t.name, b)
-            rel = _ordered_pairs(a.relation, b.relation, ts, tt, scop.context,
-                                 dim_names(a.relation, b.relation, ts, tt))
+            rel = _ordered_pairs(a.relation, b.relation, ts, tt, scop.context)
             if rel is not None:
                 out[(s.name, a.index, t.name, b.index)] = rel
     return out
 
 
-@lru_cache(maxsize=4096)
+@memo("analysis.ordered_pairs", named=(0, 1, 2, 3))
 def _ordered_pairs(access_s: isl.Map, access_t: isl.Map, time_s: isl.Map, time_t: isl.Map,
-                   context: isl.Set, names: tuple) -> isl.Map | None:
+                   context: isl.Set) -> isl.Map | None:
     """``{ S[x] -> T[y] : access_s(x) = access_t(y), time_s(x) <lex time_t(y) }`` within ``context``, or
-    None when empty. Cached by value (isl objects hash and compare by content; ``names``, the arguments'
-    :func:`~polylab.model.islutil.dim_names`, completes the key): the SCoPs the storage steps make from
-    one another share most statements, accesses and time maps (adi's three SCoPs: most pairs)."""
+    None when empty. Remembered by content (:mod:`polylab.model.memo`, the maps' dimension names in the
+    key): the SCoPs the storage steps make from one another share most statements, accesses and time maps
+    (adi's three SCoPs: most pairs)."""
     same = access_s.apply_range(access_t.reverse()).intersect_params(context)
     if same.is_empty():
         return None
@@ -457,27 +446,20 @@ def _ordered_pairs(access_s: isl.Map, access_t: isl.Map, time_s: isl.Map, time_t
     return None if rel.is_empty() else rel.coalesce()
 
 
-def clear_caches() -> None:
-    """Forget the cached ordered pairs and value-based pairs (:func:`_ordered_pairs`, :func:`_not_killed`):
-    for timing an analysis as if it were the first in the process."""
-    _ordered_pairs.cache_clear()
-    _not_killed.cache_clear()
-
-
 #: the pairs of :func:`_raw_pairs` of each SCoP analysed, per kind. A SCoP is an immutable value compared
 #: by identity, so the pairs one analysis computed serve the next: a value-based analysis needs the
 #: memory-based flow and output pairs, and the storage steps ask for both analyses of each SCoP they
 #: make (adi's search: 7 analyses of 3 SCoPs). Kept while the SCoP lives.
-_RAW_PAIRS: "weakref.WeakKeyDictionary[Scop, dict[str, dict]]" = weakref.WeakKeyDictionary()
+_RAW_PAIRS: ObjectMemo[Scop, dict[str, dict]] = ObjectMemo("analysis.raw_pairs")
 
 
 #: the extended time maps (:func:`_extended_time`) of each SCoP analysed, per statement and access kind
-_EXTENDED: "weakref.WeakKeyDictionary[Scop, dict[tuple[str, str], isl.Map]]" = weakref.WeakKeyDictionary()
+_EXTENDED: ObjectMemo[Scop, dict[tuple[str, str], isl.Map]] = ObjectMemo("analysis.extended_time")
 
 
 def _pairs(scop: Scop, st: LoopStructure, kind: str) -> dict[tuple[str, int, str, int], isl.Map]:
     """:func:`_raw_pairs`, computed once per SCoP and kind."""
-    per_kind = _RAW_PAIRS.setdefault(scop, {})
+    per_kind = _RAW_PAIRS.get(scop, dict)
     if kind not in per_kind:
         per_kind[kind] = _raw_pairs(scop, st, kind)
     return per_kind[kind]
@@ -503,11 +485,11 @@ _KILL = {"flow": ("output", "flow"), "anti": ("anti", "output"), "output": ("out
          "input": ("anti", "flow")}
 
 
-@lru_cache(maxsize=4096)
-def _not_killed(rel: isl.Map, same_statement: bool, kills: tuple[tuple[isl.Map, isl.Map], ...],
-                names: tuple) -> isl.Map:
+@memo("analysis.not_killed", named=(0,))
+def _not_killed(rel: isl.Map, same_statement: bool, kills: tuple[tuple[isl.Map, isl.Map], ...]) -> isl.Map:
     """``rel`` (less the identity when source and sink are one statement) minus ``r1 ; r2`` for every
-    kill ``(r1, r2)``. Cached by value like :func:`_ordered_pairs` (``names``: ``rel``'s dimension names)."""
+    kill ``(r1, r2)``. Remembered by content like :func:`_ordered_pairs` (``rel``'s dimension names in the
+    key: the result's are those of ``rel``)."""
     if same_statement:
         rel = rel.subtract(isl.Map.identity(rel.get_space()))
     for r1, r2 in kills:
@@ -535,7 +517,7 @@ def _value_based(scop: Scop, st: LoopStructure, kind: str) -> list[Dependence]:
             r2 = from_w.get(w + (t, b))
             if r1 is not None and r2 is not None:
                 kills.append((r1, r2))
-        rel = _not_killed(rel, s == t, tuple(kills), dim_names(rel))
+        rel = _not_killed(rel, s == t, tuple(kills))
         dep = _make(scop, st, kind, s, a, t, b, scop.statement(s).accesses[a].array, rel, True)
         if dep is not None:
             out.append(dep)

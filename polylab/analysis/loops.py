@@ -19,13 +19,13 @@ the longest common prefix of their tree paths. This definition works for imperfe
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import islpy as isl
 
 from polylab.errors import AnalysisError
+from polylab.model.memo import ObjectMemo
 from polylab.model.scop import Scop
 
 
@@ -128,10 +128,11 @@ class LoopStructure:
         """The loop structure of ``scop``, read from its schedule tree once per SCoP (a SCoP is an
         immutable value compared by identity; each analysis of one asks for it: adi's search analyses its
         three SCoPs seven times), its time maps shared by every analysis of the SCoP."""
-        known = _READ.get(scop)
-        if known is None:
+        def read() -> tuple[dict, dict]:
             built = _build(scop)
-            known = _READ[scop] = (built.dims, built.time_maps)
+            return built.dims, built.time_maps
+
+        known = _READ.get(scop, read)
         return LoopStructure(scop, *known)
 
     # -- per statement --------------------------------------------------------------------------------
@@ -191,7 +192,7 @@ class LoopStructure:
 
 #: per SCoP: its time dimensions and time maps (:meth:`LoopStructure.of`); the entries hold no reference to
 #: the SCoP, so they go when it does
-_READ: "weakref.WeakKeyDictionary[Scop, tuple[dict, dict]]" = weakref.WeakKeyDictionary()
+_READ: ObjectMemo[Scop, tuple[dict, dict]] = ObjectMemo("analysis.loop_structure")
 
 
 def _build(scop: Scop) -> LoopStructure:

@@ -37,6 +37,7 @@ import islpy as isl
 
 from polylab import render
 from polylab import toolchain as tc
+from polylab.bench.machine import detect_machine
 from polylab.bench.spec import prepare_variant
 from polylab.bench.sweep import Case, Kernel
 from polylab.codegen import cuda_emulation, generate, original_program
@@ -225,7 +226,7 @@ def run_gpu_case(kernel: Kernel, case: Case, *, repeat: int, warmup: int, timeou
     references = references or _References()
     try:
         progress("building the schedule")
-        built = prepare_variant(kernel.scop, case.spec)
+        built = prepare_variant(kernel.scop, case.spec, detect_machine())
         code = generate(built.scop, built.schedule, "cuda")
     except IllegalTransformationError as err:
         return GpuResult(case, "illegal", reason=err.message)

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from polylab import toolchain as tc
+from polylab.bench.machine import detect_machine
 from polylab.bench.peers import Peer
 from polylab.bench.runner import ERROR, NOT_RUN, UNVERIFIED, VERIFIED, machine_info, shares
 from polylab.errors import PolylabError, ToolchainError
@@ -158,9 +159,9 @@ class OwnMainResult:
 
 
 def _spec_of(spec: str, threads: int, vector: int) -> str:
-    from polylab.schedule.optimize import Sizes, step_text
+    from polylab.schedule.optimize import Machine, Settings, step_text
 
-    return step_text(threads, Sizes(threads, vector=vector)) if spec == "optimize" else spec
+    return step_text(threads, Settings(Machine(threads=threads, vector_bytes=vector))) if spec == "optimize" else spec
 
 
 def _polylab(file: Path, text: str, options: Mapping[str, Any], specs: Sequence[str],
@@ -181,7 +182,7 @@ def _polylab(file: Path, text: str, options: Mapping[str, Any], specs: Sequence[
             label, group = f"polylab {concrete}", f"polylab {spec}"
             runs_with = (t,) if spec == "optimize" else tuple(threads)
             try:
-                done = rewrite(program, text, concrete, "openmp")
+                done = rewrite(program, text, concrete, "openmp", machine=detect_machine(t).with_vector(vector))
             except PolylabError as err:
                 out.append(Contender(label, "polylab", None, runs_with, reason=f"{type(err).__name__}: {err.message}",
                                      group=group))

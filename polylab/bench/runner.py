@@ -29,7 +29,7 @@ from polylab import render
 from polylab.bench.spec import prepare_variant
 from polylab.bench.sweep import Case, Kernel
 from polylab.errors import IllegalTransformationError, PolylabError
-from polylab.schedule.target import build_target, vector_bytes_of_flags
+from polylab.bench.machine import detect_machine
 from polylab.version import __version__
 from polylab import toolchain as tc
 
@@ -202,9 +202,9 @@ def run_case(kernel: Kernel, case: Case, baseline: tc.Timing | None, *, repeat: 
     t0 = time.perf_counter()
     try:
         progress("building the schedule")
-        # the optimizer chooses for the vectors of the timed build (``--native``: the machine's)
-        with build_target(vector_bytes_of_flags(case.flags)):
-            built = prepare_variant(kernel.scop, case.spec)
+        # the optimizer chooses for this machine and the vectors of the timed build (``--native``: the
+        # machine's)
+        built = prepare_variant(kernel.scop, case.spec, detect_machine(flags=case.flags))
     except IllegalTransformationError as err:
         return CaseResult(case, ILLEGAL, reason=err.message, build_seconds=time.perf_counter() - t0)
     except PolylabError as err:

@@ -22,10 +22,11 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from polylab.bench.machine import detect_machine
 from polylab.bench.spec import prepare_variant, short_label
 from polylab.bench.sweep import Kernel
 from polylab.render import text_table
-from polylab.schedule.legality import clear_caches
+from polylab.model.memo import clear_all
 
 __all__ = ["DEFAULT_SEARCH_SPECS", "SearchTime", "cpu_seconds", "search_table", "search_time", "search_times"]
 
@@ -64,13 +65,14 @@ def search_time(load: Callable[[], Kernel], spec: str, *, runs: int = 3) -> Sear
     :class:`~polylab.errors.PolylabError` that :func:`prepare_variant` raises."""
     if runs < 1:
         raise ValueError(f"runs={runs} must be at least 1")
+    machine = detect_machine()
     times = []
     kernel = None
     for _ in range(runs):
         kernel = load()
-        clear_caches()   # equal SCoPs parsed anew would find the distances of the run before
+        clear_all()   # every memo of the engine: equal SCoPs parsed anew would find the answers of the run before
         t0 = cpu_seconds()
-        prepare_variant(kernel.scop, spec)
+        prepare_variant(kernel.scop, spec, machine)
         times.append(cpu_seconds() - t0)
     assert kernel is not None
     return SearchTime(kernel.name, spec, len(kernel.scop.statements), tuple(times))

@@ -20,7 +20,7 @@ from polylab.errors import ScheduleError
 from polylab.experiment import schedule_from_spec
 from polylab.experiment.schedules import is_original, variant_scop
 from polylab.model.scop import Scop
-from polylab.schedule import Schedule
+from polylab.schedule import Machine, Schedule
 
 __all__ = ["TILE_PLACEHOLDER", "Variant", "expand_tile", "has_tile_placeholder", "is_original",
            "prepare_variant", "short_label"]
@@ -58,7 +58,7 @@ def expand_tile(spec: str, size: int) -> str:
     return spec.replace(TILE_PLACEHOLDER, str(int(size)))
 
 
-def prepare_variant(scop: Scop, spec: str) -> Variant:
+def prepare_variant(scop: Scop, spec: str, machine: Machine | None = None) -> Variant:
     """The variant ``spec`` describes for ``scop``, read and gated by
     :func:`polylab.experiment.schedule_from_spec`.
 
@@ -70,7 +70,7 @@ def prepare_variant(scop: Scop, spec: str) -> Variant:
     if has_tile_placeholder(spec):
         raise ScheduleError(f"the spec {spec!r} still contains the tile-size placeholder {TILE_PLACEHOLDER}",
                             hint="give --tile-sizes, e.g. --tile-sizes 16,32")
-    schedule = schedule_from_spec(scop, spec)
+    schedule = schedule_from_spec(scop, spec, machine=machine)
     return Variant(spec, variant_scop(scop, schedule), schedule)
 
 

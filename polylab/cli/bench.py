@@ -370,7 +370,7 @@ def run_own_main(args: argparse.Namespace) -> int:
 
     from polylab.bench import ownmain, peers
     from polylab.cli.common import resolve
-    from polylab.schedule.target import DEFAULT_VECTOR_BYTES, native_vector_bytes
+    from polylab.bench.machine import vector_bytes_of_flags
 
     if not args.kernels:
         raise PolylabError("--own-main needs the files to measure", hint="polylab bench FILE.c --own-main")
@@ -392,7 +392,7 @@ def run_own_main(args: argparse.Namespace) -> int:
     for p in chosen:
         if not p.transformer:
             absent[p.name] = f"{p.title} is a compiler, not a rewrite of the file: measured in the harness mode only"
-    vector = native_vector_bytes() if "-march=native" in (args.build or "") else DEFAULT_VECTOR_BYTES
+    vector = vector_bytes_of_flags(shlex.split(args.build or ""))
     policy = set_wait_policy(args.wait_policy)
     specs = [s for s in (args.schedules or ["optimize"])]
     settings = {"files": [str(f) for f in files], "build": command.text(), "verify_flags": verify,

@@ -52,6 +52,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from polylab.bench.machine import detect_machine
     from polylab.codegen import generate
     from polylab.experiment.params import validate_params
     from polylab.experiment.schedules import schedule_from_spec, variant_scop
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if params:
         validate_params(scop, params, complete=False, memory_limit_mb=None)
         fixed = scop.with_parameters(params)
-    schedule = schedule_from_spec(fixed if args.specialize else scop, args.schedule)
+    schedule = schedule_from_spec(fixed if args.specialize else scop, args.schedule, machine=detect_machine())
     variant = variant_scop(fixed if args.specialize else scop, schedule)
     code = generate(variant.with_parameters(params) if params else variant, schedule, args.target)
     text = code.kernel if args.kernel_only or code.program is None else code.program

@@ -68,6 +68,7 @@ def load_scop(name: str, **options) -> tuple[Scop, str]:
 def write_file(args: argparse.Namespace, spec: str, params: dict[str, int], target: str, specialize: bool) -> int:
     """``-o OUT.c``: the input file with its regions replaced (:func:`polylab.experiment.rewrite.rewrite`);
     prints, per region, the lines replaced and the sizes its schedule was chosen for."""
+    from polylab.bench.machine import detect_machine
     from polylab.experiment.rewrite import rewrite
 
     program, path = load_program(args.file, **source_options(args))
@@ -79,7 +80,8 @@ def write_file(args: argparse.Namespace, spec: str, params: dict[str, int], targ
             text = fh.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise PolylabError(f"cannot read {path}: {exc}") from None
-    result = rewrite(program, text, spec, target, params=params, specialize=specialize)
+    result = rewrite(program, text, spec, target, params=params, specialize=specialize,
+                     machine=detect_machine(getattr(args, "threads", None)))
     try:
         with open(args.output, "w", newline="") as fh:
             fh.write(result.text)

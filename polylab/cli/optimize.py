@@ -20,8 +20,9 @@ which sizes the schedule was chosen for (``chosen for``).
 ``-o OUT.c`` writes the file with each ``#pragma scop`` region replaced in place by the code of the chosen
 schedule (``--target openmp``, the default, or ``c``; see ``polylab codegen -o``), one schedule per region.
 
-JSON: ``{"file", "schedule", "spec", "steps", "parallel_dims", "explanation", "statements":
-[{statement, shape, why, parallel_loops, vector_innermost}], "source_parallel_loops", "seconds"}`` and,
+JSON: ``{"file", "schedule", "spec", "steps", "parallel_dims", "explanation", "structure", "time_tiling",
+"statements": [{statement, shape, why, parallel_loops, vector_innermost}], "jams", "serial_dims",
+"source_parallel_loops", "seconds", "machine"}`` and,
 with ``--tune``, ``"tune": {"best", "best_seconds", "baseline_seconds", "speedup", "threads", "params",
 "trials": [{spec, seconds, verified, reason, schedule}]}``; ``"chosen_for"``: the sizes the schedule was
 chosen for.
@@ -68,18 +69,17 @@ def run(args) -> int:
     from polylab.experiment import schedule_from_spec, validate_params
     from polylab.experiment.rewrite import chosen_for
     from polylab.model.params import parse_params
-    from polylab.schedule.optimize import Sizes, available_threads, step_text
-    from polylab.schedule.target import DEFAULT_VECTOR_BYTES, native_vector_bytes
+    from polylab.bench.machine import detect_machine
+    from polylab.schedule.optimize import Settings, step_text
 
     scop, path = load_scop(args.file, **source_options(args))
-    threads = args.threads if args.threads is not None else available_threads()
-    if threads < 1:
-        raise PolylabError(f"--threads {threads} is not a thread count", hint="give 1 or more")
+    if args.threads is not None and args.threads < 1:
+        raise PolylabError(f"--threads {args.threads} is not a thread count", hint="give 1 or more")
     if args.native and args.tune:
         raise PolylabError("--tune times its candidates with the default build, not -march=native",
                            hint="drop --native to tune, or drop --tune to choose for -march=native")
-    vector = native_vector_bytes() if args.native else DEFAULT_VECTOR_BYTES
-    spec = step_text(threads, Sizes(threads, vector=vector))
+    machine = detect_machine(args.threads, ("-march=native",) if args.native else ())
+    spec = step_text(machine.threads, Settings(machine))
     params = parse_params(args.param)
     if args.specialize and not params:
         raise PolylabError("--specialize chooses for the --param values, and none were given",
@@ -87,10 +87,12 @@ def run(args) -> int:
     fixed = {p: v for p, v in params.items() if p in scop.parameters}
     if fixed:
         validate_params(scop, fixed, complete=False, memory_limit_mb=None)
-    schedule = schedule_from_spec(scop.with_parameters(fixed) if args.specialize else scop, spec)
-    report = schedule.details["optimize"]
-    out = report.to_json()
-    out.update(file=path, spec=spec, chosen_for=chosen_for(scop, fixed if args.specialize else None))
+    schedule = schedule_from_spec(scop.with_parameters(fixed) if args.specialize else scop, spec, machine=machine)
+    report = schedule.provenance.optimize
+    out = {"schedule": schedule.text(), "steps": list(schedule.steps), "parallel_dims": sorted(schedule.marked),
+           **report.to_json(), "file": path, "spec": spec,
+           "chosen_for": chosen_for(scop, fixed if args.specialize else None)}
+    threads = machine.threads
     tuned = None
     if args.tune:
         from tqdm import tqdm
@@ -102,7 +104,7 @@ def run(args) -> int:
                                hint="--param " + ",".join(f"{p}=..." for p in scop.parameters))
         verify_params = parse_params(args.verify_param, option="--verify-param") if args.verify_param else None
         tuned = tune(scop, threads=threads, params=params, verify_params=verify_params, repeat=args.repeat,
-                     bar=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
+                     bar=lambda it, **kw: tqdm(it, file=sys.stderr, **kw), machine=machine)
         out["tune"] = tuned.to_json()
         out["spec"] = tuned.best
     if args.output is not None:

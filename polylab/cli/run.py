@@ -65,6 +65,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from polylab.errors import PolylabError
     from polylab.experiment import measure
+    from polylab.bench.machine import detect_machine
     from polylab.experiment.schedules import schedule_from_spec
 
     if args.threads is not None and args.threads < 1:
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     scop, _ = load_scop(args.file, **source_options(args))
     params = parse_params(args.param)
     verify_params = {**params, **parse_params(args.verify_param)} if args.verify_param else None
-    schedule = schedule_from_spec(scop, args.schedule)
+    schedule = schedule_from_spec(scop, args.schedule, machine=detect_machine(args.threads))
 
     def progress(message: str) -> None:
         if not args.json:

@@ -40,6 +40,7 @@ def run(args) -> int:
     from polylab.cli.common import load_program, source_options
     from polylab.model.params import parse_params
     from polylab.schedule import check, parse_schedule
+    from polylab.bench.machine import detect_machine
     from polylab.storage import recipe_steps
 
     params = parse_params(args.param)
@@ -52,7 +53,7 @@ def run(args) -> int:
     if params:
         scop = scop.with_parameters(params)
     try:
-        schedule = parse_schedule(scop, args.schedule, steps=recipe_steps())
+        schedule = parse_schedule(scop, args.schedule, steps=recipe_steps(detect_machine()))
     except PolylabError as err:
         if args.json:
             print(json.dumps({"file": path, "error": err.to_json()}, indent=2))

@@ -17,7 +17,6 @@ Names in an extent are the SCoP's parameters and its named constants (``Scop.con
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 
 import islpy as isl
@@ -27,11 +26,12 @@ from pycparser.c_parser import CParser, ParseError
 from polylab.errors import CodegenError
 from polylab.model.scop import Array, Scop
 from polylab.model.islutil import isl_identifier, restore_identifiers
+from polylab.model.memo import memo
 
 __all__ = ["extent_box", "extent_functions", "extent_values"]
 
 
-@functools.lru_cache(maxsize=512)
+@memo("codegen.extent_ast", maxsize=512, named=())
 def _parse(text: str) -> c_ast.Node:
     try:
         unit = CParser().parse(f"int polylab_extent = ({text});", "<extent>")

@@ -181,7 +181,7 @@ def coalesce(schedule: Schedule) -> tuple[Schedule, tuple[str, ...]]:
                          "touch the closest addresses")
     if not notes:
         return schedule, ()
-    out = schedule.with_affs(affs, None, marked=schedule.marked, notes=schedule.notes, details=schedule.details)
+    out = schedule.with_affs(affs, None, marked=schedule.marked, notes=schedule.notes, provenance=schedule.provenance)
     if not all(out.is_coincident(d) for run in _runs(schedule) for d in run) or not check(out).legal:
         return schedule, ()
     return out, tuple(notes)
@@ -213,11 +213,11 @@ def wave_inside_tiles(schedule: Schedule) -> tuple[Schedule, tuple[str, ...]]:
         for d in points[1:]:
             total = total.add(a[d])
         a[points[0]] = total
-    trial = schedule.with_affs(affs, None, marked=schedule.marked, notes=schedule.notes, details=schedule.details)
+    trial = schedule.with_affs(affs, None, marked=schedule.marked, notes=schedule.notes, provenance=schedule.provenance)
     inner = frozenset(d for d in points[1:] if trial.is_coincident(d))
     if not inner or not check(trial).legal:
         return schedule, ()
     out = schedule.with_affs(affs, None, marked=schedule.marked | inner, notes=schedule.notes,
-                             details=schedule.details)
+                             provenance=schedule.provenance)
     return out, (f"the points of each tile run as a wavefront: dimension {points[0]} becomes the sum of dimensions "
                  f"{points}, dimensions {sorted(inner)} are parallel inside a tile (one thread block per tile)",)

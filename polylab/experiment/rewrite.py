@@ -22,6 +22,7 @@ from polylab.codegen.inplace import region_code, whole_file
 from polylab.experiment.params import validate_params
 from polylab.experiment.schedules import schedule_from_spec, variant_scop
 from polylab.model.scop import Program, Scop
+from polylab.schedule import Machine
 
 __all__ = ["RegionRewrite", "Rewrite", "chosen_for", "rewrite"]
 
@@ -80,17 +81,19 @@ def _params_of(scop: Scop, params: Mapping[str, int]) -> dict[str, int]:
 
 
 def rewrite(program: Program, text: str, spec: str | None, target: Target | str = "openmp", *,
-            params: Mapping[str, int] | None = None, specialize: bool = False) -> Rewrite:
+            params: Mapping[str, int] | None = None, specialize: bool = False,
+            machine: Machine | None = None) -> Rewrite:
     """``text`` (the file of ``program`` as read, line ends untranslated) with every region replaced by the
     code of ``spec`` (None or ``original``: the source order) for ``target`` (C or OpenMP). An illegal
     schedule is refused (:class:`~polylab.errors.IllegalTransformationError`), so is a region the code
-    cannot replace in place (:class:`~polylab.errors.CodegenError`, see :mod:`polylab.codegen.inplace`)."""
+    cannot replace in place (:class:`~polylab.errors.CodegenError`, see :mod:`polylab.codegen.inplace`).
+    ``machine``: what ``optimize`` chooses for."""
     kind = as_target(target)
     codes, done = [], []
     for scop in program.scops:
         fixed = _params_of(scop, params or {})
         chosen_on = scop.with_parameters(fixed) if specialize and fixed else scop
-        schedule = schedule_from_spec(chosen_on, spec)
+        schedule = schedule_from_spec(chosen_on, spec, machine=machine)
         variant = variant_scop(chosen_on, schedule)
         # chosen for the fixed values, the schedule is legal for them only: other values run the source order
         otherwise = (scop, None) if chosen_on is not scop else None

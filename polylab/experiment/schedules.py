@@ -4,7 +4,8 @@ every compiled variant passes.
 ``SPEC`` is ``original`` (the program's own order), or what :func:`polylab.schedule.parse_schedule` reads
 (recipe steps and isl text in any order; a file holding a spec is read) with the step table
 :func:`polylab.storage.recipe_steps`, so the storage steps (``fold_live_ins; remove_dead_writes;
-interleave; contract(x)``) are known. ``polylab run``, ``codegen``, ``bench`` and the magics all read specs
+interleave; contract(x)``) are known, and ``optimize`` chooses for the
+:class:`~polylab.schedule.optimize.Machine` given (the reference machine when none is). ``polylab run``, ``codegen``, ``bench`` and the magics all read specs
 here, so they accept and refuse exactly the same ones.
 
 Every schedule that becomes a compiled variant passes :func:`polylab.schedule.require_legal` (the schedule
@@ -25,7 +26,7 @@ import islpy as isl
 from polylab.errors import ScheduleError
 from polylab.frontend import read_text_file
 from polylab.model.scop import Scop
-from polylab.schedule import Schedule, as_schedule, parse_schedule, require_legal
+from polylab.schedule import Machine, Schedule, as_schedule, parse_schedule, require_legal
 from polylab.storage import recipe_steps
 
 __all__ = ["as_schedule", "is_original", "legal_schedule", "require_legal", "schedule_from_spec", "variant_scop"]
@@ -36,8 +37,10 @@ def is_original(spec: str | None) -> bool:
     return spec is None or spec.strip() in ("", "original")
 
 
-def schedule_from_spec(scop: Scop, spec: str | None, *, check_legal: bool = True) -> Schedule | None:
-    """The schedule a spec describes (None for ``original``); see the module text.
+def schedule_from_spec(scop: Scop, spec: str | None, *, check_legal: bool = True,
+                       machine: Machine | None = None) -> Schedule | None:
+    """The schedule a spec describes (None for ``original``); see the module text. ``machine``: what
+    ``optimize`` chooses for.
 
     With ``check_legal`` (the default) an illegal final schedule raises
     :class:`~polylab.errors.IllegalTransformationError` (:func:`require_legal`)."""
@@ -46,19 +49,19 @@ def schedule_from_spec(scop: Scop, spec: str | None, *, check_legal: bool = True
     text = spec
     if os.path.isfile(spec):
         text = read_text_file(spec, what="schedule spec file")
-    sched = parse_schedule(scop, text, steps=recipe_steps())
+    sched = parse_schedule(scop, text, steps=recipe_steps(machine or Machine()))
     if check_legal:
         require_legal(sched)
     return sched
 
 
-def legal_schedule(scop: Scop, schedule: Schedule | isl.Schedule | isl.UnionMap | isl.Map | str | None
-                   ) -> Schedule | None:
+def legal_schedule(scop: Scop, schedule: Schedule | isl.Schedule | isl.UnionMap | isl.Map | str | None, *,
+                   machine: Machine | None = None) -> Schedule | None:
     """What the experiment layer compiles: None (the original order) stays None, a spec is read by
-    :func:`schedule_from_spec`, an isl schedule by :func:`polylab.schedule.as_schedule`; the result must
-    pass :func:`require_legal`."""
+    :func:`schedule_from_spec` (``optimize`` choosing for ``machine``), an isl schedule by
+    :func:`polylab.schedule.as_schedule`; the result must pass :func:`require_legal`."""
     if isinstance(schedule, str):
-        return schedule_from_spec(scop, schedule)
+        return schedule_from_spec(scop, schedule, machine=machine)
     return None if schedule is None else require_legal(as_schedule(scop, schedule))
 
 

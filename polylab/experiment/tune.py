@@ -28,15 +28,9 @@ from polylab.experiment.schedules import schedule_from_spec
 from polylab.experiment.timing import RunReport, measure
 from polylab.model.scop import Scop
 from polylab.render import Displayable, esc, text_table
-from polylab.schedule import Schedule
-from polylab.schedule.optimize import STRIP_ROWS, WAVE_TILE
-
-#: strip rows and wavefront tile sizes tried besides the optimizer's defaults
-#: (0: the cache model's tile size, see :func:`polylab.schedule.optimize.wave_tile_sizes`)
-ALTERNATIVES = ((16, 0), (8, 256), (8, 64))
-#: time and band tile sizes tried besides the optimizer's (:func:`polylab.schedule.optimize.time_tile_size`,
-#: :data:`polylab.schedule.bandtile.BAND_TILE`)
-TIME_TILE_ALTERNATIVES = (8, 16, 64)
+from polylab.schedule import Machine, Schedule
+from polylab.schedule.optimize import STRIP_ROWS, WAVE_TILE, OptimizeReport, Structure, TimeTiling
+from polylab.schedule.tuning import TUNE_STRIPS, TUNE_TILES
 
 
 @dataclass(frozen=True)
@@ -93,22 +87,29 @@ class TuneResult(Displayable):
                 "trials": [t.to_json() for t in self.trials]}
 
 
-def candidate_schedules(scop: Scop, threads: int) -> list[tuple[str, Schedule]]:
-    """The specs :func:`tune` times (see the module text) with their schedules (each read once), without
-    two specs of one schedule."""
-    first = schedule_from_spec(scop, f"optimize({threads})")
+def tile_sizes_chosen(report: OptimizeReport) -> bool:
+    """The optimizer kept tiles whose size ``--tune`` may vary: time tiles of the outer band or the
+    Pluto-style band tiled as a wavefront."""
+    return report.timing is TimeTiling.TIME_TILES or report.structure is Structure.PLUTO_BAND
+
+
+def candidate_schedules(scop: Scop, threads: int, machine: Machine | None = None) -> list[tuple[str, Schedule]]:
+    """The specs :func:`tune` times (see the module text) with their schedules (each read once, ``optimize``
+    choosing for ``machine``), without two specs of one schedule."""
+    first = schedule_from_spec(scop, f"optimize({threads})", machine=machine)
+    assert first is not None
+    report = first.provenance.optimize
     specs = ["optimize(1)"] if threads > 1 else []
-    if first is not None and any(c.shape.startswith("strips") for c in first.details["optimize"].choices):
-        specs += [f"optimize({threads}, {r}, {w})" for r, w in ALTERNATIVES]
-    if first is not None and any(line.startswith(("time tiles", "the Pluto-style band"))
-                                 for line in first.details["optimize"].lines):
-        specs += [f"optimize({threads}, {STRIP_ROWS}, {w})" for w in TIME_TILE_ALTERNATIVES]
+    if report is not None and any(c.kind.strips for c in report.choices):
+        specs += [f"optimize({threads}, {r}, {w})" for r, w in TUNE_STRIPS]
+    if report is not None and tile_sizes_chosen(report):
+        specs += [f"optimize({threads}, {STRIP_ROWS}, {w})" for w in TUNE_TILES]
     specs.append(f"optimize({threads}, {STRIP_ROWS}, {WAVE_TILE[0]}, 1)")
     specs.append("parallel")
     out = [(f"optimize({threads})", first)]
     seen = {first.text() + str(sorted(first.marked))}
     for spec in specs:
-        s = schedule_from_spec(scop, spec)
+        s = schedule_from_spec(scop, spec, machine=machine)
         key = s.text() + str(sorted(s.marked))
         if key not in seen:
             seen.add(key)
@@ -116,20 +117,20 @@ def candidate_schedules(scop: Scop, threads: int) -> list[tuple[str, Schedule]]:
     return out
 
 
-def candidates(scop: Scop, threads: int) -> list[str]:
+def candidates(scop: Scop, threads: int, machine: Machine | None = None) -> list[str]:
     """The specs of :func:`candidate_schedules`."""
-    return [spec for spec, _ in candidate_schedules(scop, threads)]
+    return [spec for spec, _ in candidate_schedules(scop, threads, machine)]
 
 
 def tune(scop: Scop, *, threads: int, params: Mapping[str, int], verify_params: Mapping[str, int] | None = None,
          specs: Sequence[str] | None = None, repeat: int = 3, warmup: int = 1, timeout: float = 300.0,
-         bar: Callable | None = None) -> TuneResult:
+         bar: Callable | None = None, machine: Machine | None = None) -> TuneResult:
     """Verify and time each candidate (``specs``, default :func:`candidate_schedules`; each schedule is
     searched once, then generated, verified and timed), keep the fastest verified one
     that beats the original program (else ``original``). ``bar``: a tqdm-like factory for the progress
     bar (``bar(iterable, desc=..., unit=...)``); the command line passes tqdm."""
-    pairs = (candidate_schedules(scop, threads) if specs is None
-             else [(spec, schedule_from_spec(scop, spec)) for spec in specs])
+    pairs = (candidate_schedules(scop, threads, machine) if specs is None
+             else [(spec, schedule_from_spec(scop, spec, machine=machine)) for spec in specs])
     trials = []
     baseline = None
     iterable = bar(pairs, desc="tuning", unit="variant") if bar else pairs

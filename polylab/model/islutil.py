@@ -6,17 +6,17 @@ layer above the model uses them (isl stays the arithmetic; nothing here computes
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Mapping, Sequence, TypeVar
 
 import islpy as isl
 
 from polylab.errors import TooComplexError
 from polylab.model.budget import isolated
+from polylab.model.memo import memo
 
-__all__ = ["dim_names", "fix_parameters", "integer_val", "isl_identifier", "maps_of", "parameter_values",
-           "point_coordinates", "portable_text", "read_portable", "readable", "restore_identifiers", "sets_of",
-           "union_all"]
+__all__ = ["constant_point", "equal_until", "fix_parameters", "has_local_variables", "integer_val", "isl_identifier",
+           "maps_of", "parameter_values", "point_coordinates", "point_set", "portable_text", "projection",
+           "read_portable", "readable", "restore_identifiers", "sets_of", "union_all"]
 
 _IslObject = TypeVar("_IslObject", isl.Set, isl.Map, isl.UnionSet, isl.UnionMap, isl.BasicSet, isl.BasicMap)
 
@@ -66,15 +66,6 @@ def union_all(items: Sequence[isl.Set], empty: isl.Set) -> isl.Set:
         level = [level[k].union(level[k + 1]) if k + 1 < len(level) else level[k]
                  for k in range(0, len(level), 2)]
     return level[0]
-
-
-def dim_names(*objs: isl.Map | isl.Set) -> tuple[tuple[str | None, ...], ...]:
-    """The names of the input and output (set) dimensions of each object. isl's hash and equality of two
-    maps ignore these names (``{ S[i] -> A[i] }`` equals ``{ S[k] -> A[k] }``), so a cache keyed by isl
-    values adds them to its key: a hit then returns a result whose names are those a new computation
-    would print."""
-    return tuple(tuple(o.get_dim_name(t, k) for t in (isl.dim_type.in_, isl.dim_type.out)
-                       for k in range(o.dim(t))) for o in objs)
 
 
 #: seconds the simplification of one isl object for display may take (then its plain text is shown)
@@ -132,7 +123,7 @@ def fix_parameters(obj: _IslObject, values: Mapping[str, int]) -> _IslObject:
 STAND_IN = "polylab_kw_"
 
 
-@cache
+@memo("model.reads_as_name", maxsize=None, named=())
 def _reads_as_name(name: str) -> bool:
     try:
         s = isl.Set(f"[{name}] -> {{ [x] : x = {name} }}")
@@ -214,3 +205,38 @@ def count_points(s: isl.Set, *, limit: int = COUNT_LIMIT) -> int | None:
     if box <= limit:
         return int(s.count_val().to_python())
     return box if s.is_box() else None
+
+
+# -- sets and maps built with isl's API (no text, so no name is ever read as a keyword) ----------------------
+def point_set(space: isl.Space, coords: Sequence[int]) -> isl.Set:
+    """``{ S[coords] }`` in the set space ``space`` (its tuple and parameters; the parameters stay free)."""
+    out = isl.Set.universe(space)
+    for k, v in enumerate(coords):
+        out = out.fix_val(isl.dim_type.set, k, integer_val(space.get_ctx(), v))
+    return out
+
+
+def constant_point(ctx: isl.Context, coords: Sequence[int]) -> isl.Set:
+    """``{ [coords] }``: one point of an anonymous space, no parameters."""
+    return point_set(isl.Space.set_alloc(ctx, 0, len(coords)), coords)
+
+
+def equal_until(ctx: isl.Context, n: int, stop: int, differ: bool = False) -> isl.Map:
+    """``{ [a] -> [b] : a_k = b_k for k < stop }`` on ``n`` coordinates, and ``a_stop != b_stop`` when
+    ``differ`` (the pairs a dimension ``stop`` orders first); no parameters."""
+    out = isl.Map.universe(isl.Space.map_from_set(isl.Space.set_alloc(ctx, 0, n)))
+    for k in range(stop):
+        out = out.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
+    if differ:
+        out = (out.order_lt(isl.dim_type.in_, stop, isl.dim_type.out, stop)
+               .union(out.order_gt(isl.dim_type.in_, stop, isl.dim_type.out, stop)))
+    return out
+
+
+def projection(ctx: isl.Context, n: int, dims: Sequence[int]) -> isl.Map:
+    """``{ [t_0, .., t_{n-1}] -> [t_d for d in dims] }``; no parameters."""
+    space = isl.Space.alloc(ctx, 0, n, len(dims))
+    out = isl.Map.universe(space)
+    for j, d in enumerate(dims):
+        out = out.equate(isl.dim_type.in_, d, isl.dim_type.out, j)
+    return out

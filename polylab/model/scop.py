@@ -30,7 +30,7 @@ def _val_to_sympy(v: isl.Val) -> sympy.Rational:
 
 
 @dataclass(frozen=True, eq=False)
-class Access:
+class Access(render.Rendered):
     """One array reference of a statement: ``kind`` is ``"read"`` or ``"write"``.
 
     ``relation`` is the isl map ``{ S[x] -> A[F x + c] }`` restricted to the statement's domain; a
@@ -65,12 +65,6 @@ class Access:
 
     def __str__(self) -> str:
         return f"{self.kind:5} {self.text:24} {self.relation}"
-
-    def _repr_latex_(self) -> str:
-        return render.latex(self)
-
-    def _repr_html_(self) -> str:
-        return render.html(self)
 
 
 def affine_function(relation: isl.Map) -> tuple[sympy.Matrix, sympy.Matrix] | None:
@@ -152,7 +146,7 @@ def domain_matrices(domain: isl.Set) -> tuple[DomainMatrix, ...]:
 
 
 @dataclass(frozen=True, eq=False)
-class Statement:
+class Statement(render.Rendered):
     """One statement: its name (``S0``, ``S1``, ... in textual order), source and polyhedral facts."""
 
     name: str
@@ -190,12 +184,6 @@ class Statement:
     def __str__(self) -> str:
         return f"{self.name} (line {self.line}): {self.text}\n  domain: {self.domain}\n" + "\n".join(
             f"  {a}" for a in self.accesses)
-
-    def _repr_html_(self) -> str:
-        return render.html(self)
-
-    def _repr_latex_(self) -> str:
-        return render.latex(self)
 
 
 @dataclass(frozen=True)
@@ -253,7 +241,7 @@ class Placement:
 
 
 @dataclass(frozen=True, eq=False)
-class Scop:
+class Scop(render.Rendered):
     """A static control part with everything later layers need.
 
     ``live_out``: the array elements read after the region (a whole program tells which, for example the
@@ -338,15 +326,6 @@ class Scop:
             ctx = ctx.fix_val(isl.dim_type.param, k, integer_val(ctx.get_ctx(), int(v)))  # any size
         return replace(self, context=ctx)
 
-    def __str__(self) -> str:
-        return render.text(self)
-
-    def _repr_html_(self) -> str:
-        return render.html(self)
-
-    def _repr_latex_(self) -> str:
-        return render.latex(self)
-
 
 @dataclass(frozen=True)
 class Rejection:
@@ -362,7 +341,7 @@ class Rejection:
 
 
 @dataclass(frozen=True, eq=False)
-class Program:
+class Program(render.Rendered):
     """A parsed input: its static control parts and, for whole programs, the constructs left out."""
 
     source: str
@@ -377,9 +356,3 @@ class Program:
         if not self.scops:
             raise ModelError("the input has no static control part")
         return self.scops[0]
-
-    def __str__(self) -> str:
-        return render.text(self)
-
-    def _repr_html_(self) -> str:
-        return render.html(self)

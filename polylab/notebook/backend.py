@@ -2,14 +2,18 @@
 
 The magics and explorers call these functions only, so each engine interface is used in exactly one
 place, with its real signature. Schedules are read by the one spec reader with the storage layer's step
-table (:func:`polylab.storage.recipe_steps`), exactly as ``polylab run`` and ``polylab bench`` read them.
+table (:func:`polylab.storage.recipe_steps`), exactly as ``polylab run`` and ``polylab bench`` read them,
+``optimize`` choosing for the machine the notebook runs on (:func:`notebook_steps`; the magics keep their own
+table). Nothing here changes a table anyone else reads.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Iterable, Mapping
 
 from polylab.analysis import DependenceGraph, compute_dependences
+from polylab.bench.machine import detect_machine
 from polylab.codegen import GeneratedCode
 from polylab.codegen import generate as _generate
 from polylab.errors import PolylabError
@@ -17,7 +21,7 @@ from polylab.experiment import RunReport, measure
 from polylab.experiment.schedules import variant_scop
 from polylab.frontend import parse as _parse
 from polylab.model import Program, Scop
-from polylab.schedule import LegalityReport, Schedule, check
+from polylab.schedule import LegalityReport, Schedule, StepTable, check
 from polylab.schedule import parse_schedule as _parse_schedule
 from polylab.schedule import require_legal as _require_legal
 from polylab.storage import recipe_steps
@@ -47,10 +51,18 @@ def dependences(scop: Scop, *, value_based: bool = False,
     return compute_dependences(scop, value_based=value_based, kinds=kinds)
 
 
-def parse_schedule(scop: Scop, spec: str) -> Schedule:
+@cache
+def notebook_steps() -> StepTable:
+    """The step table of the notebook: the schedule and storage steps, ``optimize`` choosing for the machine
+    the kernel runs on (read once, :func:`polylab.bench.machine.detect_machine`)."""
+    return recipe_steps(detect_machine())
+
+
+def parse_schedule(scop: Scop, spec: str, steps: StepTable | None = None) -> Schedule:
     """A :class:`polylab.schedule.Schedule` from a spec: isl text and recipe steps, storage steps included
-    (``fold_live_ins; remove_dead_writes; interleave; contract(x)``). Not checked for legality here."""
-    return _parse_schedule(scop, spec, steps=recipe_steps())
+    (``fold_live_ins; remove_dead_writes; interleave; contract(x)``), read with the table ``steps``
+    (default :func:`notebook_steps`). Not checked for legality here."""
+    return _parse_schedule(scop, spec, steps=steps if steps is not None else notebook_steps())
 
 
 def legality(schedule: Schedule) -> LegalityReport:

@@ -52,9 +52,8 @@ from polylab.notebook.capture import c_stderr
 from polylab.notebook.course import CourseMagics
 from polylab.notebook.display import ErrorBox, InternalErrorBox, StderrBox, locate_schedule_error
 from polylab.notebook.stencil_magic import StencilMagics
-from polylab.schedule import Schedule, register_steps
 from polylab import processes
-from polylab.storage import STORAGE_STEPS
+from polylab.schedule import Schedule
 
 
 def _parse_line(magic: Callable[..., Any], line: str) -> Any:
@@ -82,6 +81,8 @@ class PolylabMagics(Magics):
         self.run_origins: dict[str, tuple[str, tuple]] = {}  # label -> (original program, parameters)
         self._cache: dict[str, Any] = {}
         self.last_error: PolylabError | None = None
+        #: the magics' own step table (schedule and storage steps, ``optimize`` for this machine)
+        self.steps = backend.notebook_steps()
 
     # -- plumbing ---------------------------------------------------------------------------------------
     def _guard(self, cell: str | None, body: Callable[[], list[Any]]) -> Any:
@@ -220,7 +221,7 @@ class PolylabMagics(Magics):
                                    hint="write isl text such as { S0[i, j] -> [i + j, i] } or steps such "
                                         "as wavefront")
             try:
-                sched = backend.parse_schedule(scop, cell)
+                sched = backend.parse_schedule(scop, cell, self.steps)
             except PolylabError as err:  # caret on the piece of the cell the error is about
                 raise locate_schedule_error(err, cell) from None
             report = backend.legality(sched)
@@ -323,11 +324,10 @@ class _Return:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext polylab``: register ``%%scop``, ``%%schedule`` and ``%polyrun``, and make the storage
-    steps recipe steps of the notebook's ``polylab.schedule.parse_schedule`` too (an explicit registration
-    by the notebook layer: :func:`polylab.schedule.register_steps` with :data:`polylab.storage.STORAGE_STEPS`),
-    so a lab can write ``parse_schedule(scop, "fold_live_ins; contract(x)")`` as ``%%schedule`` does."""
-    register_steps(STORAGE_STEPS)
+    """``%load_ext polylab``: register ``%%scop``, ``%%schedule`` and ``%polyrun`` (and ``%%stencil``). Nothing
+    else changes: the magics read specs with their own step table (storage steps included), and
+    :func:`polylab.schedule.parse_schedule` reads the same specs the same way whether or not the extension
+    was loaded (a lab passes ``steps=polylab.storage.recipe_steps()`` for the storage steps)."""
     ipython.register_magics(PolylabMagics)
     ipython.register_magics(StencilMagics)   # %%stencil (polylab/notebook/stencil_magic.py)
     ipython.register_magics(CourseMagics)    # %%see_why (polylab/notebook/course.py)

@@ -34,9 +34,6 @@ from polylab.schedule.core import Schedule, const_aff, floor_div
 from polylab.schedule.legality import is_legal, is_violated
 from polylab.schedule.transform import mark_parallel
 
-#: the tile size of every band row when no cache model is asked (the optimizer's comes from one)
-BAND_TILE = 32
-
 
 def tiled_band(s: Schedule, size: int, inner_score) -> tuple[Schedule, tuple[int, ...]] | None:
     """The tiled wavefront of ``s``'s outermost band (module text) with the best point order, parallel

@@ -20,9 +20,9 @@ Everything about order is decided exactly on the set of *time distances*
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property
 from types import MappingProxyType
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 
 import islpy as isl
 
@@ -30,20 +30,20 @@ from polylab import render
 from polylab.errors import ScheduleError
 from polylab.model import Scop, Statement
 from polylab.model.budget import isolated, tick
-from polylab.model.islutil import dim_names, maps_of, union_all
+from polylab.model.islutil import maps_of, union_all
+from polylab.model.memo import memo
 from polylab.schedule.deps import Dep, dependences
 
+if TYPE_CHECKING:
+    from polylab.schedule.optimize.report import OptimizeReport
 
+
+@memo("schedule.pair_deltas", named=(1, 2))
 def pair_deltas(relation: isl.Map, theta_s: isl.Map, theta_t: isl.Map) -> isl.Set:
     """``{ theta_t(y) - theta_s(x) : x -> y in relation }``: the time distances of one statement pair's
-    dependences. Cached by value (isl objects hash and compare by content, the dimension names added to
-    the key): the candidates of a search change a few statements' time maps at a time, so most pairs'
+    dependences. Remembered by content (:mod:`polylab.model.memo`, the time maps' dimension names in the
+    key): the candidates of a search change a few statements' time maps at a time, so most pairs'
     distances are those of a schedule already seen (adi: 8 schedules of 27 statements, 102 pairs each)."""
-    return _pair_deltas(relation, theta_s, theta_t, dim_names(theta_s, theta_t))
-
-
-@lru_cache(maxsize=4096)
-def _pair_deltas(relation: isl.Map, theta_s: isl.Map, theta_t: isl.Map, names: tuple) -> isl.Set:
     return relation.apply_domain(theta_s).apply_range(theta_t).deltas()
 
 
@@ -55,24 +55,18 @@ def on_domains(relation: isl.Map, scop: Scop, source: str, sink: str) -> isl.Map
             .intersect_range(scop.statement(sink).domain.align_params(pspace)))
 
 
-@lru_cache(maxsize=64)
+#: the names of the relations are those of the SCoP's statements, which is compared by identity
+@memo("schedule.pair_relations", maxsize=64, named=())
 def pair_relations(deps: tuple[Dep, ...], scop: Scop) -> tuple[tuple[str, str, isl.Map], ...]:
     """``(S, T, R_ST)`` for every statement pair with a dependence: ``R_ST`` the union of the dependences
     from ``S`` to ``T``, restricted to the two iteration domains, parameters aligned with the context.
-    Cached per dependence tuple and SCoP (both compared by identity: a search's schedules share them)."""
+    Remembered per dependence tuple and SCoP (a search's schedules share them)."""
     out: dict[tuple[str, str], isl.Map] = {}
     for d in deps:
         key = (d.source, d.sink)
         rel = on_domains(d.relation, scop, d.source, d.sink)
         out[key] = out[key].union(rel) if key in out else rel
     return tuple((src, snk, rel) for (src, snk), rel in out.items())
-
-
-def clear_caches() -> None:
-    """Forget the cached time distances of :func:`pair_deltas` and the relations of
-    :func:`pair_relations`."""
-    _pair_deltas.cache_clear()
-    pair_relations.cache_clear()
 
 
 @dataclass(frozen=True)
@@ -167,8 +161,9 @@ def farkas_coefficients(s: isl.Set) -> isl.Set:
             c = _basic_coefficients(b, n, width)
         out = c if out is None else out.intersect(c)
     if out is None:
-        names = ", ".join(f"x{k}" for k in range(width))
-        out = isl.Set(f"{{ [{names}] }}")
+        out = isl.Set.universe(isl.Space.set_alloc(s.get_ctx(), 0, width))
+        for k in range(width):
+            out = out.set_dim_name(isl.dim_type.set, k, f"x{k}")
     return out
 
 
@@ -242,22 +237,79 @@ def aff_text(aff: isl.PwAff, stmt: Statement) -> str:
     return rng
 
 
-@lru_cache(maxsize=4096)
-def distance_set(n: int, text: str) -> isl.Set:
-    """``{ [d0, .., d_{n-1}] : text }``, read once per text (the searches ask the same questions of many
-    schedules; isl sets are values, so sharing one is safe)."""
-    names = ", ".join(f"d{k}" for k in range(n))
-    return isl.Set(f"{{ [{names}] : {text} }}")
+def _distance_vars(n: int) -> dict:
+    """The coordinates ``d0, .., d_{n-1}`` of a time distance (and ``0``) as affine functions on ``Z^n``."""
+    return isl.make_zero_and_vars([f"d{k}" for k in range(n)])
+
+
+@memo("schedule.zero_before", maxsize=None, named=())
+def zero_before(n: int, d: int) -> isl.Set:
+    """``{ delta in Z^n : delta_0 = .. = delta_{d-1} = 0 }`` (built once per ``(n, d)``; isl sets are values,
+    so sharing one is safe)."""
+    v = _distance_vars(n)
+    out = isl.Set.universe(v[0].get_domain_space())
+    for k in range(d):
+        out = out.intersect(v[f"d{k}"].eq_set(v[0]))
+    return out
+
+
+@memo("schedule.first_nonzero", maxsize=None, named=())
+def first_nonzero(n: int, d: int, sign: str) -> isl.Set:
+    """``{ delta in Z^n : delta_0 = .. = delta_{d-1} = 0, delta_d <sign> 0 }`` for ``sign`` one of ``"<"``,
+    ``">"``, ``"!="``: the distances that dimension ``d`` is the first to order (backwards, forwards, or
+    either way)."""
+    v = _distance_vars(n)
+    x, zero = v[f"d{d}"], v[0]
+    cond = {"<": x.lt_set, ">": x.gt_set, "!=": x.ne_set}[sign](zero)
+    return zero_before(n, d).intersect(cond)
+
+
+def negative_in(n: int, start: int, stop: int) -> isl.Set:
+    """``{ delta in Z^n : delta_0 = .. = delta_{start-1} = 0, delta_k < 0 for some start <= k < stop }``."""
+    v = _distance_vars(n)
+    neg = isl.Set.empty(v[0].get_domain_space())
+    for k in range(start, stop):
+        neg = neg.union(v[f"d{k}"].lt_set(v[0]))
+    return zero_before(n, start).intersect(neg)
 
 
 #: the cached properties of a :class:`Schedule` that depend only on its SCoP, maps and dependences (not on
-#: the marks, steps, notes or details), carried over by :meth:`Schedule.relabelled`
-MAP_FACTS = ("affs", "union_map", "deltas", "parallel_dims", "bands")
+#: the marks, steps, notes or provenance), carried over by :meth:`Schedule.relabelled`
+MAP_FACTS = ("affs", "union_map", "dependences", "deltas", "parallel_dims", "bands")
+
+
+class StepReport(Protocol):
+    """What a step reports: a value that writes itself as text (the storage steps' reports)."""
+
+    def text(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Tiles:
+    """The tiles a ``tile`` step made: the tile dimensions, the point dimensions they tile, the sizes."""
+
+    dims: tuple[int, ...]
+    points: tuple[int, ...]
+    sizes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What the steps that made a schedule found, one typed field per kind of step: the optimizer's report
+    (:mod:`polylab.schedule.optimize`), each storage step's name and report in order (the storage layer's
+    steps), the tiles of the last ``tile`` step. Steps after them keep them."""
+
+    optimize: "OptimizeReport | None" = None
+    storage: tuple[tuple[str, StepReport], ...] = ()
+    tiles: Tiles | None = None
+
+
+NO_PROVENANCE = Provenance()
 
 
 # --------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class Schedule:
+class Schedule(render.Rendered):
     """A schedule of a SCoP (an immutable value; every transformation returns a new one).
 
     ``maps``: statement name -> ``{ S[x] -> [t_0, ..., t_{n-1}] }`` (all with the same ``n``).
@@ -265,6 +317,8 @@ class Schedule:
     ``marked``: the dimensions marked parallel (coincident in :attr:`tree`); only dimensions that are
     exactly parallel are ever marked (see :func:`polylab.schedule.parallel`).
     ``notes``: explanations attached by the steps (the search's choices, the wavefront's constraints).
+    ``deps``: the dependences it must respect (None: the memory-based ones of its SCoP).
+    ``provenance``: what the steps that made it found (:class:`Provenance`).
     """
 
     scop: Scop
@@ -273,13 +327,13 @@ class Schedule:
     marked: frozenset[int] = frozenset()
     notes: tuple[str, ...] = ()
     deps: tuple[Dep, ...] | None = field(default=None, repr=False)
-    details: Mapping[str, object] = field(default_factory=dict, repr=False)
+    provenance: Provenance = field(default=NO_PROVENANCE, repr=False)
 
     # -- construction ---------------------------------------------------------------------------------
     @classmethod
     def from_maps(cls, scop: Scop, maps: Mapping[str, isl.Map], *, steps: Sequence[str] = (),
                   marked: frozenset[int] = frozenset(), notes: Sequence[str] = (), deps=None,
-                  details: Mapping[str, object] | None = None) -> "Schedule":
+                  provenance: Provenance = NO_PROVENANCE) -> "Schedule":
         """Normalise per-statement maps (align parameters, pad with zeros) into a Schedule."""
         pspace = scop.context.get_space()
         maps = dict(maps)
@@ -294,8 +348,7 @@ class Schedule:
                                                  for s in scop.statements))
         affs = {s.name: stmt_affs(maps[s.name].align_params(pspace)) for s in scop.statements}
         dep_tuple = dependences(scop, deps) if deps is not None else None
-        return cls._of_affs(scop, affs, tuple(steps), frozenset(marked), tuple(notes), dep_tuple,
-                            MappingProxyType(dict(details or {})))
+        return cls._of_affs(scop, affs, tuple(steps), frozenset(marked), tuple(notes), dep_tuple, provenance)
 
     @classmethod
     def _of_affs(cls, scop: Scop, affs: Mapping[str, Sequence[isl.PwAff]], *fields) -> "Schedule":
@@ -309,22 +362,22 @@ class Schedule:
         return cls(scop, MappingProxyType(norm), *fields)
 
     def with_maps(self, maps: Mapping[str, isl.Map], step: str | None, *, marked: frozenset[int] = frozenset(),
-                  notes: Sequence[str] = (), details: Mapping[str, object] | None = None) -> "Schedule":
+                  notes: Sequence[str] = (), provenance: Provenance = NO_PROVENANCE) -> "Schedule":
         """A new schedule of the same SCoP (same dependences) after one more step."""
         out = Schedule.from_maps(self.scop, maps, steps=self.steps + ((step,) if step else ()),
-                                 marked=marked, notes=tuple(notes), details=details)
+                                 marked=marked, notes=tuple(notes), provenance=provenance)
         return replace(out, deps=self.deps)
 
     def with_affs(self, affs: Mapping[str, Sequence[isl.PwAff]], step: str | None, *,
                   marked: frozenset[int] = frozenset(), notes: Sequence[str] = (),
-                  details: Mapping[str, object] | None = None) -> "Schedule":
+                  provenance: Provenance = NO_PROVENANCE) -> "Schedule":
         """Like :meth:`with_maps`, from the time vectors as affine functions (one map built per statement)."""
         return Schedule._of_affs(self.scop, affs, self.steps + ((step,) if step else ()), frozenset(marked),
-                                 tuple(notes), self.deps, MappingProxyType(dict(details or {})))
+                                 tuple(notes), self.deps, provenance)
 
     def relabelled(self, **changes) -> "Schedule":
         """``dataclasses.replace(self, **changes)`` for the fields other than the SCoP, the maps and the
-        dependences (steps, marks, notes, details), keeping the exact facts already computed that depend
+        dependences (steps, marks, notes, provenance), keeping the exact facts already computed that depend
         only on those three (:data:`MAP_FACTS`: time vectors, distances, parallel dimensions, bands)."""
         if {"scop", "maps", "deps"} & changes.keys():
             raise ValueError("relabelled keeps the SCoP, the maps and the dependences; use with_maps")
@@ -376,11 +429,11 @@ class Schedule:
         return params + "{ " + "; ".join(parts) + " }"
 
     # -- dependences and time distances ---------------------------------------------------------------
-    @property
+    @cached_property
     def dependences(self) -> tuple[Dep, ...]:
-        if self.deps is None:
-            object.__setattr__(self, "deps", dependences(self.scop))
-        return self.deps  # type: ignore[return-value]
+        """The dependences the schedule must respect: ``deps`` when given, else the memory-based flow, anti
+        and output dependences of its SCoP (:func:`polylab.schedule.deps.dependences`)."""
+        return self.deps if self.deps is not None else dependences(self.scop)
 
     @cached_property
     def deltas(self) -> isl.Set:
@@ -398,31 +451,27 @@ class Schedule:
         # costs less on the raw union than coalescing it does (deriche: 0.1 s per schedule)
         return out.intersect_params(self.scop.context)
 
-    def _dset(self, text: str) -> isl.Set:
-        return distance_set(self.n_dims, text).align_params(self.deltas.get_space())
-
-    def _prefix_zero(self, d: int) -> str:
-        return " and ".join([f"d{k} = 0" for k in range(d)] or ["0 = 0"])
+    def _within(self, distances: isl.Set) -> isl.Set:
+        """The time distances of the schedule in ``distances`` (a parameter-free set of ``Z^n``)."""
+        return self.deltas.intersect(distances.align_params(self.deltas.get_space()))
 
     def open_deltas(self, start: int) -> isl.Set:
         """The time distances of the dependences not carried before dimension ``start``:
         ``{ delta in Delta : delta_0 = ... = delta_{start-1} = 0 }``."""
-        return self.deltas.intersect(self._dset(self._prefix_zero(start)))
+        return self._within(zero_before(self.n_dims, start))
 
     def is_coincident(self, d: int) -> bool:
         """Exactly: no dependence whose time distance is zero on dimensions ``< d`` is carried by ``d``."""
-        bad = self._dset(f"{self._prefix_zero(d)} and (d{d} < 0 or d{d} > 0)")
-        return self.deltas.intersect(bad).is_empty()
+        return self._within(first_nonzero(self.n_dims, d, "!=")).is_empty()
 
     def carries(self, d: int) -> bool:
         """True when dimension ``d`` carries a dependence (distance 0 before ``d``, positive at ``d``)."""
-        return not self.deltas.intersect(self._dset(f"{self._prefix_zero(d)} and d{d} > 0")).is_empty()
+        return not self._within(first_nonzero(self.n_dims, d, ">")).is_empty()
 
     def is_permutable(self, start: int, stop: int) -> bool:
         """Exactly: dimensions ``start .. stop-1`` have non-negative distances for every dependence not
         already carried before ``start`` (then they may be interchanged and tiled)."""
-        neg = " or ".join(f"d{k} < 0" for k in range(start, stop))
-        return self.deltas.intersect(self._dset(f"{self._prefix_zero(start)} and ({neg})")).is_empty()
+        return self._within(negative_in(self.n_dims, start, stop)).is_empty()
 
     @cached_property
     def parallel_dims(self) -> tuple[int, ...]:
@@ -476,20 +525,8 @@ class Schedule:
         return node.get_schedule()
 
     # -- displays -------------------------------------------------------------------------------------
-    def __str__(self) -> str:
-        return render.text(self)
-
     def __repr__(self) -> str:
         return f"<Schedule {self.text()}>"
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(str(self))
-
-    def _repr_html_(self) -> str:
-        return render.html(self)
-
-    def _repr_latex_(self) -> str:
-        return render.latex(self)
 
 
 def original(scop: Scop, deps=None) -> Schedule:

@@ -8,7 +8,6 @@ adapts the analysis layer's :class:`DependenceGraph` to what the schedule layer 
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -17,6 +16,7 @@ import islpy as isl
 from polylab.analysis import DependenceGraph, compute_dependences
 from polylab.model import Scop
 from polylab.model.islutil import maps_of
+from polylab.model.memo import ObjectMemo
 
 KINDS = ("flow", "anti", "output")
 
@@ -35,7 +35,8 @@ class Dep:
         return f"{self.kind} dependence {self.source} -> {self.sink} on {self.array}"
 
 
-_CACHE: "weakref.WeakKeyDictionary[Scop, tuple[Dep, ...]]" = weakref.WeakKeyDictionary()
+#: the memory-based dependences of each SCoP analysed (kept while the SCoP lives)
+_CACHE: ObjectMemo[Scop, tuple[Dep, ...]] = ObjectMemo("schedule.dependences")
 
 
 def _from_graph(graph: DependenceGraph) -> tuple[Dep, ...]:
@@ -62,11 +63,7 @@ def dependences(scop: Scop, deps: DependenceGraph | Iterable[Dep] | isl.UnionMap
         return _from_graph(deps)
     if deps is not None:
         return tuple(deps)
-    cached = _CACHE.get(scop)
-    if cached is None:
-        cached = _from_graph(compute_dependences(scop, value_based=False, kinds=KINDS))
-        _CACHE[scop] = cached
-    return cached
+    return _CACHE.get(scop, lambda: _from_graph(compute_dependences(scop, value_based=False, kinds=KINDS)))
 
 
 def union(deps: Iterable[Dep], scop: Scop) -> isl.UnionMap:

@@ -52,7 +52,7 @@ def jammed(s: Schedule, d: int, names: frozenset[str], rows: int) -> Schedule | 
             new[st.name] = v[:d] + [floor_div(v[d], rows)] + v[d + 1:q] + [v[d]] + v[q:]
         else:
             new[st.name] = v[:q] + [const_aff(st, pspace, 0)] + v[q:]
-    cand = s.with_affs(new, None, notes=s.notes, details=s.details)
+    cand = s.with_affs(new, None, notes=s.notes, provenance=s.provenance)
     # exact legality of ``cand``, checked on ``s`` where the two agree: the time vectors of two statements
     # outside ``names`` both get the constant 0 at ``q``, so their distance is the one under ``s`` with a 0
     # inserted, which is lexicographically negative exactly when the old one is. Checked per statement

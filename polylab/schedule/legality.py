@@ -16,8 +16,6 @@ dependent pair whose times agree on dimensions ``0..d-1`` also agrees on ``d``.
 
 from __future__ import annotations
 
-import functools
-import weakref
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
@@ -25,13 +23,12 @@ import islpy as isl
 
 from polylab import render
 from polylab.analysis import DependenceGraph
-from polylab.analysis.dependences import clear_caches as clear_analysis_caches
 from polylab.errors import IllegalTransformationError, ModelError
 from polylab.model.budget import bounded
 from polylab.model import Scop
-from polylab.model.islutil import fix_parameters, parameter_values, point_coordinates
-from polylab.schedule.core import Schedule, lexmin_point, on_domains, pair_deltas
-from polylab.schedule.core import clear_caches as clear_distance_caches
+from polylab.model.islutil import fix_parameters, parameter_values, point_coordinates, point_set, union_all
+from polylab.model.memo import ObjectMemo, memo
+from polylab.schedule.core import Schedule, first_nonzero, lexmin_point, on_domains, pair_deltas, zero_before
 from polylab.schedule.deps import Dep, dependences
 
 
@@ -46,9 +43,17 @@ def small_parameters(params_set: isl.Set) -> dict[str, int] | None:
         return {}
     as_set = isl.Set.from_params(params_set).move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, np)
     pnames = [params_set.get_dim_name(isl.dim_type.param, k) for k in range(np)]
-    xs = ", ".join(f"p{k}" for k in range(np))
-    summ = isl.Map(f"{{ [{xs}] -> [s, {xs}] : s = {' + '.join(f'p{k}' for k in range(np))} }}")
-    nonneg = as_set.intersect(isl.Set(f"{{ [{xs}] : {' and '.join(f'p{k} >= 0' for k in range(np))} }}"))
+    v = isl.make_zero_and_vars([f"p{k}" for k in range(np)])
+    coords = [v[f"p{k}"] for k in range(np)]
+    total = coords[0]
+    for c in coords[1:]:
+        total = total.add(c)
+    summ = isl.Map.from_pw_aff(total)          # { [p] -> [p_0 + .. + p_{n-1}, p] }
+    for c in coords:
+        summ = summ.flat_range_product(isl.Map.from_pw_aff(c))
+    nonneg = as_set
+    for c in coords:
+        nonneg = nonneg.intersect(c.ge_set(v[0]))
     for candidate in (nonneg, as_set):
         if candidate.is_empty():
             continue
@@ -120,7 +125,7 @@ class Violation:
 
 
 @dataclass(frozen=True, eq=False)
-class LegalityReport:
+class LegalityReport(render.Rendered):
     """The verdict on a schedule: ``legal``, the violations, and the parallel (coincident) dimensions."""
 
     schedule: Schedule
@@ -139,18 +144,6 @@ class LegalityReport:
                 "bands": [{"dims": list(b.dims), "permutable": b.permutable} for b in s.bands],
                 "steps": list(s.steps)}
 
-    def __str__(self) -> str:
-        return render.text(self)
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(str(self))
-
-    def _repr_html_(self) -> str:
-        return render.html(self)
-
-    def _repr_latex_(self) -> str:
-        return render.latex(self)
-
 
 def _element(scop: Scop, dep: Dep, src: tuple[int, ...], snk: tuple[int, ...], params: dict) -> str:
     """``x[1][2]``: an element the source accesses as the dependence's kind says (writes for flow and output,
@@ -164,7 +157,7 @@ def _element(scop: Scop, dep: Dep, src: tuple[int, ...], snk: tuple[int, ...], p
         for a in st.accesses if writes is None else (st.writes if writes else st.reads):
             if a.array != dep.array:
                 continue
-            point = isl.Set(f"{{ {name}[{', '.join(map(str, inst))}] }}").align_params(a.relation.get_space().domain())
+            point = point_set(a.relation.get_space().domain(), inst)
             img = fix_parameters(a.relation, params).intersect_domain(point).range()
             out = img if out is None else out.union(img)
         return out
@@ -191,14 +184,11 @@ def violating_pairs(schedule: Schedule, dep: Dep) -> isl.Map:
     return dep.relation.align_params(pspace).intersect(ts.lex_ge_map(tt)).intersect_params(scop.context)
 
 
-@functools.lru_cache(maxsize=None)
+@memo("legality.lex_nonpositive", maxsize=None, named=())
 def _lex_nonpositive(n: int) -> isl.Set:
     """``{ delta in Z^n : delta <=lex 0 }``: ``delta = 0``, or ``delta_0 = .. = delta_{k-1} = 0 > delta_k``
     for some ``k`` (``n + 1`` disjuncts, no parameters)."""
-    names = ", ".join(f"d{j}" for j in range(n))
-    pieces = [" and ".join([f"d{j} = 0" for j in range(k)] + [f"d{k} < 0"]) for k in range(n)]
-    pieces.append(" and ".join(f"d{j} = 0" for j in range(n)) or "0 = 0")
-    return isl.Set("{ [" + names + "] : " + " or ".join(f"({p})" for p in pieces) + " }")
+    return union_all([first_nonzero(n, k, "<") for k in range(n)] + [zero_before(n, n)], zero_before(n, n))
 
 
 def is_violated(schedule: Schedule, dep: Dep) -> bool:
@@ -224,22 +214,14 @@ def pair_broken(schedule: Schedule, source: str, sink: str, relation: isl.Map) -
                    schedule.maps[sink].align_params(pspace), schedule.scop.context)
 
 
-@functools.lru_cache(maxsize=4096)
+@memo("legality.breaks", named=())
 def _breaks(relation: isl.Map, theta_s: isl.Map, theta_t: isl.Map, context: isl.Set) -> bool:
-    """:func:`is_violated` on its values (cached by value: a search checks the same dependence under the
-    same two time maps many times, each candidate changing a few statements' maps)."""
+    """:func:`is_violated` on its values (remembered by content, a verdict shows no names: a search checks
+    the same dependence under the same two time maps many times, each candidate changing a few
+    statements' maps)."""
     delta = pair_deltas(relation, theta_s, theta_t)
     bad = _lex_nonpositive(delta.dim(isl.dim_type.set)).align_params(delta.get_space())
     return not delta.intersect(bad).intersect_params(context).is_empty()
-
-
-def clear_caches() -> None:
-    """Forget the cached time distances and verdicts (:func:`pair_deltas`, :func:`is_violated`) and the
-    analysis layer's ordered pairs: for timing a search as if it were the first in the process
-    (``polylab bench --search-time``)."""
-    clear_distance_caches()
-    _breaks.cache_clear()
-    clear_analysis_caches()
 
 
 def counterexample(schedule: Schedule, dep: Dep, pairs: isl.Map) -> Violation:
@@ -252,7 +234,7 @@ def counterexample(schedule: Schedule, dep: Dep, pairs: isl.Map) -> Violation:
 
     def time_of(name: str, inst: tuple[int, ...]) -> tuple[int, ...]:
         m = fix_parameters(schedule.maps[name], params)
-        dom = isl.Set(f"{{ {name}[{', '.join(map(str, inst))}] }}").align_params(m.get_space().domain())
+        dom = point_set(m.get_space().domain(), inst)
         return point_coordinates(m.intersect_domain(dom).range().sample_point())
 
     return Violation(dep, src, snk, params, time_of(dep.source, src), time_of(dep.sink, snk),
@@ -317,7 +299,7 @@ class IllegalScheduleError(IllegalTransformationError):
 
 #: the verdict on each Schedule value already checked by :func:`require_legal` (a Schedule is immutable and
 #: hashed by identity, so its report never goes stale; the entry goes when the schedule does)
-_VERDICTS: "weakref.WeakKeyDictionary[Schedule, LegalityReport]" = weakref.WeakKeyDictionary()
+_VERDICTS: ObjectMemo[Schedule, LegalityReport] = ObjectMemo("legality.verdicts")
 
 
 def require_legal(schedule: Schedule, what: str = "the schedule", *,
@@ -333,10 +315,7 @@ def require_legal(schedule: Schedule, what: str = "the schedule", *,
     carries the :class:`LegalityReport` as ``report`` and the first :class:`Violation` as ``violation``
     (``dependence``, ``source_instance`` and ``sink_instance`` are that violation's). The verdict is cached
     per Schedule value."""
-    report = _VERDICTS.get(schedule)
-    if report is None:
-        report = check(schedule)
-        _VERDICTS[schedule] = report
+    report = _VERDICTS.get(schedule, lambda: check(schedule))
     if report.legal:
         return schedule
     first = report.violations[0]

@@ -85,7 +85,7 @@ class Row:
 
 
 @dataclass(frozen=True, eq=False)
-class PlutoResult:
+class PlutoResult(render.Rendered):
     """The scheduler's answer: the schedule and the rows in the order found, with explanations."""
 
     schedule: Schedule
@@ -94,12 +94,6 @@ class PlutoResult:
 
     def __str__(self) -> str:
         return "\n".join(self.explanation)
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(str(self))
-
-    def _repr_html_(self) -> str:
-        return render.html(self)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -349,7 +343,7 @@ def _pluto(scop: Scop, deps: DependenceGraph | Iterable[Dep] | None, max_rows: i
         instead = "the source order"
     expl = (f"the Pluto-style search failed ({why}); using {instead} instead",
             f"result: {s.text()}")
-    s = replace(s, steps=("auto",), notes=expl, details={"fallback": "isl"})
+    s = replace(s, steps=("auto",), notes=expl)
     return PlutoResult(s, (), expl)
 
 
@@ -501,7 +495,7 @@ class _Search:
         self.expl.append("bands (exact): " + ", ".join(
             f"{list(b.dims)}{' permutable' if b.permutable else ''}" for b in sched.bands)
             + f"; parallel dimensions: {list(sched.parallel_dims) or 'none'}")
-        sched = replace(sched, notes=tuple(self.expl), details={"pluto_rows": tuple(self.rows)})
+        sched = replace(sched, notes=tuple(self.expl))
         return PlutoResult(sched, tuple(self.rows), tuple(self.expl))
 
 

@@ -1,17 +1,19 @@
 """Recipe steps: named functions ``step(schedule, *args) -> Schedule`` that a schedule spec can call.
 
 A *step table* maps step names to :class:`Step` values; the spec reader (:mod:`polylab.schedule.spec`)
-is given one. This layer's own steps are :data:`SCHEDULE_STEPS` (``original``, ``auto``, ``isl``,
-``wavefront``, ``tile``, ``skew``, ``parallel``, ...). Later layers do not register theirs here: the
-storage layer builds the full table, :func:`polylab.storage.recipe_steps` (this layer's steps and the
-storage steps), and the readers of the layers above pass it explicitly, so the schedule layer never
-imports the storage layer and nothing depends on what happened to be imported. :func:`register_step`
-adds a step of the user's own (a notebook exercise) to the table :func:`steps` returns, and
-:func:`register_steps` a whole table (``%load_ext polylab`` adds the storage steps that way, explicitly).
+is given one. This layer's own steps are :func:`schedule_steps` (``original``, ``auto``, ``isl``,
+``wavefront``, ``tile``, ``skew``, ``parallel``, ``optimize``, ...), their ``optimize`` bound to the
+:class:`~polylab.schedule.optimize.Machine` the code is chosen for; :data:`SCHEDULE_STEPS` is that table for
+the default machine, and the reader's default. Later layers do not register theirs here: the storage
+layer builds the full table, :func:`polylab.storage.recipe_steps` (this layer's steps and the storage
+steps), and the readers of the layers above pass it explicitly. Tables are values: nothing changes one
+after it is made, so a spec means the same wherever it is read; a step of the user's own (a notebook
+exercise) goes into a new table, :func:`with_steps`.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -19,6 +21,7 @@ from typing import Callable, Mapping
 
 from polylab.schedule import isl_scheduler, optimize, pluto, tiling, transform, wavefront
 from polylab.schedule.core import Schedule, original
+from polylab.schedule.optimize import Machine
 
 StepFn = Callable[..., Schedule]
 
@@ -67,8 +70,27 @@ def original_step(s: Schedule) -> Schedule:
     return o.with_maps(o.maps, "original")
 
 
-#: the steps of the schedule layer
-SCHEDULE_STEPS: StepTable = table(
+#: the usage line of the ``optimize`` steps
+OPTIMIZE_USAGE = "optimize([threads], [rows], [wave], [tile], [vector])"
+
+
+def bound_step(name: str, fn: StepFn, machine: Machine, *, usage: str | None = None) -> Step:
+    """The step ``name`` of ``fn(schedule, *args, machine=...)`` with the machine bound (its signature,
+    usage line and summary are ``fn``'s)."""
+
+    @functools.wraps(fn)
+    def bound(schedule: Schedule, *args: object) -> Schedule:
+        return fn(schedule, *args, machine=machine)
+
+    return make_step(name, bound, usage=usage)
+
+
+def schedule_steps(machine: Machine = Machine()) -> StepTable:
+    """The steps of the schedule layer, ``optimize`` choosing for ``machine``."""
+    return table(*_PLAIN_STEPS, bound_step("optimize", optimize.optimize, machine, usage=OPTIMIZE_USAGE))
+
+
+_PLAIN_STEPS = (
     make_step("original", original_step),
     make_step("auto", pluto.auto),
     make_step("isl", isl_scheduler.isl_step),
@@ -85,24 +107,14 @@ SCHEDULE_STEPS: StepTable = table(
     make_step("tile_wavefront", tiling.tile_wavefront, usage="tile_wavefront(size, ...)"),
     make_step("parallel", transform.parallel),
     make_step("sequential", transform.sequential),
-    make_step("optimize", optimize.optimize, usage="optimize([threads], [rows], [wave], [tile], [vector])"),
 )
 
-_USER_STEPS: dict[str, Step] = {}
+#: the steps of the schedule layer for the default :class:`~polylab.schedule.optimize.Machine` (the spec
+#: reader's default table)
+SCHEDULE_STEPS: StepTable = schedule_steps()
 
 
-def register_step(name: str, fn: StepFn, *, usage: str | None = None) -> None:
-    """Make ``fn(schedule, *args) -> Schedule`` available as step ``name`` in :func:`steps` (and so in
-    every table built from it, :func:`polylab.storage.recipe_steps` included)."""
-    _USER_STEPS[name] = make_step(name, fn, usage=usage)
-
-
-def register_steps(step_table: StepTable) -> None:
-    """Add every step of ``step_table`` to the table :func:`steps` returns (a layer above calls this
-    explicitly: the notebook extension adds the storage steps; nothing registers on import)."""
-    _USER_STEPS.update(step_table)
-
-
-def steps() -> dict[str, Step]:
-    """The schedule layer's steps and those added with :func:`register_step`, by name."""
-    return {**SCHEDULE_STEPS, **_USER_STEPS}
+def with_steps(base: StepTable, *steps: Step) -> StepTable:
+    """A new table: ``base`` and ``steps`` (a step of the same name replaces the base's); ``base`` is
+    unchanged. ``with_steps(recipe_steps(), make_step("twice_skew", fn))`` adds a step of the user's own."""
+    return table(*base.values(), *steps)

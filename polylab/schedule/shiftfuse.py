@@ -42,10 +42,7 @@ import islpy as isl
 
 from polylab.schedule.core import Schedule, const_aff, const_value, map_from_affs
 from polylab.schedule.legality import is_legal
-
-#: shifts tried on the first fused loop, and on each of the others
-FIRST_SHIFTS = (0, 1, 2)
-OTHER_SHIFTS = (0, 1)
+from polylab.schedule.tuning import FIRST_SHIFTS, OTHER_SHIFTS
 
 
 def _own_loops(s: Schedule, name: str, start: int) -> list[int] | None:
@@ -137,7 +134,7 @@ def _assemble(s: Schedule, vectors: dict[str, list]) -> Schedule:
         vec = list(vectors.get(st.name, s.affs[st.name]))
         vec += [const_aff(st, pspace, 0)] * (width - len(vec))
         maps[st.name] = map_from_affs(st, pspace, vec)
-    return Schedule(s.scop, MappingProxyType(maps), s.steps, frozenset(), (), s.deps, MappingProxyType({}))
+    return Schedule(s.scop, MappingProxyType(maps), s.steps, frozenset(), (), s.deps)
 
 
 def _shift(s: Schedule, vectors: dict[str, list], placed: dict[str, tuple[int, ...]], name: str, p: int,

@@ -34,7 +34,7 @@ class StatementMapping:
 
 
 @dataclass(frozen=True, eq=False)
-class SpaceTimeMapping:
+class SpaceTimeMapping(render.Rendered):
     schedule: Schedule
     kinds: tuple[str, ...]                  # per dimension: 'space', 'time' or 'scalar'
     statements: tuple[StatementMapping, ...] = field(default=())
@@ -46,18 +46,6 @@ class SpaceTimeMapping:
     @property
     def time_dims(self) -> tuple[int, ...]:
         return tuple(d for d, k in enumerate(self.kinds) if k == "time")
-
-    def __str__(self) -> str:
-        return render.text(self)
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(str(self))
-
-    def _repr_latex_(self) -> str:
-        return render.latex(self)
-
-    def _repr_html_(self) -> str:
-        return render.html(self)
 
 
 def space_time(s: Schedule) -> SpaceTimeMapping:

@@ -6,7 +6,7 @@ count, so isl text and step arguments stay whole; a part starting with ``#`` is 
 right, starting from the source order:
 
 * a **recipe step** ``name`` or ``name(arg, ...)`` (integers, names, ``[lists]``) from the step table the
-  reader is given (:data:`polylab.schedule.recipe.SCHEDULE_STEPS` and the user's steps by default; the
+  reader is given (:data:`polylab.schedule.recipe.SCHEDULE_STEPS` by default; the
   layers above pass :func:`polylab.storage.recipe_steps`, which adds the storage steps). A step maps the
   current schedule to a new one; a storage step also rewrites the SCoP (the new schedule's ``scop``);
 * **isl text** ``{ S0[i, j] -> [i + j, j] }`` (parameters may be declared, ``[N] -> { ... }``): it
@@ -31,7 +31,6 @@ import re
 import types
 import typing
 from dataclasses import replace
-from types import MappingProxyType
 from typing import Iterable
 
 import islpy as isl
@@ -294,10 +293,10 @@ def parse_schedule(scop: Scop, spec: str, *, steps: StepTable | None = None,
                    deps: DependenceGraph | Iterable[Dep] | None = None) -> Schedule:
     """The :class:`Schedule` a spec describes (see the module text): isl text and recipe steps in any
     order, applied from the source order of ``scop``. ``steps`` is the step table (default:
-    :func:`polylab.schedule.recipe.steps`); ``deps`` the dependences of ``scop`` when already computed.
+    :data:`polylab.schedule.recipe.SCHEDULE_STEPS`); ``deps`` the dependences of ``scop`` when already computed.
     Mistakes raise :class:`~polylab.errors.ScheduleError` with the line and column of the bad part and a
     hint (the valid steps, the statements, ...). Legality is not checked here (see the module text)."""
-    table = steps if steps is not None else recipe.steps()
+    table = steps if steps is not None else recipe.SCHEDULE_STEPS
     if not isinstance(spec, str) or not _parts(spec):
         raise ScheduleError("empty schedule", hint="write isl text { S0[i, j] -> [j, i] } or a recipe; "
                             + _valid_steps_hint(table))
@@ -318,5 +317,5 @@ def _isl_part(scop: Scop, current: Schedule | None, text: str, loc: SourceLocati
     if current is None:
         return parse_isl(scop, text, location=loc, deps=deps)
     new = parse_isl(current.scop, text, location=loc, deps=current.deps)
-    kept = {k: v for k, v in current.details.items() if k == "storage"}
-    return replace(new, steps=current.steps + new.steps, details=MappingProxyType({**kept, **new.details}))
+    return replace(new, steps=current.steps + new.steps,
+                   provenance=replace(new.provenance, storage=current.provenance.storage))

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from polylab.errors import IllegalTransformationError, ScheduleError
-from polylab.schedule.core import Schedule, floor_div
+from polylab.schedule.core import Schedule, Tiles, floor_div
 from polylab.schedule.legality import check
 from polylab.schedule.transform import mark_parallel
 
@@ -61,8 +61,8 @@ def tiled(s: Schedule, sizes: Sequence[int], start: int | None = None, *, label:
         tiles = [floor_div(t[d], T) for d, T in zip(dims, sizes)]
         affs[n] = list(t[:b0]) + tiles + list(t[b0:])
     step = label or f"tile({', '.join(map(str, sizes))})"
-    out = s.with_affs(affs, step, details={"tile_dims": tuple(range(b0, b0 + k)),
-                                          "point_dims": tuple(d + k for d in dims), "sizes": tuple(sizes)})
+    out = s.with_affs(affs, step, provenance=replace(s.provenance, tiles=Tiles(
+        tuple(range(b0, b0 + k)), tuple(d + k for d in dims), tuple(sizes))))
     return out, b0, k
 
 
@@ -108,7 +108,7 @@ def tile_wavefront(s: Schedule, *sizes: int, start: int | None = None) -> Schedu
         for d in range(p + 1, p + k):
             wave = wave.add(t[d])
         affs[n] = list(t[:p]) + [wave] + list(t[p + 1:])
-    waved = replace(out.with_affs(affs, None, details=out.details), steps=out.steps)
+    waved = replace(out.with_affs(affs, None, provenance=out.provenance), steps=out.steps)
     _refuse_if_illegal(waved, label)
     return mark_parallel(waved)
 

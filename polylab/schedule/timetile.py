@@ -32,7 +32,7 @@ the statements placed so far) make every dependence go to the same or a later st
 jacobi-1d needs ``g = 2`` and ``c = 1`` for its second statement: ``A[i]`` of step ``t`` reads ``B[i + 1]``
 of the same step, and ``B[i]`` of step ``t + 1`` reads ``A[i - 1]`` of step ``t``. The strips are
 sequential, so only the one-thread optimizer offers them, and only for builds with vectors of at least 32
-bytes (:mod:`polylab.schedule.target`): jacobi-1d (N = 200000, T = 500, one thread) with ``W = 1024``
+bytes (the :class:`~polylab.schedule.optimize.Machine`'s ``vector_bytes``): jacobi-1d (N = 200000, T = 500, one thread) with ``W = 1024``
 ran at 0.70x of the original with plain ``-O3``, whose two-lane SSE2 arithmetic bounds the original more
 than the L3 cache does; with ``-march=native`` (AVX2) at 1.25x, 1.45x and 1.40x in three bench runs
 once the harness aligned the kernel's loops (before, 0.88x-1.27x: the strips' short loops ran at a speed
@@ -51,12 +51,7 @@ import islpy as isl
 
 from polylab.schedule.core import Schedule, floor_div, skewed
 from polylab.schedule.legality import is_legal
-
-#: time skews tried, smallest first
-SKEWS = (0, 1, 2)
-#: time skews of the strips, smallest first, and the shifts tried for each statement
-STRIP_SKEWS = (1, 2, 3)
-STRIP_SHIFTS = (0, 1, 2, 3)
+from polylab.schedule.tuning import STRIP_SHIFTS, STRIP_SKEWS, TIME_TILE_SKEWS
 
 
 def rows_dimension(s: Schedule) -> int | None:
@@ -96,7 +91,7 @@ def time_tiled(s: Schedule, size: int) -> tuple[Schedule, str] | None:
     r = rows_dimension(s)
     if r is None:
         return None
-    for g in SKEWS:
+    for g in TIME_TILE_SKEWS:
         vecs = {}
         for st in s.scop.statements:
             v = list(s.affs[st.name])

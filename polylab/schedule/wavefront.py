@@ -33,7 +33,7 @@ from polylab.schedule.transform import mark_parallel
 
 
 @dataclass(frozen=True, eq=False)
-class WavefrontSolution:
+class WavefrontSolution(render.Rendered):
     """The solved wavefront program: the hyperplane ``a`` over schedule dimensions ``start..stop-1``."""
 
     hyperplane: tuple[int, ...]
@@ -45,18 +45,6 @@ class WavefrontSolution:
     distance_set: isl.Set = field(repr=False)
     schedule: Schedule = field(repr=False)
     theta: dict[str, str] = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        return render.text(self)
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(str(self))
-
-    def _repr_html_(self) -> str:
-        return render.html(self)
-
-    def _repr_latex_(self) -> str:
-        return render.latex(self)
 
 
 def _default_band(s: Schedule) -> tuple[int, int]:
@@ -198,5 +186,4 @@ def wavefront(s: Schedule, start: int | None = None, stop: int | None = None) ->
     out = sol.schedule
     notes = (f"wavefront theta = {' + '.join((f'{c}*' if c != 1 else '') + f't{sol.start + k}' for k, c in enumerate(sol.hyperplane) if c)}"
              f" on dimensions {sol.start}..{sol.stop - 1}",) + tuple("  " + c for c in sol.constraints)
-    return replace(out, steps=s.steps + ("wavefront",), notes=notes,
-                   details={"wavefront": sol})
+    return replace(out, steps=s.steps + ("wavefront",), notes=notes)

@@ -85,7 +85,7 @@ def name_of(value: SSAValue) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class Program:
+class Program(render.Rendered):
     """A verified xDSL module with one stencil function (``module``, never changed), the text it was read
     from (``source``; empty for a program made by a pass) and the start offset of each operation in it."""
 
@@ -199,9 +199,3 @@ class Program:
         loc = self.location(op)
         where = f" (line {loc.line})" if loc is not None else (f" ({op.name})" if op is not None else "")
         return error(message + where, location=loc, hint=hint)
-
-    def __str__(self) -> str:
-        return render.text(self)
-
-    def _repr_html_(self) -> str:
-        return render.html(self)

@@ -23,8 +23,8 @@ from polylab.storage.fold import FoldReport, fold_live_ins
 from polylab.storage.interleave import InterleaveReport, fuse_producers, interleave
 from polylab.storage.optimize import optimize_program
 from polylab.storage.pipeline import StoragePlan, storage_pipeline
-from polylab.storage.steps import STORAGE_STEPS, recipe_steps
+from polylab.storage.steps import STORAGE_STEPS, recipe_steps, storage_steps
 
 __all__ = ["Attempt", "ContractionRefused", "ContractionReport", "DeadWriteReport", "FoldReport",
            "InterleaveReport", "STORAGE_STEPS", "StoragePlan", "contract", "fold_live_ins", "fuse_producers",
-           "interleave", "optimize_program", "recipe_steps", "remove_dead_writes", "storage_pipeline"]
+           "interleave", "optimize_program", "recipe_steps", "remove_dead_writes", "storage_pipeline", "storage_steps"]

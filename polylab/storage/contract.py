@@ -31,8 +31,8 @@ import islpy as isl
 from polylab.analysis import Dataflow, dataflow
 from polylab.errors import ModelError, StorageError
 from polylab.model.expr import ArrayRef, Assignment, Binary, Const, Expr, assignment_to_c, to_c, transform, walk
-from polylab.model.islutil import (fix_parameters, isl_identifier, maps_of, parameter_values, point_coordinates,
-                                   restore_identifiers, sets_of)
+from polylab.model.islutil import (equal_until, fix_parameters, maps_of, parameter_values, point_coordinates,
+                                   sets_of)
 from polylab.model.scop import Access, Array, Scop, Statement
 from polylab.render import Displayable, esc, text_table
 from polylab.schedule import Schedule, require_legal, smallest_example
@@ -129,21 +129,28 @@ class ContractionRefused(StorageError):
         self.attempts: tuple[Attempt, ...] = attempts
 
 
+def _element_space(space_params: isl.Space, array: str, rank: int) -> isl.Space:
+    """The space ``x[a_0, .., a_{rank-1}]`` of the elements of ``array`` with the parameters of
+    ``space_params``."""
+    space = isl.Space.set_alloc(space_params.get_ctx(), 0, rank).set_tuple_name(isl.dim_type.set, array)
+    for k in range(rank):
+        space = space.set_dim_name(isl.dim_type.set, k, f"a{k}")
+    return space.align_params(space_params)
+
+
 def _slot_map(space_params: isl.Space, array: str, rank: int, dims: Sequence[int], moduli: Sequence[int],
               target: str | None = None) -> isl.Map:
     """``{ x[a] -> x[b] : b_d = a_d mod m_d }`` (to ``target`` when given: the storage mapping)."""
-    a = [f"a{k}" for k in range(rank)]
-    b = []
+    ls = isl.LocalSpace.from_space(_element_space(space_params, array, rank))
+    out = None
     for k in range(rank):
+        a = isl.PwAff.from_aff(isl.Aff.var_on_domain(ls, isl.dim_type.set, k))
         if k in dims:
-            m = moduli[list(dims).index(k)]
-            b.append(f"({a[k]}) mod {m}")
-        else:
-            b.append(a[k])
-    params = [isl_identifier(space_params.get_dim_name(isl.dim_type.param, k))
-              for k in range(space_params.dim(isl.dim_type.param))]
-    return restore_identifiers(isl.Map(f"[{', '.join(params)}] -> {{ {array}[{', '.join(a)}] -> "
-                                       f"{target or array}[{', '.join(b)}] }}"))
+            a = a.mod_val(isl.Val.int_from_si(ls.get_ctx(), moduli[list(dims).index(k)]))
+        m = isl.Map.from_pw_aff(a)
+        out = m if out is None else out.flat_range_product(m)
+    assert out is not None
+    return out.set_tuple_name(isl.dim_type.out, target or array)
 
 
 def _same_slot(space_params: isl.Space, array: str, rank: int, dims: Sequence[int],
@@ -158,12 +165,11 @@ def _same_slot(space_params: isl.Space, array: str, rank: int, dims: Sequence[in
 def _same_other_dims(space_params: isl.Space, array: str, rank: int, dims: Sequence[int]) -> isl.Map:
     """``{ x[a] -> x[b] : a != b, a_o = b_o for every dimension o not contracted }``: the pairs of
     elements that *some* modulo mapping of ``dims`` could put into one slot."""
-    a = [f"a{k}" for k in range(rank)]
-    b = [f"b{k}" if k in dims else a[k] for k in range(rank)]
-    params = [isl_identifier(space_params.get_dim_name(isl.dim_type.param, k))
-              for k in range(space_params.dim(isl.dim_type.param))]
-    rel = restore_identifiers(isl.Map(f"[{', '.join(params)}] -> {{ {array}[{', '.join(a)}] -> "
-                                      f"{array}[{', '.join(b)}] }}"))
+    space = _element_space(space_params, array, rank)
+    rel = isl.Map.universe(isl.Space.map_from_set(space))
+    for k in range(rank):
+        if k not in dims:
+            rel = rel.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
     ident = isl.Map.identity(isl.Space.map_from_set(rel.domain().get_space()))
     return rel.subtract(ident)
 
@@ -251,11 +257,11 @@ class LiveDistances:
             hits = [p for p in self.points if all(v % m == 0 for v, m in zip(p, moduli))]
             return min(hits, key=lambda p: (sum(abs(v) for v in p), tuple(-v for v in p))) if hits else None
         n = self.vectors.dim(isl.dim_type.set)
-        ds = ", ".join(f"d{k}" for k in range(n))
-        qs = ", ".join(f"q{k}" for k in range(n))
-        cond = " and ".join(f"d{k} = {m} * q{k}" for k, m in enumerate(moduli))
-        mult = isl.Set(f"{{ [{ds}] : exists ({qs} : {cond}) }}")
-        hit = self.vectors.intersect(mult)
+        v = isl.make_zero_and_vars([f"d{k}" for k in range(n)], ctx=self.vectors.get_ctx())
+        mult = isl.Set.universe(v[0].get_domain_space())     # { d : d_k = m_k q_k for some integers q }
+        for k, m in enumerate(moduli):
+            mult = mult.intersect(v[f"d{k}"].mod_val(isl.Val.int_from_si(mult.get_ctx(), m)).eq_set(v[0]))
+        hit = self.vectors.intersect(mult.align_params(self.vectors.get_space()))
         if hit.is_empty():
             return None
         return point_coordinates(smallest_example(hit))
@@ -720,15 +726,12 @@ def _same_functions(template: Schedule, out: Schedule) -> Schedule:
     if not changed:
         return out
     return Schedule.from_maps(out.scop, new, steps=out.steps, marked=out.marked, notes=out.notes,
-                               details=out.details)
+                               provenance=out.provenance)
 
 
 def _carried_by(sched: Schedule, d: int, buf: str) -> str:
     """A dependence of ``sched.scop`` whose instances agree in time before ``d`` and differ at ``d``."""
     n = sched.n_dims
-    a = [f"a{k}" for k in range(n)]
-    b = [f"b{k}" for k in range(n)]
-    cond = " and ".join([f"b{k} = a{k}" for k in range(d)] + [f"b{d} != a{d}"])
     pspace = sched.scop.context.get_space()
     for dep in sched.dependences:
         try:
@@ -736,7 +739,7 @@ def _carried_by(sched: Schedule, d: int, buf: str) -> str:
             ts = sched.maps[dep.source].align_params(rel.get_space())
             tt = sched.maps[dep.sink].align_params(rel.get_space())
             times = rel.domain_map().apply_range(ts).range_product(rel.range_map().apply_range(tt))
-            want = isl.Map(f"{{ [{', '.join(a)}] -> [{', '.join(b)}] : {cond} }}").wrap()
+            want = equal_until(rel.get_ctx(), n, d, differ=True).wrap()
             bad = times.intersect_range(want.align_params(times.get_space().range())).domain().unwrap()
             bad = bad.intersect_params(sched.scop.context)
         except isl.Error:  # a dependence isl cannot relate to the times: look at the next one

@@ -27,7 +27,7 @@ import islpy as isl
 from polylab.analysis import dataflow
 from polylab.analysis.dataflow import Dataflow
 from polylab.errors import IllegalTransformationError, ScheduleError
-from polylab.model.islutil import maps_of, sets_of
+from polylab.model.islutil import constant_point, maps_of, projection, sets_of
 from polylab.model.scop import Scop
 from polylab.schedule import Schedule, check
 from polylab.schedule.legality import is_violated
@@ -90,10 +90,7 @@ def _pieces(T: isl.UnionMap) -> dict[str, isl.Map]:
 
 def _select(m: isl.Map, dims: list[int]) -> isl.Map:
     """``{ S[x] -> [t_d for d in dims] }``."""
-    n = m.dim(isl.dim_type.out)
-    names = [f"t{k}" for k in range(n)]
-    proj = isl.Map(f"{{ [{', '.join(names)}] -> [{', '.join(names[d] for d in dims)}] }}")
-    proj = proj.align_params(m.get_space())
+    proj = projection(m.get_ctx(), m.dim(isl.dim_type.out), dims).align_params(m.get_space())
     return m.apply_range(proj)
 
 
@@ -114,7 +111,7 @@ def _first_consumer_map(p: str, it: str, dom: isl.Set, F: isl.UnionMap, outer_c:
     unread = dom.subtract(m.domain())
     if not unread.is_empty():
         start = outer_c.range().lexmin()
-        zero = isl.Set("{ [0] }").align_params(dom.get_space())
+        zero = constant_point(dom.get_ctx(), (0,)).align_params(dom.get_space())
         for st in sets_of(start):
             u1 = unread.intersect_params(st.params())
             for mm in maps_of(isl.UnionMap.from_domain_and_range(isl.UnionSet.from_set(u1),

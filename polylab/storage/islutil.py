@@ -28,7 +28,7 @@ def schedule_on(scop: Scop, schedule: Schedule | None) -> Schedule:
     if schedule.scop is scop:
         return schedule
     return Schedule.from_maps(scop, schedule.maps, steps=schedule.steps, marked=schedule.marked,
-                              notes=schedule.notes, details=schedule.details)
+                              notes=schedule.notes, provenance=schedule.provenance)
 
 
 def padded_map(schedule: Schedule) -> isl.UnionMap:

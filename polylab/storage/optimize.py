@@ -21,13 +21,12 @@ legality check.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
-from types import MappingProxyType
 
 from polylab.errors import PolylabError
 from polylab.schedule import Schedule
-from polylab.schedule.optimize import STRIP_ROWS, WAVE_TILE, OptimizeReport, optimize_schedule, parallel_loops
+from polylab.schedule.optimize import (STRIP_ROWS, WAVE_TILE, Machine, OptimizeReport, Settings, optimize_schedule,
+                                       parallel_loops, settings_of, step_text)
 from polylab.storage.contract import contract
 from polylab.storage.dead import remove_dead_writes
 from polylab.storage.fold import constant_writers, fold_live_ins
@@ -91,37 +90,38 @@ def _contract_all(schedule: Schedule, lines: list[str]) -> Schedule:
     return cur
 
 
-def optimize_program(schedule: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
-                     wave: int = WAVE_TILE[0], tile: int = 0, vector: int = 0) -> tuple[Schedule, OptimizeReport]:
+def optimize_program(schedule: Schedule, settings: Settings, threads_given: bool = True
+                     ) -> tuple[Schedule, OptimizeReport]:
     """Storage steps and the loop optimizer (see the module text): the final schedule (of the rewritten
-    SCoP) and the report of every choice. ``threads``, ``rows``, ``wave``, ``tile``, ``vector``: as for
-    :func:`polylab.schedule.optimize.optimize_schedule`."""
+    SCoP) and the report of every choice (also its ``provenance.optimize``). ``settings``: as for
+    :func:`polylab.schedule.optimize.optimize_schedule`; ``threads_given``: the step named its threads (else
+    it is recorded as plain ``optimize`` where nothing else was asked: the threads of the machine it runs
+    on)."""
     lines: list[str] = []
     prepared = _prepare(schedule, lines)
-    report = optimize_schedule(prepared, threads, rows, wave, tile, vector)
+    optimized = optimize_schedule(prepared, settings)
+    report = optimized.provenance.optimize
+    assert report is not None
     after: list[str] = []
-    out = _contract_all(report.schedule, after)
+    out = _contract_all(optimized, after)
     all_lines = tuple(lines) + report.lines + tuple(after)
-    if out is not report.schedule:
+    if out is not optimized:
         all_lines += (f"after contraction: {out.text()}",
                       f"parallel loops per statement: {parallel_loops(out)}")
-    # the step that reproduces the choice: plain ``optimize`` (the threads of the machine it runs on) when
-    # none were given and the step names nothing but them; else the step itself (with the vector width it
-    # chose for, where that is not the default build's)
-    last = report.schedule.steps[-1]
-    steps = schedule.steps + (last if threads is not None or not re.fullmatch(r"optimize\(\d+\)", last)
-                              else "optimize",)
-    out = out.relabelled(steps=steps, notes=all_lines)
-    details = dict(out.details)
-    details["optimize"] = replace(report, schedule=out, lines=all_lines)
-    out = out.relabelled(details=MappingProxyType(details))
-    return out, details["optimize"]
+    report = replace(report, lines=all_lines)
+    step = step_text(settings.threads if threads_given else None, settings)
+    out = out.relabelled(steps=schedule.steps + (step,), notes=all_lines,
+                         provenance=replace(out.provenance, optimize=report))
+    return out, report
 
 
 def step_optimize(schedule: Schedule, threads: int | None = None, rows: int = STRIP_ROWS,
-                  wave: int = WAVE_TILE[0], tile: int = 0, vector: int = 0) -> Schedule:
-    """Recipe step ``optimize`` (``optimize(T)`` for ``T`` threads, ``optimize(T, rows, wave[, tile[, vector]])``
-    with ``vector`` the vector width in bytes of the build, 0 for the build in effect): storage
-    steps where they apply and the loop optimizer of :mod:`polylab.schedule.optimize`; the report is
-    ``details['optimize']``."""
-    return optimize_program(schedule, threads, rows, wave, tile, vector)[0]
+                  wave: int = WAVE_TILE[0], tile: int = 0, vector: int = 0, *, machine: Machine = Machine()
+                  ) -> Schedule:
+    """Recipe step ``optimize`` (``optimize(T)`` for ``T`` threads, ``optimize(T, rows, wave[, tile[,
+    vector]]])`` with ``vector`` the vector width in bytes of the build, 0 for the machine's): storage steps
+    where they apply and the loop optimizer of :mod:`polylab.schedule.optimize`, choosing for ``machine``
+    (bound by the step table, :func:`polylab.storage.recipe_steps`); the report is
+    ``provenance.optimize``."""
+    settings = settings_of(machine, threads, rows, wave, tile, vector)
+    return optimize_program(schedule, settings, threads is not None)[0]

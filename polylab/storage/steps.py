@@ -5,21 +5,21 @@ returns a new one. The storage steps change the SCoP as well, so each returns a 
 SCoP: ``fold_live_ins``, ``remove_dead_writes``, ``interleave`` (alias ``fuse_producers``),
 ``contract(x)`` (``contract(x, 2)`` fixes the modulus), ``storage`` (the whole automatic chain) and
 ``optimize`` (the loop optimizer with the storage steps that apply, :mod:`polylab.storage.optimize`). Their
-reports are attached to the returned schedule's ``details['storage']``.
+reports are attached to the returned schedule's ``provenance.storage``.
 
-Nothing is registered anywhere when this module is imported: :data:`STORAGE_STEPS` is a table, and
-:func:`recipe_steps` the schedule layer's steps together with these, which the readers of the layers
-above (``polylab run``/``codegen``/``bench``, the magics) pass to :func:`polylab.schedule.parse_schedule`.
+Nothing is registered anywhere: :func:`storage_steps` is a table (:data:`STORAGE_STEPS` for the default
+machine), and :func:`recipe_steps` the schedule layer's steps together with these, both choosing for the
+:class:`~polylab.schedule.optimize.Machine` they are given, which the readers of the layers above
+(``polylab run``/``codegen``/``bench``, the magics) pass to :func:`polylab.schedule.parse_schedule`.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from types import MappingProxyType
 from typing import Any
 
-from polylab.schedule import Schedule, StepTable, make_step, steps
-from polylab.schedule.recipe import table
+from polylab.schedule import Machine, Schedule, StepTable, make_step, schedule_steps
+from polylab.schedule.recipe import OPTIMIZE_USAGE, bound_step, table, with_steps
 from polylab.storage.contract import contract
 from polylab.storage.dead import remove_dead_writes
 from polylab.storage.fold import constant_writers, fold_live_ins
@@ -30,10 +30,9 @@ from polylab.storage.pipeline import storage_pipeline
 
 def _with_report(value: Schedule, name: str, report: Any, before: Schedule) -> Schedule:
     """``value`` with the storage reports of ``before`` (the step's input) and ``(name, report)`` in
-    ``details['storage']``."""
-    new = dict(value.details)
-    new["storage"] = tuple(before.details.get("storage", ())) + ((name, report),)
-    return replace(value, details=MappingProxyType(new))
+    ``provenance.storage``."""
+    storage = before.provenance.storage + ((name, report),)
+    return replace(value, provenance=replace(value.provenance, storage=storage))
 
 
 def _same_times(schedule: Schedule, scop, step: str) -> Schedule:
@@ -42,7 +41,7 @@ def _same_times(schedule: Schedule, scop, step: str) -> Schedule:
     dead-write removal only remove dependences."""
     maps = {s.name: schedule.maps[s.name] for s in scop.statements}
     return Schedule.from_maps(scop, maps, steps=schedule.steps + (step,), marked=schedule.marked,
-                              notes=schedule.notes, details=schedule.details)
+                              notes=schedule.notes, provenance=schedule.provenance)
 
 
 def step_fold_live_ins(schedule: Schedule, **initial_values: Any) -> Schedule:
@@ -79,19 +78,29 @@ def step_storage(schedule: Schedule) -> Schedule:
     return _with_report(plan.schedule, "storage", plan, schedule)
 
 
-#: the recipe steps of the storage layer
-STORAGE_STEPS: StepTable = table(
+_PLAIN_STEPS = (
     make_step("fold_live_ins", step_fold_live_ins),
     make_step("remove_dead_writes", step_remove_dead_writes),
     make_step("interleave", step_interleave),
     make_step("fuse_producers", step_interleave),
     make_step("contract", step_contract),
     make_step("storage", step_storage),
-    make_step("optimize", step_optimize, usage="optimize([threads], [rows], [wave], [tile], [vector])"),
 )
 
 
-def recipe_steps() -> StepTable:
-    """The step table of every spec reader above this layer: the schedule layer's steps (with those the
-    user registered) and :data:`STORAGE_STEPS`."""
-    return MappingProxyType({**steps(), **STORAGE_STEPS})
+def storage_steps(machine: Machine = Machine()) -> StepTable:
+    """The recipe steps of the storage layer, ``optimize`` (with its storage steps) choosing for
+    ``machine``."""
+    return table(*_PLAIN_STEPS, bound_step("optimize", step_optimize, machine, usage=OPTIMIZE_USAGE))
+
+
+#: the recipe steps of the storage layer for the default machine
+STORAGE_STEPS: StepTable = storage_steps()
+
+
+def recipe_steps(machine: Machine = Machine()) -> StepTable:
+    """The step table of every spec reader above this layer: the schedule layer's steps and the storage
+    steps, ``optimize`` (the storage layer's) choosing for ``machine`` (the default: the reference machine
+    of :class:`~polylab.schedule.optimize.Machine`; the command line, the notebook and the benchmark pass
+    the one they run on)."""
+    return with_steps(schedule_steps(machine), *storage_steps(machine).values())

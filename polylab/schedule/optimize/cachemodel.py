@@ -1,13 +1,17 @@
-"""The cache models that size tiles and strips."""
+"""The cache models that size tiles and strips, each from the :class:`~polylab.schedule.optimize.machine.Machine`'s
+cache sizes: a tile's working set in half of the cache that keeps it (the other half for the streams and
+the neighbours' boundaries), the largest power of two that fits, at least a minimum of
+:mod:`polylab.schedule.tuning`."""
 
 from __future__ import annotations
 
 from polylab.model import Scop
-from polylab.schedule.optimize.machine import cache_sizes, element_bytes
-from polylab.schedule.tuning import STRIP_ROWS, TIME_TILE
+from polylab.schedule.optimize.machine import Machine, element_bytes
+from polylab.schedule.tuning import (MIN_BAND_TILE, MIN_CACHE_TILE, MIN_TIME_TILE, STREAM_TILE_COLUMNS, STRIP_WIDTHS,
+                                     TIME_TILE)
 
 
-def wave_tile_sizes(point_bytes: int, rows: int = STRIP_ROWS) -> tuple[int, int]:
+def wave_tile_sizes(point_bytes: int, rows: int, machine: Machine) -> tuple[int, int]:
     """The tiles ``T x T`` of the strips' tile-level wavefront: the largest power of two ``T`` with
     ``point_bytes * T^2 <= L2 / 2``, and ``T >= 2 * rows``; ``point_bytes`` is the sum over the arrays the
     statement accesses of their element sizes.
@@ -21,40 +25,37 @@ def wave_tile_sizes(point_bytes: int, rows: int = STRIP_ROWS) -> tuple[int, int]
     give a wave more tiles to share among the threads. ``T >= 2 * rows``: a tile holds at least two strips.
     On the development machine (L2 512 KiB): seidel2d (one array of double) gets ``T = 128``, sl3 (one
     array of float) ``T = 256``."""
-    _, l2 = cache_sizes()
     t = 2 * max(1, rows)
-    while max(1, point_bytes) * (2 * t) ** 2 <= l2 // 2:
+    while max(1, point_bytes) * (2 * t) ** 2 <= machine.l2_bytes // 2:
         t *= 2
     return t, t
 
 
-def stream_tile_sizes(element: int = 8) -> tuple[int, int]:
+def stream_tile_sizes(element: int, machine: Machine) -> tuple[int, int]:
     """``(T_j, T_k)`` of the stream tiling ``(floor(j / T_j), floor(k / T_k), i, k, j)`` of a statement
     whose array ``B[k][j]`` is read again in every iteration of its outer loop ``i`` (gemm's ``C[i][j] +=
     A[i][k] * B[k][j]``): without tiling each ``i`` streams all of ``B`` from beyond L2; with it, a tile of
     ``T_k x T_j`` elements of ``B`` is read from memory once and from L2 by every ``i``.
 
-    ``T_j = 1024``: the vector loop ``j`` stays long (a row of the PolyBench sizes is one tile); ``T_k``
+    ``T_j = 1024`` (:data:`~polylab.schedule.tuning.STREAM_TILE_COLUMNS`): the vector loop ``j`` stays long (a row of the PolyBench sizes is one tile); ``T_k``
     the largest power of two with ``T_k * T_j * element <= L2 / 2`` (the tile in half of L2, the rest for
     the rows of ``C`` and ``A``), at least 8. On this machine (L2 512 KiB, doubles): ``T_k = 32``. Offered
     with the cache tiling (``optimize(1, 8, 0, 1)``, a ``--tune`` candidate), not by default: in one run
     at one thread it made 2mm (500^3) 5.4x faster than the original against 3.2x without, but gemm
     (800^3) 0.59x against 1.14x (its ``B``, 5 MB, streams fast enough from this machine's 32 MiB L3)."""
-    _, l2 = cache_sizes()
-    tj, tk = 1024, 8
-    while 2 * tk * tj * max(1, element) <= l2 // 2:
+    tj, tk = STREAM_TILE_COLUMNS, MIN_CACHE_TILE
+    while 2 * tk * tj * max(1, element) <= machine.l2_bytes // 2:
         tk *= 2
     return tj, tk
 
 
-def band_tile_size(scop) -> int:
+def band_tile_size(scop: Scop, machine: Machine) -> int:
     """The size ``T`` of every row of the tiled Pluto-style band (:mod:`polylab.schedule.bandtile`): the
     largest power of two with ``slices * T^2 * element <= L2 / 2``, at least 16, where ``slices`` is the
     largest number of distinct accesses of one deepest statement (each a ``T x T`` slice of an array in a
     tile of a three-dimensional band) and ``element`` the largest element size. lu (``A[i][j]``,
     ``A[i][k]``, ``A[k][j]``, doubles) on this machine's 512 KiB L2: ``T = 64`` (measured at N = 800,
     two threads: 1.38x of the original with 16, 2.02x with 32, 2.49x with 64, 2.19x with 128)."""
-    _, l2 = cache_sizes()
     deepest = max((st.depth for st in scop.statements), default=0)
     sizes_of = element_bytes(scop)
     slices, element = 1, 1
@@ -62,20 +63,19 @@ def band_tile_size(scop) -> int:
         if st.depth == deepest:
             slices = max(slices, len({(acc.array, acc.text) for acc in st.accesses}))
             element = max([element] + [sizes_of.get(acc.array, 8) for acc in st.accesses])
-    t = 16
-    while slices * (2 * t) ** 2 * element <= l2 // 2:
+    t = MIN_BAND_TILE
+    while slices * (2 * t) ** 2 * element <= machine.l2_bytes // 2:
         t *= 2
     return t
 
 
-def cache_tile_sizes(depth: int, arrays: int, element: int = 8) -> tuple[int, ...]:
+def cache_tile_sizes(depth: int, arrays: int, element: int, machine: Machine) -> tuple[int, ...]:
     """Tile sizes of a ``depth``-dimensional band touching ``arrays`` arrays of ``element``-byte values:
     the largest power of two ``T`` with ``arrays * T^2 * element <= L2 / 2`` (two-dimensional slices of
     every array in half the L2 cache; the third dimension streams), the innermost size 4x larger for
     long vector loops, at least 8."""
-    _, l2 = cache_sizes()
-    t = 8
-    while arrays * (2 * t) ** 2 * element <= l2 // 2:
+    t = MIN_CACHE_TILE
+    while arrays * (2 * t) ** 2 * element <= machine.l2_bytes // 2:
         t *= 2
     sizes = [t] * depth
     if sizes:
@@ -83,27 +83,26 @@ def cache_tile_sizes(depth: int, arrays: int, element: int = 8) -> tuple[int, ..
     return tuple(sizes)
 
 
-def strip_width(scop: Scop) -> int:
+def strip_width(scop: Scop, machine: Machine) -> int:
     """The width ``W`` of the time strips (:func:`polylab.schedule.timetile.time_strips`): the largest power
     of two with ``arrays * W * element <= L1 / 2`` (one step of a strip holds ``W`` elements of each array
     the statements access), from 256 to 8192. jacobi-1d (two arrays of doubles) on a 32 KiB L1: 1024 (at
     N = 200000, T = 500, one thread, ``-march=native``: 1.26x of the original with 1024, 1.15x with
     4096)."""
-    l1, _ = cache_sizes()
     sizes_of = element_bytes(scop)
     arrays = {a.array for st in scop.statements for a in st.accesses}
     per_point = sum(sizes_of.get(a, 8) for a in arrays) or 8
-    w = 256
-    while w < 8192 and 2 * w * per_point <= l1 // 2:
+    w, widest = STRIP_WIDTHS
+    while w < widest and 2 * w * per_point <= machine.l1_bytes // 2:
         w *= 2
     return w
 
 
 def time_tile_size(depth: int) -> int:
     """The size ``T`` of the time tiles of a nest of ``depth`` loops (:mod:`polylab.schedule.timetile`):
-    :data:`TIME_TILE` for a two-dimensional stencil (time, rows, columns), divided by 4 for each further
+    :data:`~polylab.schedule.tuning.TIME_TILE` for a two-dimensional stencil (time, rows, columns), divided by 4 for each further
     dimension, at least 4. A tile holds ``T`` rows for ``T`` steps; the row of a three-dimensional stencil
     is a plane, so the same ``T`` holds a plane's worth more data per row and leaves fewer tiles per wave:
     heat3d (N = 120, T = 50) on two threads ran at 1.48x of the original with 32, 1.82x with 16 and 2.02x
     with 8 (the step-by-step parallel order 1.79x)."""
-    return max(4, TIME_TILE >> (2 * max(0, depth - 3)))
+    return max(MIN_TIME_TILE, TIME_TILE >> (2 * max(0, depth - 3)))

@@ -1,4 +1,16 @@
-"""Unroll-and-jam after the structure is chosen: chains and reduction loops."""
+"""Unroll-and-jam after the fusion structure is chosen: rows around dependence chains, and reduction loops.
+
+The rows of the loop around a *chain* (a statement that sums into one element along its innermost loop, or
+a recurrence that reads what it wrote a few iterations before along it, adi's tridiagonal sweeps;
+:func:`chain_loop`) are jammed: ``k`` rows run together, ``(.., floor(i / k), j, .., i)``
+(:mod:`polylab.schedule.jam`, :func:`jam_rows`), where that is legal (exact), keeps the parallel loops and
+breaks at least as many chains as it takes vector loops; the code generator isolates the full strips, whose
+constant-bound row loop gcc unrolls: unroll-and-jam. A *reduction loop* around a vector loop (gemm's ``k``
+around ``j``, :func:`reduction_loop`) is jammed the other way: 4 of its iterations run inside the vector
+loop, so each element takes 4 updates between one load and one store, in the original order
+(:func:`jam_reductions`). Each jam the model asks for is recorded (:class:`~polylab.schedule.optimize.records.Jam`),
+done or refused.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +19,9 @@ import islpy as isl
 from polylab.model import Statement
 from polylab.schedule.core import Schedule
 from polylab.schedule.jam import group, jammed
+from polylab.schedule.optimize.kinds import JamKind, JamOutcome
 from polylab.schedule.optimize.loops import iterator_of, loop_dims, parallel_loops, uses, value_span, vector_innermost
+from polylab.schedule.optimize.records import Jam
 from polylab.schedule.tuning import REDUCTION_ROWS, UNROLLED_SPAN
 
 
@@ -53,13 +67,14 @@ def _recurrence(w, r, k: int) -> bool:
     return bool(diff) and all(int(F[r_, k]) == 1 and sum(abs(int(x)) for x in F.row(r_)) == 1 for r_ in diff)
 
 
-def jam_rows(s: Schedule, rows: int, floor: dict[str, int], lines: list[str]) -> Schedule:
+def jam_rows(s: Schedule, rows: int, floor: dict[str, int], jams: list[Jam]) -> Schedule:
     """``s`` with ``rows`` rows jammed (:mod:`polylab.schedule.jam`) around every chain
     (:func:`chain_loop`), where that is legal, keeps the parallel loops ``floor`` asks for, and the group
     has at least as many chains as statements whose vector loop it takes away (the row loop becomes
     the innermost loop of those with a vector loop inside it; one whose innermost loop is the row loop
     keeps it, in strips: bicg's ``s[j] += r[i] * A[i][j]`` loses its vector loop, ``q[i]``'s chain of
-    4-cycle adds becomes 8 chains in flight; 1.95x of the source order, measured)."""
+    4-cycle adds becomes 8 chains in flight; 1.95x of the source order, measured). Each jam asked for is
+    appended to ``jams``."""
     if rows < 2:
         return s
     done: set[str] = set()
@@ -75,18 +90,13 @@ def jam_rows(s: Schedule, rows: int, floor: dict[str, int], lines: list[str]) ->
         lost = sorted(n for n in names if vector_innermost(s, s.scop.statement(n))
                       and loop_dims(s, n)[-1] != d)
         if len(chains) < len(lost):
-            lines.append(f"jam: not around {', '.join(chains)}: {', '.join(lost)} would lose more vector "
-                         f"loops than chains are broken")
+            jams.append(Jam(JamKind.CHAINS, JamOutcome.VECTORS_LOST, rows, d, tuple(sorted(names)), tuple(chains),
+                            tuple(lost)))
             continue
-        cand, why = _kept_jam(s, d, names, rows, floor)
-        if cand is None:
-            lines.append(f"jam: {rows} rows around the chain{'s' if len(chains) > 1 else ''} of "
-                         f"{', '.join(chains)} {why}")
-            continue
-        s = cand
-        lines.append(f"jam: {rows} rows of dimension {d} run together in {', '.join(sorted(names))} "
-                     f"(unroll-and-jam): {len(chains)} chain{'s' if len(chains) > 1 else ''} "
-                     f"({', '.join(chains)}) of dependent operations run {rows} in flight instead of one")
+        cand, outcome = _kept_jam(s, d, names, rows, floor)
+        jams.append(Jam(JamKind.CHAINS, outcome, rows, d, tuple(sorted(names)), tuple(chains), tuple(lost)))
+        if cand is not None:
+            s = cand
     return s
 
 
@@ -118,18 +128,18 @@ def reduction_loop(s: Schedule, st: Statement) -> int | None:
 
 
 def _kept_jam(s: Schedule, d: int, names: frozenset[str], rows: int,
-              floor: dict[str, int]) -> tuple[Schedule | None, str]:
+              floor: dict[str, int]) -> tuple[Schedule | None, JamOutcome]:
     """:func:`polylab.schedule.jam.jammed` when it is legal and keeps the parallel loops ``floor`` asks
-    for; else None and why not."""
+    for; else None; and the outcome."""
     cand = jammed(s, d, names, rows)
     if cand is None:
-        return None, "illegal (exact check)"
+        return None, JamOutcome.ILLEGAL
     if any(parallel_loops(cand)[n] < v for n, v in floor.items()):
-        return None, "would lose a parallel loop"
-    return cand, ""
+        return None, JamOutcome.PARALLEL_LOST
+    return cand, JamOutcome.DONE
 
 
-def jam_reductions(s: Schedule, floor: dict[str, int], lines: list[str]) -> Schedule:
+def jam_reductions(s: Schedule, floor: dict[str, int], jams: list[Jam]) -> Schedule:
     """``s`` with :data:`REDUCTION_ROWS` iterations of the first reduction loop (:func:`reduction_loop`)
     jammed into the vector loop inside it (:func:`polylab.schedule.jam.jammed`): ``(.., floor(k / R), j, .., k)``,
     where that is legal (exact) and keeps the parallel loops ``floor`` asks for. Each element of the vector
@@ -153,13 +163,8 @@ def jam_reductions(s: Schedule, floor: dict[str, int], lines: list[str]) -> Sche
         # every statement of the group must be such a reduction around its vector loop at d
         if any(reduction_loop(s, s.scop.statement(n)) != d for n in names):
             continue
-        cand, why = _kept_jam(s, d, names, REDUCTION_ROWS, floor)
-        if cand is None:
-            lines.append(f"jam: {REDUCTION_ROWS} iterations of the reduction loop of {', '.join(sorted(names))} "
-                         f"{why}")
-            continue
-        lines.append(f"jam: {REDUCTION_ROWS} iterations of the reduction loop at dimension {d} run inside the "
-                     f"vector loop of {', '.join(sorted(names))} (unroll-and-jam): each element takes "
-                     f"{REDUCTION_ROWS} updates between one load and one store, in the original order")
-        return cand
+        cand, outcome = _kept_jam(s, d, names, REDUCTION_ROWS, floor)
+        jams.append(Jam(JamKind.REDUCTION, outcome, REDUCTION_ROWS, d, tuple(sorted(names))))
+        if cand is not None:
+            return cand
     return s

@@ -68,8 +68,7 @@ class Layout:
     def build(self, rows: dict[str, Sequence[Aff]], steps: Sequence[str]) -> Schedule:
         # every vector has the same length and comes from map_from_affs: no normalisation needed
         maps = {n: self.map_of(n, a) for n, a in self.vectors(rows).items()}
-        return Schedule(self.scop, MappingProxyType(maps), tuple(steps), frozenset(), (), self.base.deps,
-                        MappingProxyType({}))
+        return Schedule(self.scop, MappingProxyType(maps), tuple(steps), frozenset(), (), self.base.deps)
 
     def whole_marks(self, rows: dict[str, Sequence[Aff]]) -> frozenset[int]:
         """The exactly parallel dimensions of the schedule of ``rows`` on all dependences (shared blocks:

@@ -1,15 +1,16 @@
-"""What a loop is: plain iterators, strides, the loops of a statement in a schedule, its private
-loops, the exact spans of time dimensions, the parallel and vector loops counted."""
+"""What a loop is: plain iterators, strides, the loops of a statement in a schedule, its private loops
+(those no other statement shares), the exact spans of time dimensions, the parallel and vector loops
+counted."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Sequence
 
 import islpy as isl
 
 from polylab.model import Statement
 from polylab.model.islutil import point_coordinates
+from polylab.model.memo import memo
 from polylab.schedule.core import Schedule, const_value, map_from_affs
 
 
@@ -110,7 +111,7 @@ def private_start(s: Schedule, name: str) -> int:
     return s.n_dims
 
 
-@lru_cache(maxsize=65536)
+@memo("optimize.value_span", maxsize=65536, named=())
 def value_span(aff: Aff, domain: isl.Set) -> int | None:
     """How many values the time dimension ``aff`` can take over ``domain`` when that number is bounded by
     a constant, for all parameter values together (``max - min + 1`` of the image with the parameters
@@ -133,7 +134,7 @@ def _extent(values: isl.Set) -> int | None:
     return hi - lo + 1
 
 
-@lru_cache(maxsize=4096)
+@memo("optimize.local_span", named=())
 def local_span(stmt: Statement, outer: tuple[Aff, ...], aff: Aff, domain: isl.Set) -> int | None:
     """How many values the time dimension ``aff`` takes at one value of the dimensions ``outer`` around
     it, at most, when that is bounded by a constant (the row loop of a jam, ``i`` from ``8 c`` to

@@ -1,58 +1,66 @@
-"""What the optimizer reads of the machine and the data: threads, cache sizes, element sizes, the
-region's footprint."""
+"""The machine the code is chosen for (:class:`Machine`), and what the optimizer counts of the data:
+element sizes and the region's footprint.
+
+A :class:`Machine` is a value given to the search; nothing below the command line, the notebook and the
+benchmark reads the machine it runs on (those layers build one with
+:func:`polylab.bench.machine.detect_machine`, from ``OMP_NUM_THREADS``, the CPU affinity, Linux's sysfs
+and ``/proc/cpuinfo``). The same program and the same :class:`Machine` give the same schedule anywhere.
+"""
 
 from __future__ import annotations
 
-import os
-import weakref
-from functools import lru_cache
-from pathlib import Path
+from dataclasses import dataclass, replace
 
 import islpy as isl
 
+from polylab.errors import ScheduleError
 from polylab.model import Scop
+from polylab.model.memo import ObjectMemo
 from polylab.schedule.tuning import ELEMENT_BYTES
 
-
-def available_threads() -> int:
-    """The threads a run will have: ``OMP_NUM_THREADS`` when set, else the CPUs this process may use."""
-    env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+#: the vector width of gcc's default x86-64 build (SSE2): 16 bytes
+DEFAULT_VECTOR_BYTES = 16
 
 
-@lru_cache(maxsize=1)
-def cache_sizes() -> tuple[int, int]:
-    """(L1 data, L2) cache sizes in bytes of CPU 0, from Linux's sysfs; 32 KiB and 1 MiB when unknown."""
-    l1, l2 = 32 * 1024, 1024 * 1024
-    root = Path("/sys/devices/system/cpu/cpu0/cache")
-    for idx in sorted(root.glob("index*")) if root.is_dir() else []:
-        try:
-            level = int((idx / "level").read_text())
-            kind = (idx / "type").read_text().strip()
-            text = (idx / "size").read_text().strip().upper()
-        except (OSError, ValueError):  # a cache entry without these files: keep the defaults
-            continue
-        mult = 1024 if text.endswith("K") else (1024 * 1024 if text.endswith("M") else 1)
-        size = int(text.rstrip("KM")) * mult
-        if level == 1 and kind in ("Data", "Unified"):
-            l1 = size
-        elif level == 2:
-            l2 = size
-    return l1, l2
+@dataclass(frozen=True)
+class Machine:
+    """What the optimizer knows of the machine the code will run on.
+
+    ``threads``: the threads the code will run with; ``vector_bytes``: the vector width of the build
+    (16 for gcc's default x86-64 build, SSE2; 32 with AVX/AVX2, ``-march=native`` on most processors);
+    ``l1_bytes`` / ``l2_bytes``: the L1 data and L2 cache sizes of one core. The defaults are those of the
+    shared development machine the tuning constants were measured on (one thread, the default build, 32 KiB
+    L1, 512 KiB L2), so a search given no machine chooses as it did there."""
+
+    threads: int = 1
+    vector_bytes: int = DEFAULT_VECTOR_BYTES
+    l1_bytes: int = 32 * 1024
+    l2_bytes: int = 512 * 1024
+
+    def __post_init__(self) -> None:
+        for name in ("threads", "vector_bytes", "l1_bytes", "l2_bytes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ScheduleError(f"the machine's {name} must be a positive integer, not {value!r}",
+                                    hint="for example Machine(threads=2, vector_bytes=32)")
+
+    def with_threads(self, threads: int) -> "Machine":
+        """The same machine running ``threads`` threads."""
+        return replace(self, threads=threads)
+
+    def with_vector(self, vector_bytes: int) -> "Machine":
+        """The same machine with a build whose vectors are ``vector_bytes`` wide."""
+        return replace(self, vector_bytes=vector_bytes)
 
 
 def element_bytes(scop) -> dict[str, int]:
-    """Array name -> the bytes of one element (:data:`ELEMENT_BYTES`, 8 for other types)."""
+    """Array name -> the bytes of one element (:data:`~polylab.schedule.tuning.ELEMENT_BYTES`, 8 for other
+    types)."""
     return {a.name: ELEMENT_BYTES.get(a.ctype.split()[-1], 8) for a in scop.arrays}
 
 
 #: the footprint of each SCoP already measured (a SCoP is immutable; the entry goes when it does)
-_FOOTPRINTS: "weakref.WeakKeyDictionary[Scop, int]" = weakref.WeakKeyDictionary()
+_FOOTPRINTS: ObjectMemo[Scop, int | None] = ObjectMemo("optimize.footprint")
 
 
 def footprint_bytes(scop: Scop) -> int | None:
@@ -61,27 +69,25 @@ def footprint_bytes(scop: Scop) -> int | None:
     parameters (its sizes are known only when it runs)."""
     if scop.parameters:
         return None
-    if scop not in _FOOTPRINTS:
-        try:
-            _FOOTPRINTS[scop] = _count_footprint(scop)
-        except isl.Error:  # isl could not count a set: unknown, as with parameters
-            return None
-    return _FOOTPRINTS[scop]
+    return _FOOTPRINTS.get(scop, lambda: _count_footprint(scop))
 
 
-def _count_footprint(scop: Scop) -> int:
+def _count_footprint(scop: Scop) -> int | None:
     sizes_of = element_bytes(scop)
     touched: dict[str, isl.Set] = {}
-    for stmt in scop.statements:
-        for acc in stmt.accesses:
-            img = acc.relation.intersect_domain(stmt.domain).range()
-            touched[acc.array] = img if acc.array not in touched else touched[acc.array].union(img)
-    return sum(int(e.count_val().to_python()) * sizes_of.get(a, 8) for a, e in touched.items())
+    try:
+        for stmt in scop.statements:
+            for acc in stmt.accesses:
+                img = acc.relation.intersect_domain(stmt.domain).range()
+                touched[acc.array] = img if acc.array not in touched else touched[acc.array].union(img)
+        return sum(int(e.count_val().to_python()) * sizes_of.get(a, 8) for a, e in touched.items())
+    except isl.Error:  # isl could not count a set: unknown, as with parameters
+        return None
 
 
-def fits_in_cache(scop: Scop) -> bool:
+def fits_in_cache(scop: Scop, machine: Machine) -> bool:
     """The region's data (:func:`footprint_bytes`, constant sizes only) fits in half the L2 cache: then
     the tiles that keep data in cache (time tiles) only add loop overhead (heat-3d at its small size,
     20^3 points of two arrays, 128 KiB: 0.71x of the original with time tiles)."""
     b = footprint_bytes(scop)
-    return b is not None and b <= cache_sizes()[1] // 2
+    return b is not None and b <= machine.l2_bytes // 2

@@ -1,4 +1,6 @@
-"""Which parallel dimensions keep their OpenMP loop."""
+"""Which exactly parallel dimensions keep their OpenMP loop (:func:`openmp_dims`); the others stay exactly
+parallel (the vectorizer's, or sequential), each with a :class:`~polylab.schedule.optimize.records.SerialLoop`
+record saying why."""
 
 from __future__ import annotations
 
@@ -8,12 +10,14 @@ import islpy as isl
 
 from polylab.model import Statement
 from polylab.schedule.core import Schedule, map_from_affs
+from polylab.schedule.optimize.kinds import SerialReason
 from polylab.schedule.optimize.loops import local_span, loop_dims, subscripted
+from polylab.schedule.optimize.records import SerialLoop
 from polylab.schedule.tuning import MIN_TEAM_WORK, UNROLLED_SPAN
 
 
-def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[str]]:
-    """The parallel dimensions of ``s`` that keep their OpenMP loop, and a line for each one left out.
+def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[SerialLoop]]:
+    """The parallel dimensions of ``s`` that keep their OpenMP loop, and a record for each one left out.
 
     A marked dimension inside a marked dimension of every statement that runs it gets no OpenMP loop: the
     outer one is the parallel loop (a wave of time tiles may hold a single tile, and isl then drops the
@@ -39,9 +43,7 @@ def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[str
             continue
         if all(any(e in keep for e in loop_dims(s, n) if e < d) for n in users):
             keep.discard(d)
-            why.append(f"dimension {d} is parallel inside a parallel loop: no OpenMP loop of its own (where "
-                       f"the outer parallel loop runs once, OpenMP would start it once per iteration "
-                       f"of the loops between them)")
+            why.append(SerialLoop(d, SerialReason.INSIDE_PARALLEL))
             continue
         rows, per_row = [], True
         for n in users:
@@ -57,19 +59,12 @@ def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[str
             per_row = per_row and bool(walks)
         else:
             keep.discard(d)
-            why.append(f"dimension {d} is parallel but left to the vectorizer without OpenMP: it is the "
-                       f"innermost loop inside sequential loops ({'; '.join(rows)}), and "
-                       + ("OpenMP would start it once per row" if per_row else
-                          "with one thread OpenMP would only move it out of the kernel, away from its "
-                          "restrict arrays"))
+            why.append(SerialLoop(d, SerialReason.PER_ROW if per_row else SerialReason.ONE_THREAD, tuple(rows)))
             continue
         work = team_work(s, d, users)
         if work is not None and work[1] < MIN_TEAM_WORK * work[0]:
             keep.discard(d)
-            why.append(f"dimension {d} is parallel but runs sequentially: OpenMP would start a team "
-                       f"{work[0]} time{'s' if work[0] != 1 else ''} for {work[1]} statement instances "
-                       f"(about {work[1] // work[0]} per start, fewer than {MIN_TEAM_WORK}), and each "
-                       f"start costs microseconds")
+            why.append(SerialLoop(d, SerialReason.LITTLE_WORK, starts=work[0], instances=work[1]))
     return frozenset(keep), why
 
 

@@ -1,24 +1,51 @@
-"""The per-statement search: the best legal shape of each statement's private loops."""
+"""The per-statement search: the best legal shape of each statement's private loops, the fusion of the
+starting schedule kept.
+
+Each statement's *private* loops (those no other statement shares,
+:func:`~polylab.schedule.optimize.loops.private_start`) are rewritten, statement by statement, by the
+legal shape (:mod:`polylab.schedule.optimize.shapes`) with the best score
+(:func:`~polylab.schedule.optimize.scoring.statement_score`). Every candidate is checked exactly
+(:func:`polylab.schedule.legality.is_legal`: ``theta(u) <lex theta(v)`` for every dependence) and its
+parallel dimensions are marked exactly. Private loops of different statements get separate schedule
+dimensions (up to :data:`~polylab.schedule.tuning.SEPARATE_LIMIT` statements,
+:class:`~polylab.schedule.optimize.layout.Layout`), so a loop that is parallel for one statement is not
+reported sequential because another statement's loop at the same depth carries a dependence (isl's
+coincidence is per band member, i.e. per dimension).
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from polylab.schedule.core import Schedule
 from polylab.schedule.legality import is_legal, is_violated
+from polylab.schedule.optimize.explain import shape_text
+from polylab.schedule.optimize.kinds import ShapeKind
 from polylab.schedule.optimize.layout import Layout
 from polylab.schedule.optimize.loops import Aff, is_stride_one, iterator_of, loop_dims, loop_names, parallel_loops
 from polylab.schedule.optimize.machine import element_bytes
-from polylab.schedule.optimize.report import StatementChoice
-from polylab.schedule.optimize.scoring import good_enough, statement_rank, statement_score
-from polylab.schedule.optimize.shapes import Sizes, shapes
+from polylab.schedule.optimize.records import ShapeFacts, StatementChoice
+from polylab.schedule.optimize.scoring import skips, statement_score
+from polylab.schedule.optimize.shapes import Settings, shapes
 from polylab.schedule.transform import mark_parallel
-from polylab.schedule.tuning import SEPARATE_LIMIT
 
 
-def _pick(layout: Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, floor_par: int,
-          prefix_marked: frozenset[int], open_deps: Sequence, log: list[str]
+@dataclass(frozen=True)
+class Rewritten:
+    """A fusion structure with each statement's private loops rewritten: the schedule, the choices, whether
+    its parallel dimensions were marked on the whole schedule (``on_whole``; else per block, exact) and
+    whether its statements share their private dimensions (over
+    :data:`~polylab.schedule.tuning.SEPARATE_LIMIT` statements)."""
+
+    schedule: Schedule
+    choices: tuple[StatementChoice, ...]
+    on_whole: bool
+    shared_blocks: bool
+
+
+def _pick(layout: Layout, rows: dict[str, list[Aff]], n: str, settings: Settings, floor_par: int,
+          prefix_marked: frozenset[int], open_deps: Sequence
           ) -> tuple[dict[str, list[Aff]], StatementChoice, frozenset[int]] | None:
     """The best legal shape of statement ``n``'s private loops, the others as in ``rows``.
 
@@ -39,8 +66,9 @@ def _pick(layout: Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, floo
     touched = {acc.array for acc in stmt.accesses}
     point_bytes = sum(sizes_of.get(x, 8) for x in touched)
     element = max((sizes_of.get(x, 8) for x in touched), default=8)
-    for shape in shapes(stmt, layout.private[n], names, sizes, point_bytes, element):
-        if best is not None and good_enough(best[0], best[1].kind, first_private, shape.kind):
+    threads = settings.threads
+    for shape in shapes(stmt, layout.private[n], names, settings, point_bytes, element):
+        if best is not None and skips(best[0], best[1].kind, first_private, shape.kind):
             continue
         trial = dict(rows)
         trial[n] = list(shape.loops)
@@ -59,39 +87,33 @@ def _pick(layout: Layout, rows: dict[str, list[Aff]], n: str, sizes: Sizes, floo
         n_par = sum(1 for d, a in enumerate(vec) if not a.is_cst() and d in cand.marked)
         if n_par < floor_par:
             continue
-        key = statement_score(vec, cand.marked, stmt)
-        key = key[:3] + (1 if shape.kind.endswith("tile") else 0,) + key[3:]
-        if best is None or statement_rank(key, sizes.threads) > statement_rank(best[0], sizes.threads):
-            best = (key, shape, cand)
+        score = statement_score(vec, cand.marked, stmt, shape.kind.tiled)
+        if best is None or score.key(threads) > best[0].key(threads):
+            best = (score, shape, cand)
     if best is None:
         return None
-    key, shape, cand = best
+    score, shape, cand = best
     rows = dict(rows)
     rows[n] = list(shape.loops)
     own = frozenset(cand.marked - prefix_marked) if layout.separate else frozenset()
-    choice = StatementChoice(n, shape.kind, shape.text, key[-1], key[1] == 3)
-    log.append(f"{n} ({stmt.code()}): {shape.text}; {choice.parallel} parallel loop"
-               f"{'s' if choice.parallel != 1 else ''}"
-               + ("" if key[0] <= -100 else f", outermost parallel at loop depth {-key[0]}")
-               + (", innermost loop parallel and stride-1 (vectorizable)" if choice.vector else "")
-               + f"  [{tried} shapes tried, legality exact]")
+    shown = shape.facts
+    choice = StatementChoice(n, shown, shape_text(shown, settings.machine), score.parallel, score.vector, score,
+                             tried, stmt.code())
     return rows, choice, own
 
 
-def from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: list[str]
-               ) -> tuple[Schedule, list[StatementChoice], bool]:
+def from_base(base: Schedule, settings: Settings, floor_par: dict[str, int]) -> Rewritten:
     """Rewrite each statement's private loops in ``base`` (keeping its fusion); ``floor_par``: the parallel
     loops each statement must keep.
 
     With separate blocks the marked dimensions of the result are the prefix's and each block's, as
     :func:`_pick` found them: exact, since a block's coincidence depends only on the dimensions up to its
     end (the prefix and the earlier blocks, final when it is chosen) and on the dependences of its
-    statement (the others are constant there). Otherwise they are marked on the whole (the third value
-    says so). The caller checks the legality of the schedule it keeps (:func:`optimize_schedule`)."""
+    statement (the others are constant there). Otherwise they are marked on the whole (``on_whole``).
+    The search checks the legality of the schedule it keeps
+    (:func:`~polylab.schedule.optimize.search.optimize_schedule`)."""
     layout = Layout(base)
     loops_of = {n: list(layout.private[n]) for n in layout.names}
-    if not layout.separate:
-        lines.append(f"over {SEPARATE_LIMIT} statements: private loops share schedule dimensions")
     choices = []
     start = layout.build(loops_of, base.steps)
     prefix_marked = frozenset(d for d in range(layout.width) if not start.is_scalar(d) and start.is_coincident(d))
@@ -105,10 +127,11 @@ def from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: li
             stmt = layout.scop.statement(n)
             vector = bool(dims) and dims[-1] in start.marked and is_stride_one(
                 stmt, iterator_of(start.affs[n][dims[-1]], stmt))
-            choices.append(StatementChoice(n, "shared", "all its loops are shared", parallel_loops(start)[n],
-                                           vector))
+            shown = ShapeFacts(ShapeKind.SHARED)
+            choices.append(StatementChoice(n, shown, shape_text(shown, settings.machine), parallel_loops(start)[n],
+                                           vector, code=stmt.code()))
             continue
-        picked = _pick(layout, loops_of, n, sizes, floor_par[n], prefix_marked, open_deps, lines)
+        picked = _pick(layout, loops_of, n, settings, floor_par[n], prefix_marked, open_deps)
         if picked is None:
             exact = False
             continue
@@ -116,8 +139,9 @@ def from_base(base: Schedule, sizes: Sizes, floor_par: dict[str, int], lines: li
         choices.append(choice)
         marked |= own
     result = layout.build(loops_of, base.steps)
+    shared = not layout.separate
     if exact:
-        return result.relabelled(marked=frozenset(marked)), choices, False
-    if not layout.separate:
-        return result.relabelled(marked=layout.whole_marks(loops_of)), choices, True
-    return mark_parallel(result), choices, True
+        return Rewritten(result.relabelled(marked=frozenset(marked)), tuple(choices), False, shared)
+    if shared:
+        return Rewritten(result.relabelled(marked=layout.whole_marks(loops_of)), tuple(choices), True, shared)
+    return Rewritten(mark_parallel(result), tuple(choices), True, shared)

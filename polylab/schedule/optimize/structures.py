@@ -1,14 +1,38 @@
-"""The fusion structures compared, and the facts about shared loops they are scored by."""
+"""The fusion structures the search compares (:func:`bases`), and the facts about shared loops their
+candidates are scored by.
+
+The structures: the starting schedule's fusion; its statements distributed inside the outermost loop or
+fully; and, for one thread, its sibling perfect nests fused with the smallest shifts that keep the
+dependences, the innermost loop parallel and the members' inner ranges equal
+(:mod:`polylab.schedule.shiftfuse`: jacobi2d's update and copy stream each array once per time step instead
+of twice). A distribution only counts the vector loops it wins for statements it does not take out of a
+dependence chain's *shadow* (:func:`chain_shadowed`: bicg's ``s[j] +=`` costs nothing while it shares its
+loop with the chain ``q[i] +=``; split off, its vector loop adds its time to the chain's).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from polylab.schedule.core import Schedule, const_value
 from polylab.schedule.legality import is_legal
+from polylab.schedule.optimize.kinds import Structure
 from polylab.schedule.optimize.loops import loop_dims, private_start
-from polylab.schedule.optimize.machine import fits_in_cache
+from polylab.schedule.optimize.machine import Machine, fits_in_cache
 from polylab.schedule.shiftfuse import fuse_with_shifts
 from polylab.schedule.transform import distribute
-from polylab.schedule.tuning import SEPARATE_LIMIT, SHIFT_FUSED
+from polylab.schedule.tuning import SEPARATE_LIMIT
+
+
+@dataclass(frozen=True)
+class Base:
+    """A fusion structure of the starting schedule: its kind, its schedule, and the values that name it
+    (the distribution's level; the shifts of a fusion, as :mod:`polylab.schedule.shiftfuse` writes them)."""
+
+    structure: Structure
+    schedule: Schedule
+    level: int = 0
+    shifts: tuple[str, ...] = ()
 
 
 def fused_pairs(s: Schedule) -> set[tuple[str, str]]:
@@ -95,27 +119,26 @@ def chain_shadowed(source: Schedule, s: Schedule) -> set[str]:
     return {x for a, b in split for x, y in ((a, b), (b, a)) if y in chain}
 
 
-def bases(s: Schedule, threads: int = 2) -> list[tuple[str, Schedule]]:
+def bases(s: Schedule, machine: Machine) -> list[Base]:
     """The fusion structures tried: the starting schedule, its statements distributed just inside its
     outermost loop, and fully distributed (each a scalar dimension with the textual order,
     :func:`polylab.schedule.transform.distribute`), those that are legal (exact check); and its sibling
     perfect nests fused with shifts (:mod:`polylab.schedule.shiftfuse`: the nests' outer loops become
     sequential, their vector loops stay; with more than one thread :func:`optimize_schedule` keeps it
     only with time tiles, whose wave gives back a parallel loop), unless the data fits in cache
-    (:func:`fits_in_cache`). Programs of more than :data:`SEPARATE_LIMIT`
-    statements keep their fusion (the search stays fast)."""
-    out = [("fusion kept as in the starting schedule", s)]
+    (:func:`~polylab.schedule.optimize.machine.fits_in_cache`). Programs of more than
+    :data:`~polylab.schedule.tuning.SEPARATE_LIMIT` statements keep their fusion (the search stays fast)."""
+    out = [Base(Structure.KEPT, s)]
     if not 2 <= len(s.scop.statements) <= SEPARATE_LIMIT or not s.loop_dims:
         return out
     # the fusion streams each array once per outer iteration instead of once per nest: nothing to gain
     # where the data stays in cache anyway (heat-3d at its small size: 0.51x of the original fused)
-    fused = None if fits_in_cache(s.scop) else fuse_with_shifts(s, {n: private_start(s, n) for n in s.affs})
+    fused = None if fits_in_cache(s.scop, machine) else fuse_with_shifts(s, {n: private_start(s, n) for n in s.affs})
     if fused is not None:
-        out.append((f"{SHIFT_FUSED} ({'; '.join(fused[1])})", fused[0]))
+        out.append(Base(Structure.SHIFT_FUSED, fused[0], shifts=tuple(fused[1])))
     first = s.loop_dims[0]
-    for level, label in ((first + 1, f"statements distributed inside the outermost loop (level {first + 1})"),
-                         (0, "statements fully distributed (level 0)")):
+    for level, kind in ((first + 1, Structure.DISTRIBUTED_INSIDE), (0, Structure.FULLY_DISTRIBUTED)):
         d = distribute(s, level)
         if is_legal(d):
-            out.append((label, d))
+            out.append(Base(kind, d, level))
     return out

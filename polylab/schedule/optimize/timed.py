@@ -1,56 +1,55 @@
-"""Time tiles and time strips as candidates of the search."""
+"""Tiles across the outer (time) loop of a candidate: the time tiles of its outer band
+(:func:`polylab.schedule.timetile.time_tiled`) and the time strips of a one-dimensional stencil
+(:func:`polylab.schedule.timetile.time_strips`), each where the outer loop is a time loop that runs long
+enough and the region's data does not fit in cache anyway.
+"""
 
 from __future__ import annotations
 
 from polylab.schedule.core import Schedule
 from polylab.schedule.optimize.cachemodel import strip_width
 from polylab.schedule.optimize.loops import iterator_of, uses, value_span
-from polylab.schedule.optimize.machine import fits_in_cache
-from polylab.schedule.optimize.shapes import Sizes
+from polylab.schedule.optimize.machine import Machine, fits_in_cache
 from polylab.schedule.timetile import time_strips, time_tiled
 from polylab.schedule.transform import mark_parallel
 from polylab.schedule.tuning import STRIP_MIN_STEPS, STRIP_MIN_VECTOR
 
 
-def time_tile_candidates(result: Schedule, size: int, label: str, log: list[str]) -> list[tuple]:
-    """The time tiles of ``result``'s outer band (:mod:`polylab.schedule.timetile`), parallel loops
-    marked exactly, as one more candidate ``(schedule, label, log, marked on the whole, True)``; none when
-    the outer loop is not a time loop (a plain loop of every statement that no subscript of an array
-    written in the region uses), is already parallel, runs fewer than ``size`` steps for every parameter
-    value, or cannot be tiled, and where the region's data fits in cache (:func:`fits_in_cache`)."""
-    if not _tileable_time_loop(result, size):
-        return []
+def with_time_tiles(result: Schedule, size: int, machine: Machine) -> tuple[Schedule, str] | None:
+    """The time tiles of ``result``'s outer band (:mod:`polylab.schedule.timetile`), parallel loops marked
+    exactly, and their explanation; None when the outer loop is not a time loop (a plain loop of every
+    statement that no subscript of an array written in the region uses), is already parallel, runs fewer
+    than ``size`` steps for every parameter value, or cannot be tiled, and where the region's data fits in
+    cache."""
+    if not _tileable_time_loop(result, size, machine):
+        return None
     tiled = time_tiled(result, size)
-    if tiled is None:
-        return []
-    return [(mark_parallel(tiled[0]), f"{label}, time tiles", log + [tiled[1]], True, True)]
+    return None if tiled is None else (mark_parallel(tiled[0]), tiled[1])
 
 
-def time_strip_candidates(result: Schedule, sizes: Sizes, label: str, log: list[str]) -> list[tuple]:
-    """The time strips of a one-dimensional stencil (:func:`polylab.schedule.timetile.time_strips`),
-    parallel loops marked exactly, as one more candidate ``(schedule, label, log, marked on the whole,
-    True)``; none with more than one thread (the strips run one after the other), for builds with vectors
-    narrower than :data:`STRIP_MIN_VECTOR` bytes, where the outer loop is not a time loop (as for
-    :func:`time_tile_candidates`), runs fewer than :data:`STRIP_MIN_STEPS` steps for every parameter value, or the
-    region's data fits in cache."""
-    if sizes.threads != 1 or sizes.vector < STRIP_MIN_VECTOR or not _tileable_time_loop(result, STRIP_MIN_STEPS):
-        return []
-    strips = time_strips(result, strip_width(result.scop))
-    if strips is None:
-        return []
-    return [(mark_parallel(strips[0]), f"{label}, time strips", log + [strips[1]], True, True)]
+def with_time_strips(result: Schedule, machine: Machine) -> tuple[Schedule, str] | None:
+    """The time strips of a one-dimensional stencil, parallel loops marked exactly, and their explanation;
+    None with more than one thread (the strips run one after the other), for builds with vectors narrower
+    than :data:`~polylab.schedule.tuning.STRIP_MIN_VECTOR` bytes, where the outer loop is not a time loop
+    (as for :func:`with_time_tiles`), runs fewer than :data:`~polylab.schedule.tuning.STRIP_MIN_STEPS`
+    steps for every parameter value, or the region's data fits in cache."""
+    if machine.threads != 1 or machine.vector_bytes < STRIP_MIN_VECTOR or not _tileable_time_loop(
+            result, STRIP_MIN_STEPS, machine):
+        return None
+    strips = time_strips(result, strip_width(result.scop, machine))
+    return None if strips is None else (mark_parallel(strips[0]), strips[1])
 
 
-def _tileable_time_loop(result: Schedule, steps: int) -> bool:
+def _tileable_time_loop(result: Schedule, steps: int, machine: Machine) -> bool:
     """Tiles across the outer loop of ``result`` (time tiles, time strips) can keep data in cache: it is a
     time loop (:func:`_time_loop`) that runs at least ``steps`` steps for some parameter value, and the
-    region's data does not fit in cache anyway (:func:`fits_in_cache`)."""
+    region's data does not fit in cache anyway."""
     if not _time_loop(result):
         return False
     context = result.scop.context
     spans = [value_span(result.affs[n][0], result.scop.statement(n).domain.intersect_params(context))
              for n in result.affs]
-    return not all(x is not None and x < steps for x in spans) and not fits_in_cache(result.scop)
+    return not all(x is not None and x < steps for x in spans) and not fits_in_cache(result.scop, machine)
 
 
 def _time_loop(result: Schedule) -> bool:

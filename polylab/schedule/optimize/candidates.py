@@ -1,0 +1,133 @@
+"""The candidates of the search: each fusion structure with its statements' best shapes
+(:func:`structure_candidates`), with time tiles or time strips across its outer loop where they apply, and
+the Pluto-style band tiled as a wavefront (:func:`band_candidate`), each scored as a whole
+(:func:`~polylab.schedule.optimize.scoring.program_score`).
+
+A candidate never has fewer parallel loops per statement than the starting schedule with
+:func:`polylab.schedule.parallel` (one with fewer is dropped); for one thread, a fusion with shifts may trade
+a statement's outer parallel loops for locality but never its parallel innermost (vector) loop
+(:func:`~polylab.schedule.optimize.loops.vector_floor`); with more than one thread it is kept only with time
+tiles, whose wave gives back a parallel loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from polylab.errors import PolylabError
+from polylab.schedule.bandtile import tiled_band
+from polylab.schedule.core import Schedule
+from polylab.schedule.optimize.explain import rewritten_lines, shape_text, structure_label
+from polylab.schedule.optimize.kinds import ShapeKind, Structure, TimeTiling
+from polylab.schedule.optimize.loops import (exact_parallel_loops, is_stride_one, keeps_vectors, parallel_loops, uses,
+                                             vector_floor, vector_innermost)
+from polylab.schedule.optimize.records import ProgramScore, ShapeFacts, StatementChoice
+from polylab.schedule.optimize.scoring import program_score
+from polylab.schedule.optimize.shapes import Settings
+from polylab.schedule.optimize.statements import from_base
+from polylab.schedule.optimize.structures import Base, chain_shadowed, reuse_gained, reuse_lost
+from polylab.schedule.optimize.timed import with_time_strips, with_time_tiles
+from polylab.schedule.pluto import pluto_schedule
+from polylab.schedule.tuning import SEPARATE_LIMIT
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A whole schedule the search may keep: its structure, its tiles across the outer loop, its
+    structure's place among the bases (``order``: the earlier wins a tie), the schedule, the statements'
+    choices, whether its parallel dimensions were marked on the whole schedule, its score, and its name and
+    lines in the explanation."""
+
+    structure: Structure
+    timing: TimeTiling
+    order: int
+    schedule: Schedule
+    choices: tuple[StatementChoice, ...]
+    on_whole: bool
+    score: ProgramScore
+    label: str
+    lines: tuple[str, ...]
+
+    def rank(self) -> tuple:
+        """Larger is better: the score, then the earlier structure."""
+        return self.score.key(), -self.order
+
+
+def structure_candidates(start: Schedule, source: Schedule, base: Base, order: int, settings: Settings,
+                         time_tile: int) -> list[Candidate]:
+    """The candidates of one fusion structure ``base`` of the starting schedule ``start`` (``source``: it
+    with its parallel loops marked): its statements' private loops rewritten
+    (:func:`~polylab.schedule.optimize.statements.from_base`), alone (not for a fusion with shifts on
+    several threads), with time tiles of ``time_tile`` steps and with time strips, each kept when it keeps
+    the parallel loops (see the module text)."""
+    threads = settings.threads
+    fused = base.structure is Structure.SHIFT_FUSED
+    source_par = parallel_loops(source)
+    floor = vector_floor(source) if fused and threads == 1 else source_par
+    rewritten = from_base(base.schedule, settings, floor)
+    result, choices = rewritten.schedule, rewritten.choices
+    lines = rewritten_lines(choices, rewritten.shared_blocks)
+    options = [] if fused and threads > 1 else [(result, TimeTiling.NONE, None, rewritten.on_whole)]
+    for timing, timed in ((TimeTiling.TIME_TILES, with_time_tiles(result, time_tile, settings.machine)),
+                          (TimeTiling.TIME_STRIPS, with_time_strips(result, settings.machine))):
+        if timed is not None:
+            options.append((timed[0], timing, timed[1], True))
+    out = []
+    for cand, timing, text, whole in options:
+        tiled = timing is not TimeTiling.NONE
+        if any(parallel_loops(cand)[n] < v for n, v in floor.items()) or (
+                fused and not keeps_vectors(source, cand)) or (tiled and not keeps_vectors(result, cand)):
+            continue
+        score = program_score(cand, choices, threads, reuse_lost(start, base.schedule),
+                              frozenset(chain_shadowed(source, cand)), reuse_gained(start, base.schedule), tiled)
+        label = structure_label(base.structure, timing, level=base.level, shifts=base.shifts)
+        out.append(Candidate(base.structure, timing, order, cand, choices, whole, score, label,
+                             tuple(lines) + ((text,) if text else ())))
+    return out
+
+
+def band_candidate(s: Schedule, ranked: Sequence[Candidate], settings: Settings, floor: dict[str, int],
+                   size: int) -> Candidate | None:
+    """The Pluto-style band tiled as a wavefront (:mod:`polylab.schedule.bandtile`), as one more candidate,
+    when the best candidate so far leaves a deepest statement without any exactly parallel loop (lu's lower
+    part) and inside the tiles every deepest statement gets a vector loop (a parallel, stride-1 innermost
+    loop); None otherwise, or when the search's band cannot be tiled. ``size``: the tile size of every row
+    (the cache model's, :func:`~polylab.schedule.optimize.cachemodel.band_tile_size`, or the wavefront size
+    given to ``optimize``)."""
+    if not ranked or len(s.scop.statements) > SEPARATE_LIMIT:
+        return None
+    best = max(ranked, key=Candidate.rank).schedule
+    deepest = max(st.depth for st in s.scop.statements)
+    deep = [st for st in s.scop.statements if st.depth == deepest]
+    if all(exact_parallel_loops(best)[st.name] for st in deep) or deepest < 3:
+        return None
+    # a vector loop in the tiles needs, for each deepest statement, a stride-1 iterator that its write
+    # depends on (along an iterator the write does not depend on, the statement is a reduction: that
+    # loop carries the statement's own dependence and is never parallel); cheap, and it spares the search
+    if not all(any(is_stride_one(st, k) and all(uses(w, k) for w in st.writes) for k in range(st.depth))
+               for st in deep):
+        return None
+    try:
+        searched = pluto_schedule(s.scop, s.deps, fallback=False).schedule
+    except PolylabError:   # no Pluto-style schedule (or over the search's budget): nothing to tile
+        return None
+
+    def vectors(c: Schedule) -> int:
+        return sum(1 for st in deep if vector_innermost(c, st))
+
+    tiled = tiled_band(searched, size, vectors)
+    if tiled is None:
+        return None
+    cand, perm = tiled
+    # every deepest statement must get a vector loop inside the tiles (bicg's tiles keep the chain
+    # q[i] += A[i][j] * p[j] innermost: 0.4x of the original, measured)
+    if vectors(cand) < len(deep) or any(parallel_loops(cand)[n] < v for n, v in floor.items()):
+        return None
+    shown = ShapeFacts(ShapeKind.BAND_TILE, sizes=(size,))
+    choices = tuple(StatementChoice(st.name, shown, shape_text(shown, settings.machine), parallel_loops(cand)[st.name],
+                                    vector_innermost(cand, st), code=st.code()) for st in s.scop.statements)
+    label = structure_label(Structure.PLUTO_BAND, TimeTiling.NONE, band_size=size, band_order=perm)
+    score = program_score(cand, choices, settings.threads, 0, frozenset(), 0, True)
+    return Candidate(Structure.PLUTO_BAND, TimeTiling.NONE, len(ranked), cand, choices, True, score, label,
+                     (f"{label}: {searched.text()} tiled",))
