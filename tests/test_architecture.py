@@ -36,7 +36,15 @@ Every module of ``polylab/`` is parsed. The rules (DESIGN.md, CONVENTIONS.md, is
   and compares the outputs of runs: ``compare_outputs``, ``compare_arrays``, ``read_outputs`` and
   ``read_array`` are called nowhere else; every layer above goes through
   ``polylab.toolchain.differential_run`` / ``judge``, where the vacuity rules live, and may read a run made
-  elsewhere with ``read_run`` to give it to ``judge``).
+  elsewhere with ``read_run`` to give it to ``judge``);
+* **the optimizer decides on values, never on its own words** (issue 30): no ``startswith`` / ``endswith`` and
+  no regular expression in :data:`DECIDES_ON_VALUES` (its explanations are written from enums and values,
+  :mod:`polylab.schedule.optimize.explain`, and read by nobody);
+* **the machine and the environment are read where the program meets the world**: below the command line, the
+  notebook layer, the benchmark and the grader (and the toolchain, the process boundary that finds compilers
+  and starts children), no module reads ``os.environ`` / ``getenv``, the CPU affinity or count, sysfs or
+  ``/proc``, or a ``ContextVar``; they receive a :class:`~polylab.schedule.optimize.Machine` instead (the
+  exceptions, with their reasons, are :data:`ENVIRONMENT_READERS`).
 
 Known offenders in code other branches are changing are listed in :data:`ALLOWED`, one entry per finding,
 so the list can be emptied as they merge; a message names the module (and function) and the rule broken.
@@ -69,6 +77,16 @@ RANK = {"base": 0, "model": 1, "frontend": 2, "analysis": 2, "reference": 2, "to
 TOP = {"notebook", "cli", "grading", "fuzz"}
 #: the layers that know polyhedra (the toolchain imports none of them)
 POLYHEDRAL = {"model", "frontend", "analysis", "reference", "schedule", "storage", "codegen", "stencil"}
+
+#: the modules of the optimizer, which decide on enums and values only (no text matching)
+DECIDES_ON_VALUES = ("polylab.schedule.optimize", "polylab.experiment.tune", "polylab.storage.optimize")
+#: the layers that meet the world: they may read the environment and the machine
+WORLD = {"notebook", "cli", "bench", "grading", "fuzz", "facade", "toolchain"}
+#: modules below those layers that read the environment, and why
+ENVIRONMENT_READERS = {
+    "polylab.model.budget": "the bounds a user sets for isl (POLYLAB_MAX_OPERATIONS, POLYLAB_MAX_SECONDS), read "
+                            "at each outermost bounded call so that a notebook can change them between cells",
+}
 
 #: Known offenders, in code that other branches are changing while this test was written (the verification,
 #: GPU and front-end work of issue 14). Each entry is the exact message the test would report; the lead
@@ -433,8 +451,52 @@ def target_dispatch() -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("rule", [import_cycles, layer_violations, function_lengths, broad_excepts,
-                                  import_hygiene, mechanism_copies, target_dispatch], ids=lambda f: f.__name__)
+def text_decisions() -> list[str]:
+    """``startswith`` / ``endswith`` calls and ``re`` matching in the optimizer's modules."""
+    out = []
+    for m in modules().values():
+        if not m.name.startswith(DECIDES_ON_VALUES):
+            continue
+        for node in ast.walk(m.tree):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            f = node.func
+            if f.attr in ("startswith", "endswith") or (isinstance(f.value, ast.Name) and f.value.id == "re"):
+                out.append(f"{m.name} decides on text with {f.attr} (line {node.lineno}): use the enums and values "
+                           f"of polylab.schedule.optimize")
+    return out
+
+
+#: what reading the machine or the environment looks like
+_AMBIENT_ATTRS = {"environ", "getenv", "sched_getaffinity", "cpu_count", "ContextVar"}
+
+
+def ambient_reads() -> list[str]:
+    """Reads of the environment or the machine below the layers that meet the world."""
+    out = []
+    for m in modules().values():
+        if layer(m.name) in WORLD or m.name in ENVIRONMENT_READERS:
+            continue
+        for node in ast.walk(m.tree):
+            name = (node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name)
+                    else None)
+            if name in _AMBIENT_ATTRS:
+                out.append(f"{m.name} reads the machine or the environment ({name}, line {node.lineno}): take a "
+                           f"Machine or a parameter from the layer that meets the world")
+            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], (ast.Constant, ast.JoinedStr)):
+                first = node.args[0]
+                text = first.value if isinstance(first, ast.Constant) else ast.unparse(first)
+                if isinstance(text, str) and text.lstrip("f'\"").startswith(("/sys/", "/proc")):
+                    out.append(f"{m.name} reads {text} (line {node.lineno}): the machine is read by "
+                               f"polylab.bench.machine")
+    return out
+
+
+RULES = [import_cycles, layer_violations, function_lengths, broad_excepts, import_hygiene, mechanism_copies,
+         target_dispatch, text_decisions, ambient_reads]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda f: f.__name__)
 def test_architecture(rule):
     found = _report(rule())
     assert not found, f"{rule.__name__}:\n  " + "\n  ".join(found)
@@ -442,8 +504,7 @@ def test_architecture(rule):
 
 def test_the_allow_list_names_only_real_findings():
     """Every entry of ALLOWED still matches a finding (a fixed offender is removed from the list)."""
-    findings = [f for rule in (import_cycles, layer_violations, function_lengths, broad_excepts, import_hygiene,
-                               mechanism_copies, target_dispatch) for f in rule()]
+    findings = [f for rule in RULES for f in rule()]
     stale = [a for a in ALLOWED if not any(f == a or ("{}" in a and f.startswith(a.split("{}")[0]))
                                            for f in findings)]
     assert not stale, "remove these entries from ALLOWED, they no longer occur:\n  " + "\n  ".join(stale)
@@ -467,7 +528,12 @@ def test_the_rules_catch_what_they_describe(tmp_path, monkeypatch):
         "def same(tc, a, b):\n    return tc.compare_outputs(a, b).equal\n\n\n"
         "def h():\n" + "    x = 1\n" * 130 + "\n\n"
         "try:\n    import polylab.model.scop\nexcept ImportError:\n    pass\n"
-        "from polylab.model.scop import _hidden\n")
+        "from polylab.model.scop import _hidden\n\n\n"
+        "def threads():\n    import os\n    return int(os.environ.get('OMP_NUM_THREADS', '1'))\n\n\n"
+        "def l2():\n    return open('/sys/devices/system/cpu/cpu0/cache/index2/size').read()\n")
+    (pkg / "schedule" / "optimize").mkdir()
+    (pkg / "schedule" / "optimize" / "__init__.py").write_text(
+        "def kept(label):\n    return label.startswith('fusion kept')\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", pkg)
     modules.cache_clear()
     try:
@@ -484,5 +550,9 @@ def test_the_rules_catch_what_they_describe(tmp_path, monkeypatch):
         assert any(f.startswith("polylab.schedule.core.quote is another esc") for f in copies)
         assert any(f.startswith("polylab.schedule.core.same reads or compares the outputs of runs itself")
                    for f in copies)
+        assert any(f.startswith("polylab.schedule.optimize decides on text with startswith") for f in text_decisions())
+        ambient = ambient_reads()
+        assert any(f.startswith("polylab.schedule.core reads the machine or the environment (environ") for f in ambient)
+        assert any(f.startswith("polylab.schedule.core reads /sys/devices") for f in ambient)
     finally:
         modules.cache_clear()
