@@ -32,8 +32,8 @@ the statements placed so far) make every dependence go to the same or a later st
 jacobi-1d needs ``g = 2`` and ``c = 1`` for its second statement: ``A[i]`` of step ``t`` reads ``B[i + 1]``
 of the same step, and ``B[i]`` of step ``t + 1`` reads ``A[i - 1]`` of step ``t``. The strips are
 sequential, so only the one-thread optimizer offers them, and only for builds with vectors of at least 32
-bytes (the :class:`~polylab.schedule.optimize.Machine`'s ``vector_bytes``): jacobi-1d (N = 200000, T = 500, one thread) with ``W = 1024``
-ran at 0.70x of the original with plain ``-O3``, whose two-lane SSE2 arithmetic bounds the original more
+bytes (the :class:`~polylab.schedule.optimize.Machine`'s ``vector_bytes``): jacobi-1d (N = 200000, T = 500,
+one thread) with ``W = 1024`` ran at 0.70x of the original with plain ``-O3``, whose two-lane SSE2 arithmetic bounds the original more
 than the L3 cache does; with ``-march=native`` (AVX2) at 1.25x, 1.45x and 1.40x in three bench runs
 once the harness aligned the kernel's loops (before, 0.88x-1.27x: the strips' short loops ran at a speed
 set by where unrelated code placed them, ``docs/performance.md``).
