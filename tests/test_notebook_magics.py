@@ -201,9 +201,9 @@ def test_isl_stderr_appears_in_the_cell(ip, monkeypatch):
 
     real = backend.parse_schedule
 
-    def noisy(scop, spec):
+    def noisy(scop, spec, steps=None):
         isl.Set("{ [i] : 0 <= i < 3 }").dump()  # isl prints on the C-level stderr
-        return real(scop, spec)
+        return real(scop, spec, steps)
 
     monkeypatch.setattr(backend, "parse_schedule", noisy)
     run_cell(ip, "scop sw", (EXAMPLES / "sweep2d.c").read_text())
@@ -266,7 +266,7 @@ def test_openmp_code_and_several_scops(ip):
 def test_internal_errors_are_reported_as_bugs_not_tracebacks(ip, monkeypatch):
     from polylab.notebook import backend
 
-    def broken(scop, spec):
+    def broken(scop, spec, steps=None):
         raise ValueError("something inside broke")
 
     monkeypatch.setattr(backend, "parse_schedule", broken)
