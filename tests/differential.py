@@ -1,6 +1,7 @@
 """Differential testing of the whole pipeline: random loop nests x random schedules.
 
-Each case draws an affine loop nest (:mod:`strategies`), parameter values, a schedule (a recipe of the
+Each case draws an affine loop nest (:mod:`strategies`: loops that count down, reads under a condition whose
+subscript leaves the array where the condition keeps them from running, modulo subscripts), parameter values, a schedule (a recipe of the
 schedule layer, a random isl time transformation, sometimes storage steps) and a target (C or OpenMP).
 The schedule layer's legality gate decides: an illegal schedule must be refused by :func:`verify` before
 anything is compiled. A legal one is generated, compiled, run and compared
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import time
@@ -67,6 +69,8 @@ class Stats:
     verdict (a traceback somewhere in the pipeline), by kind, with the first case that raised each."""
 
     outcomes: Counter = field(default_factory=Counter)
+    #: how many cases had each feature of issue 28 (downward loops, reads under a condition, modulo subscripts)
+    features: Counter = field(default_factory=Counter)
     elements: int = 0
     seconds: float = 0.0
     errors: dict = field(default_factory=dict)
@@ -75,7 +79,8 @@ class Stats:
         total = sum(self.outcomes.values())
         parts = ", ".join(f"{k}: {v}" for k, v in sorted(self.outcomes.items()))
         text = (f"{total} cases in {self.seconds:.0f} s ({parts}); {self.elements:,} elements compared with the "
-                "interpreter; mismatches: 0, vacuous verifications: 0")
+                "interpreter; mismatches: 0, vacuous verifications: 0; cases with "
+                + ", ".join(f"{k}: {v}" for k, v in sorted(self.features.items())))
         for kind, (count, case) in self.errors.items():
             text += f"\npipeline error ({count} case(s)): {kind}\n  first: {case}"
         return text
@@ -171,8 +176,18 @@ def oracle_check(case: Case, scop, params: dict) -> tuple[int, bool]:
     return compared, changed
 
 
+def features(source: str) -> list[str]:
+    """The features of issue 28 a nest has: a loop that counts down, a read under a condition (a ``?:`` arm,
+    an operand of ``&&`` / ``||``), a modulo subscript."""
+    return [name for name, present in (("negative steps", "--)" in source),
+                                       ("conditional reads", "?" in source),
+                                       ("modulo subscripts", re.search(r"\[[^\]]*%", source) is not None))
+            if present]
+
+
 def run_case(case: Case, stats: Stats) -> None:
     """One case; raises :class:`Mismatch` (with the case) when polylab's verdict is wrong."""
+    stats.features.update(features(case.source))
     try:
         scop = polylab.parse(case.source).scop
     except PolylabError:
