@@ -184,14 +184,18 @@ def compare_matrices(given: Sequence[Sequence[Fraction]], expected: Sequence[Seq
 
 
 def compare_isl(given: isl.Set | isl.Map | isl.UnionMap | isl.UnionSet, expected, *, what: str = "the set",
-                element: str = "point") -> Verdict:
+                element: str = "point", space_hint: str = "check the tuple names and the number of dimensions",
+                explain_extra: Callable[[Any], str] | None = None,
+                explain_missing: Callable[[Any], str] | None = None) -> Verdict:
     """isl objects compared as sets: right when equal (however the text is written). Otherwise the feedback
-    gives one element that is too much and one that is missing (a sample point of each difference)."""
+    gives one element that is too much and one that is missing (a sample point of each difference), each
+    line made by ``explain_extra`` / ``explain_missing`` from the sample when given (what that element breaks:
+    the instance that would read it, the dependence pair it reverses...); a set in another space is named
+    with ``space_hint``."""
     try:
         if given.get_space().is_equal(expected.get_space()) is False and not isinstance(
                 given, (isl.UnionMap, isl.UnionSet)):
-            return wrong(f"{what} lives in {given.get_space()}, expected {expected.get_space()} "
-                         "(check the tuple names and the number of dimensions)")
+            return wrong(f"{what} lives in {given.get_space()}, not in {expected.get_space()} ({space_hint})")
         if given.is_equal(expected):
             return right()
         too_much, missing = given.subtract(expected), expected.subtract(given)
@@ -200,10 +204,16 @@ def compare_isl(given: isl.Set | isl.Map | isl.UnionMap | isl.UnionSet, expected
                      "(check the tuple names, dimensions and parameters)")
     lines = []
     if not too_much.is_empty():
-        lines.append(f"{what} contains {_sample(too_much)}, which it should not")
+        lines.append(explain_extra(_point(too_much)) if explain_extra else
+                     f"{what} contains {_sample(too_much)}, which it should not")
     if not missing.is_empty():
-        lines.append(f"{what} lacks {_sample(missing)}")
+        lines.append(explain_missing(_point(missing)) if explain_missing else f"{what} lacks {_sample(missing)}")
     return wrong(*lines)
+
+
+def _point(obj):
+    """A sample point of a set, or of a map's pairs (its wrapped set)."""
+    return (obj.wrap() if isinstance(obj, (isl.Map, isl.BasicMap)) else obj).sample_point()
 
 
 def _sample(obj) -> str:

@@ -281,22 +281,18 @@ def check_q7(gather_footprint_set: object) -> Verdict:
     want = gather_footprint()
     if given.get_tuple_name() is None and given.dim(isl.dim_type.set) == 2:
         given = given.set_tuple_name("B")
-    if not given.get_space().is_equal(want.get_space()):
-        return wrong(f"gather_footprint_set lives in {given.get_space()}, not in {want.get_space()} "
-                     "(the elements B[a, b] and the parameter N)")
-    if given.is_equal(want):
-        return right()
-    lines = []
-    extra, missing = given.subtract(want), want.subtract(given)
-    if not extra.is_empty():
-        p = extra.sample_point()
-        reason = _preimage_reason(p)
-        lines.append(f"your set contains {p}, which the gather never reads" + (f": {reason}" if reason else ""))
-    if not missing.is_empty():
-        p = missing.sample_point()
-        a, b = point_coordinates(p)
-        lines.append(f"your set lacks {p}, which the instance (i, j) = ({a - 2 * b + 2}, {b - 1}) reads")
-    return wrong(*lines)
+    return compare_isl(given, want, what="gather_footprint_set", space_hint="the elements B[a, b] and the parameter N",
+                       explain_extra=_extra_element, explain_missing=_missing_element)
+
+
+def _extra_element(p: isl.Point) -> str:
+    reason = _preimage_reason(p)
+    return f"your set contains {p}, which the gather never reads" + (f": {reason}" if reason else "")
+
+
+def _missing_element(p: isl.Point) -> str:
+    a, b = point_coordinates(p)
+    return f"your set lacks {p}, which the instance (i, j) = ({a - 2 * b + 2}, {b - 1}) reads"
 
 
 # -- Q8: scanning a domain with bounds (construction) ------------------------------------------------------------

@@ -25,7 +25,7 @@ from polylab.analysis import Dependence, compute_dependences, textbook_test
 from polylab.errors import PolylabError
 from polylab.frontend import parse
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, compare_sets, expect, memo_by_text, part
+from polylab.grading.checks import compare_calls, compare_isl, compare_sets, expect, memo_by_text, part
 from polylab.grading.kernels import SHIFT, SWEEP, scop, sl3
 from polylab.grading.lab import Calls, Case, Lab, Question
 from polylab.grading.student_code import Loop, StudentCode, candidate_program, differential_run, read_code
@@ -96,8 +96,8 @@ def waw_relation() -> isl.Map:
     return next(d for d in deps(SCATTER) if d.kind == "output").relation.coalesce()
 
 
-def _instances(m: isl.Map) -> tuple[tuple[int, ...], tuple[int, ...], dict[str, int]]:
-    p = m.wrap().sample_point()
+def _instances(p: isl.Point) -> tuple[tuple[int, ...], tuple[int, ...], dict[str, int]]:
+    """The source and the sink of a pair (a point of a wrapped relation) and its parameters."""
     c = point_coordinates(p)
     return c[:2], c[2:], dict(parameter_values(p))
 
@@ -123,22 +123,20 @@ def check_q2(Y_waw: object) -> Verdict:
     want = waw_relation()
     if given.get_tuple_name(isl.dim_type.in_) is None and given.get_tuple_name(isl.dim_type.out) is None:
         given = given.set_tuple_name(isl.dim_type.in_, "S0").set_tuple_name(isl.dim_type.out, "S0")
-    if not given.get_space().is_equal(want.get_space()):
-        return wrong(f"Y_waw lives in {given.get_space()}, not in {want.get_space()} (pairs of instances "
-                     "S0[i, j] -> S0[i', j'] and the parameter N)")
-    if given.is_equal(want):
-        return right()
-    lines = []
-    extra, missing = given.subtract(want), want.subtract(given)
-    if not extra.is_empty():
-        x, y, at = _instances(extra)
-        lines.append(f"your relation holds the pair {_pair_text(x, y, at)}, which is no WAW dependence: "
-                     + _why_not_waw(x, y, at["N"]))
-    if not missing.is_empty():
-        x, y, at = _instances(missing)
-        lines.append(f"your relation lacks {_pair_text(x, y, at)}: both write Y[{2 * x[0] + 4 * x[1]}] and the "
-                     "first runs before the second")
-    return wrong(*lines)
+    return compare_isl(given, want, what="Y_waw", space_hint="pairs of instances S0[i, j] -> S0[i', j'] and the "
+                                                           "parameter N",
+                       explain_extra=_extra_pair, explain_missing=_missing_pair)
+
+
+def _extra_pair(p: isl.Point) -> str:
+    x, y, at = _instances(p)
+    return f"your relation holds the pair {_pair_text(x, y, at)}, which is no WAW dependence: {_why_not_waw(x, y, at['N'])}"
+
+
+def _missing_pair(p: isl.Point) -> str:
+    x, y, at = _instances(p)
+    return (f"your relation lacks {_pair_text(x, y, at)}: both write Y[{2 * x[0] + 4 * x[1]}] and the first runs "
+            "before the second")
 
 
 # -- Q3: the GCD test as a function -------------------------------------------------------------------------

@@ -25,8 +25,8 @@ import islpy as isl
 
 from polylab.analysis import compute_dependences
 from polylab.grading import answers as A
-from polylab.grading.checks import (VERDICTS, compare_calls, expect, expect_verdict, legal_schedule, memo_by_text,
-                                    verified_variant)
+from polylab.grading.checks import (VERDICTS, compare_calls, compare_isl, expect, expect_verdict, legal_schedule,
+                                    memo_by_text, verified_variant)
 from polylab.grading.kernels import scop, sl3
 from polylab.grading.lab import Calls, Case, Lab, Question
 from polylab.grading.verdict import Verdict, combine, partial, right, wrong
@@ -159,20 +159,11 @@ def check_q3(farkas_constraints: object) -> Verdict:
     want = farkas_set()
     if given.get_tuple_name() is not None:
         given = given.reset_tuple_id()
-    if not given.get_space().is_equal(want.get_space()):
-        return wrong(f"farkas_constraints lives in {given.get_space()}, not in {want.get_space()} (one tuple "
-                     "[s, t, c], no parameter)")
-    if given.is_equal(want):
-        return right()
-    lines = []
-    extra, missing = given.subtract(want), want.subtract(given)
-    if not extra.is_empty():
-        stc = tuple(point_coordinates(extra.sample_point()))
-        lines.append(f"(s, t, c) = {stc} satisfies your constraints but is illegal: {_violated_pair(stc)}")
-    if not missing.is_empty():
-        stc = tuple(point_coordinates(missing.sample_point()))
-        lines.append(f"(s, t, c) = {stc} keeps every dependence for every N, but your constraints exclude it")
-    return wrong(*lines)
+    return compare_isl(given, want, what="farkas_constraints", space_hint="one tuple [s, t, c], no parameter",
+                       explain_extra=lambda p: f"(s, t, c) = {tuple(point_coordinates(p))} satisfies your constraints "
+                                               f"but is illegal: {_violated_pair(tuple(point_coordinates(p)))}",
+                       explain_missing=lambda p: f"(s, t, c) = {tuple(point_coordinates(p))} keeps every dependence "
+                                                 "for every N, but your constraints exclude it")
 
 
 # -- Q4: the Pluto-style cost ---------------------------------------------------------------------------------

@@ -213,21 +213,15 @@ def tile_counts() -> tuple[int, int]:
 
 
 def _tile_waves(answer: object) -> Verdict:
-    n = A.integer(answer, "tile_waves")
-    want = tile_counts()[0]
-    if n == want:
-        return right()
-    return wrong(f"{n} tile waves is not right: the tiles are (floor(i/{TILE}), floor(j/{TILE})) for "
-                 f"1 <= i, j <= {TILE_N - 1}; a tile wave is one value of their sum")
+    return expect(A.integer(answer, "tile_waves"), tile_counts()[0],
+                  otherwise=f"{{given}} tile waves is not right: the tiles are (floor(i/{TILE}), floor(j/{TILE})) for "
+                            f"1 <= i, j <= {TILE_N - 1}; a tile wave is one value of their sum")
 
 
 def _widest(answer: object) -> Verdict:
-    n = A.integer(answer, "widest_tile_wave")
-    want = tile_counts()[1]
-    if n == want:
-        return right()
-    return wrong(f"{n} is not the largest number of tiles in one wave: count the tiles on the longest "
-                 "anti-diagonal of the grid of tiles")
+    return expect(A.integer(answer, "widest_tile_wave"), tile_counts()[1],
+                  otherwise="{given} is not the largest number of tiles in one wave: count the tiles on the longest "
+                            "anti-diagonal of the grid of tiles")
 
 
 def check_q4(tile_waves: object, widest_tile_wave: object) -> Verdict:

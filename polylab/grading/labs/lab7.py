@@ -28,7 +28,7 @@ from pycparser import c_ast, c_parser
 from polylab.corpus import example_path
 from polylab.frontend import parse, parse_file
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, compare_sets, legal_schedule, memo_by_text, part
+from polylab.grading.checks import compare_calls, compare_isl, compare_sets, expect, legal_schedule, memo_by_text, part
 from polylab.grading.lab import Calls, Case, Lab, Question
 from polylab.grading.student_code import StudentCode, candidate_program, differential_run, read_code
 from polylab.grading.verdict import Verdict, combine, right, wrong
@@ -118,31 +118,25 @@ def grid_reference() -> tuple[tuple[int, int], int, int]:
 
 
 def _grid(grid: object) -> Verdict:
-    g = A.vector(grid, 2, "grid")
     want, _, _ = grid_reference()
-    if g == want:
-        return right()
     n = GRID_N - 2
-    if g == want[::-1]:
-        return wrong(f"grid {g} has x and y swapped: x counts blocks along j (the loop that becomes threadIdx.x), "
-                     f"{BLOCK[0]} threads wide; y counts blocks along i, {BLOCK[1]} threads high")
-    floors = (n // BLOCK[0], n // BLOCK[1])
-    if g == floors:
-        return wrong(f"grid {g} leaves the last iterations without a thread: {n} is not a multiple of the block "
-                     "size, so round the number of blocks up (a partial block is still a block)")
-    return wrong(f"grid {g} is not it: count the iterations of each loop, divide by the block's extent along "
-                 "that axis and round up")
+    return expect(A.vector(grid, 2, "grid"), want,
+                  (want[::-1], f"grid {{given}} has x and y swapped: x counts blocks along j (the loop that becomes "
+                               f"threadIdx.x), {BLOCK[0]} threads wide; y counts blocks along i, {BLOCK[1]} threads high"),
+                  ((n // BLOCK[0], n // BLOCK[1]), f"grid {{given}} leaves the last iterations without a thread: {n} is "
+                                                   "not a multiple of the block size, so round the number of blocks up "
+                                                   "(a partial block is still a block)"),
+                  otherwise="grid {given} is not it: count the iterations of each loop, divide by the block's extent "
+                            "along that axis and round up")
 
 
 def _idle(idle: object) -> Verdict:
-    k = A.integer(idle, "idle_threads")
     _, launched, work = grid_reference()
-    if k == launched - work:
-        return right()
-    if k < 0:
-        return wrong(f"idle_threads = {k} is negative: the grid launches at least one thread per iteration")
-    return wrong(f"idle_threads = {k} is not it: threads launched (blocks x threads per block) minus the "
-                 "iterations; the idle ones fail the bounds guard and return at once")
+    return expect(A.integer(idle, "idle_threads"), launched - work,
+                  (lambda k: k < 0, "idle_threads = {given} is negative: the grid launches at least one thread per "
+                                    "iteration"),
+                  otherwise="idle_threads = {given} is not it: threads launched (blocks x threads per block) minus the "
+                            "iterations; the idle ones fail the bounds guard and return at once")
 
 
 def check_q1(grid: object, idle_threads: object) -> Verdict:
@@ -497,24 +491,18 @@ def check_q6(block_reads: object) -> Verdict:
     want, context = block_footprint()
     if given.get_tuple_name() is None and given.dim(isl.dim_type.set) == 2:
         given = given.set_tuple_name("A")
-    if not given.get_space().is_equal(want.get_space()):
-        return wrong(f"block_reads lives in {given.get_space()}, not in {want.get_space()} (the elements A[a, b] "
-                     "and the parameters N, bx, by, in that order)")
-    given = given.intersect_params(context)
-    if given.is_equal(want):
-        return right()
-    lines = []
-    extra, missing = given.subtract(want), want.subtract(given)
-    if not extra.is_empty():
-        p = extra.sample_point()
-        at = ", ".join(f"{k} = {v}" for k, v in parameter_values(p).items())
-        lines.append(f"your set holds {p.get_tuple_name() if hasattr(p, 'get_tuple_name') else 'A'}"
-                     f"{list(point_coordinates(p))} at {at}, which no thread of that block reads")
-    if not missing.is_empty():
-        p = missing.sample_point()
-        at = ", ".join(f"{k} = {v}" for k, v in parameter_values(p).items())
-        lines.append(f"your set lacks A{list(point_coordinates(p))} at {at}: {_reader(p)}")
-    return wrong(*lines)
+    if given.get_space().is_equal(want.get_space()):
+        given = given.intersect_params(context)
+    return compare_isl(given, want, what="block_reads", space_hint="the elements A[a, b] and the parameters N, bx, "
+                                                                   "by, in that order",
+                       explain_extra=lambda p: f"your set holds A{list(point_coordinates(p))} at {_at(p)}, which no "
+                                               "thread of that block reads",
+                       explain_missing=lambda p: f"your set lacks A{list(point_coordinates(p))} at {_at(p)}: "
+                                                 f"{_reader(p)}")
+
+
+def _at(p: isl.Point) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in parameter_values(p).items())
 
 
 # -- Q7: reading a measurement against the roofs ----------------------------------------------------------------
