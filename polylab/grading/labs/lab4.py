@@ -118,11 +118,16 @@ def _farkas(relation: isl.Map, coefficients: str) -> isl.Set:
     """``{ [unknowns] : f(N, x, y) >= 0 for every x -> y of relation, every N }`` where the coefficients of
     ``f`` over ``(1, N, x, y)`` are the affine expressions ``coefficients`` (isl text ``[c0] -> [cN, cx, cy]``
     of the unknowns): the affine Farkas lemma, by isl's ``coefficients`` (the dual of the polyhedron)."""
-    points = relation.wrap().flatten().move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, 1)
-    dual = isl.Set(str(points.coefficients()).replace("rat: ", "").replace("coefficients", ""))
+    dual = isl.Set(str(_pairs_with_n(relation).coefficients()).replace("rat: ", "").replace("coefficients", ""))
     unknowns = coefficients.split("->", 1)[0].strip()
     subst = isl.Map(f"{{ {unknowns} -> {coefficients.split('->', 1)[1].strip()} }}")
     return dual.apply(subst.reverse())
+
+
+def _pairs_with_n(relation: isl.Map) -> isl.Set:
+    """``{ [N, x, y] : x -> y in relation }``: the parameter ``N`` as a variable, so that an affine function
+    non-negative on this set is non-negative for every ``N`` (what Farkas' lemma is applied to)."""
+    return relation.wrap().flatten().move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, 1)
 
 
 @cache
@@ -238,8 +243,7 @@ def check_q5(fused_schedule: object) -> Verdict:
     if any(x is None for x in shifts):
         return wrong("fused_schedule's first dimension is not i plus a constant for both statements: one loop "
                      "over i (shifted) runs both")
-    gap = shifts[1].sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python() - \
-        shifts[0].sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
+    gap = point_coordinates(shifts[1].sample_point())[0] - point_coordinates(shifts[0].sample_point())[0]
     if gap > SMOOTH_N:
         return wrong(f"S1 runs {gap} iterations after S0: at N = {SMOOTH_N} the two loops do not overlap, so "
                      "they are not fused (the original order does that)")
