@@ -182,7 +182,7 @@ class Verification:
         if self.verified is False:
             at = _where(self.run_params)
             return (f"VERIFICATION FAILED ({self.target}{where}): first difference"
-                    f"{f' at {at}' if at and self.run_params != self.params else ''} at {self.first_difference}"
+                    f"{f' (at {at})' if at and self.run_params != self.params else ''} at {self.first_difference}"
                     f"\n{self.comparison}" + (f"\n  compared: {self._compared()}" if self.census else "") + notes)
         also = "".join(f"\n  also verified at {_where(s.params)} ({s.why}): {s.run.census.elements:,} element(s)"
                        for s in self.sizes[1:] if s.run.verified)
