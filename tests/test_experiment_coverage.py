@@ -119,6 +119,8 @@ def test_a_variant_wrong_only_where_the_loops_run_is_not_verified_at_sizes_where
     assert wrong.program != code.program
     v = verify(scop, None, "c", params={"N": 0}, code=wrong)
     assert v.verified is False and v.run_params == {"N": 2} and v.difference.index == (0,)
+    # the message names the size the difference was found at, and what that run compared (not N = 0's nothing)
+    assert "first difference (at N=2) at a[0]" in str(v) and "compared: 2 element(s) of a" in str(v)
 
 
 def test_a_live_out_that_does_not_depend_on_the_size_is_vacuous():

@@ -169,9 +169,10 @@ class Verification:
         raise VerificationError(f"not verified: {self.reason}", vacuous=self.vacuous,
                                 hint="verify at other parameter values" if self.vacuous else None)
 
-    def _compared(self) -> str:
+    def _compared(self, census: tc.Census | None = None) -> str:
+        census = census if census is not None else self.census
         what = "every element the program writes" if self.mode == "written" else "the live-out elements"
-        return f"{self.census} ({what})" if self.census is not None else ""
+        return f"{census} ({what})" if census is not None else ""
 
     def __str__(self) -> str:
         where = "".join(f", {k}={v}" for k, v in self.params.items())
@@ -183,7 +184,8 @@ class Verification:
             at = _where(self.run_params)
             return (f"VERIFICATION FAILED ({self.target}{where}): first difference"
                     f"{f' (at {at})' if at and self.run_params != self.params else ''} at {self.first_difference}"
-                    f"\n{self.comparison}" + (f"\n  compared: {self._compared()}" if self.census else "") + notes)
+                    f"\n{self.comparison}" + (f"\n  compared: {self._compared(self.run.census)}" if self.census else "")
+                    + notes)
         also = "".join(f"\n  also verified at {_where(s.params)} ({s.why}): {s.run.census.elements:,} element(s)"
                        for s in self.sizes[1:] if s.run.verified)
         return f"verified ({self.target}{where}): compared bit for bit {self._compared()}{also}{notes}"
