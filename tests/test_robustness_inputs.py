@@ -29,6 +29,11 @@ def test_a_source_that_is_not_utf8_is_a_located_error(tmp_path, capsys):
         assert main([command, str(path)]) == 2
         text = capsys.readouterr().err
         assert f"{path}:2:7: encoding error" in text and "Traceback" not in text and "hint:" in text
+    # the doors that read the whole file again to rewrite it (optimize -o) or to build it (bench --own-main)
+    for argv in (["optimize", str(path), "-o", str(tmp_path / "out.c")], ["bench", "--own-main", str(path)]):
+        assert main(argv) == 2, argv
+        text = capsys.readouterr().err
+        assert f"{path}:2:7: encoding error" in text and "Traceback" not in text and "hint:" in text, argv
 
 
 def test_a_header_and_a_spec_file_that_are_not_utf8_are_located_in_their_own_files(tmp_path, capsys):

@@ -57,7 +57,7 @@ from polylab.bench.peers import Peer
 from polylab.bench.runner import ERROR, NOT_RUN, UNVERIFIED, VERIFIED, machine_info, shares
 from polylab.errors import PolylabError, ToolchainError
 from polylab.experiment import MIN_TIMED_SECONDS
-from polylab.frontend import parse
+from polylab.frontend import parse, read_text_file
 from polylab.version import __version__
 
 __all__ = ["DEFAULT_BUILD", "BuildCommand", "Contender", "OwnMainReport", "OwnMainResult", "contenders",
@@ -305,7 +305,7 @@ def measure_file(file: Path, options: Mapping[str, Any], command: BuildCommand, 
                  specs: Sequence[str], threads: Sequence[int], peers: Sequence[Peer], repeat: int, warmup: int,
                  rounds: int, timeout: float, vector: int, progress: Progress) -> list[OwnMainResult]:
     """Every program of one file, verified and timed (module text)."""
-    text = file.read_text()
+    text = read_text_file(file)
     name = file.name
     progress(f"{name}: rewriting")
     progs = contenders(file, text, options, specs=specs, threads=threads, peers=peers, vector=vector,
