@@ -207,7 +207,7 @@ def test_kernel_texts_of_the_checks_appear_in_the_labs():
     texts = {name: "\n".join(make_labs.source_text(c) for c in _load(SOLUTIONS / name)["cells"]) for name in NAMES}
     every = "\n".join(texts.values())
     for source in (kernels.SWEEP, kernels.SHIFT, kernels.SEIDEL, lab1.GATHER, lab1.RECTANGLE, lab1.TRIANGLE,
-                   lab1.STRIDED, lab2.SCATTER, lab2.BANERJEE, lab3.SKEWED, lab4.NEEDS_221):
+                   lab1.STRIDED, lab2.SCATTER, lab2.BANERJEE, lab3.SKEWED, lab4.STEEP, lab4.SMOOTH):
         body = [ln.strip() for ln in source.strip().splitlines() if ln.strip().startswith(("for", "a[", "x[", "Z[",
                                                                                           "A[", "B[", "Y[", "s[", "R[", "L["))]
         assert body and all(line in every for line in body), source
