@@ -22,7 +22,9 @@ Every module of ``polylab/`` is parsed. The rules (DESIGN.md, CONVENTIONS.md, is
   :mod:`polylab.render`); the notebook layer is all display, its ``display`` module is its toolkit of views;
 * **no "maybe missing" import** of polylab's own modules (an import inside ``try`` ... ``except
   ImportError``) and **no private name** (``_name``) imported from another module;
-* **no function over 120 lines** (methods and nested functions included, each counted on its own lines);
+* **no function over 120 lines** (methods and nested functions included, each counted on its own lines), and
+  **no module of the optimizer over 400 lines** (:data:`SMALL_FILE_PACKAGES`, issue 30: files a reader can
+  take one at a time);
 * **every broad except** (bare ``except:``, ``except Exception``, ``except BaseException``) has a comment on
   its line or the line above saying why;
 * **one definition of each consolidated mechanism**: the legality check (only
@@ -63,6 +65,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "polylab"
 MAX_FUNCTION_LINES = 120
+#: packages whose modules stay under MAX_FILE_LINES lines each (issue 30: the optimizer read one file at a time)
+SMALL_FILE_PACKAGES = ("polylab.schedule.optimize",)
+MAX_FILE_LINES = 400
 
 #: the base modules every layer may use
 BASE = {"polylab.errors", "polylab.render", "polylab.corpus", "polylab.version", "polylab.processes"}
@@ -297,6 +302,11 @@ def function_lengths() -> list[str]:
     return out
 
 
+def file_lengths() -> list[str]:
+    return [f"{m.name} has {len(m.lines)} lines: split it below {MAX_FILE_LINES}" for m in modules().values()
+            if m.name.startswith(SMALL_FILE_PACKAGES) and len(m.lines) > MAX_FILE_LINES]
+
+
 def _broad(handler: ast.ExceptHandler) -> bool:
     t = handler.type
     names = [t] if t is None or not isinstance(t, ast.Tuple) else list(t.elts)
@@ -492,8 +502,8 @@ def ambient_reads() -> list[str]:
     return out
 
 
-RULES = [import_cycles, layer_violations, function_lengths, broad_excepts, import_hygiene, mechanism_copies,
-         target_dispatch, text_decisions, ambient_reads]
+RULES = [import_cycles, layer_violations, function_lengths, file_lengths, broad_excepts, import_hygiene,
+         mechanism_copies, target_dispatch, text_decisions, ambient_reads]
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda f: f.__name__)
@@ -533,7 +543,7 @@ def test_the_rules_catch_what_they_describe(tmp_path, monkeypatch):
         "def l2():\n    return open('/sys/devices/system/cpu/cpu0/cache/index2/size').read()\n")
     (pkg / "schedule" / "optimize").mkdir()
     (pkg / "schedule" / "optimize" / "__init__.py").write_text(
-        "def kept(label):\n    return label.startswith('fusion kept')\n")
+        "def kept(label):\n    return label.startswith('fusion kept')\n" + "\n" * 400)
     monkeypatch.setattr(sys.modules[__name__], "ROOT", pkg)
     modules.cache_clear()
     try:
@@ -551,6 +561,7 @@ def test_the_rules_catch_what_they_describe(tmp_path, monkeypatch):
         assert any(f.startswith("polylab.schedule.core.same reads or compares the outputs of runs itself")
                    for f in copies)
         assert any(f.startswith("polylab.schedule.optimize decides on text with startswith") for f in text_decisions())
+        assert any(f.startswith("polylab.schedule.optimize has 402 lines") for f in file_lengths())
         ambient = ambient_reads()
         assert any(f.startswith("polylab.schedule.core reads the machine or the environment (environ") for f in ambient)
         assert any(f.startswith("polylab.schedule.core reads /sys/devices") for f in ambient)
