@@ -22,3 +22,16 @@ def hides(feedback: str, *answers: str) -> bool:
     feedback says what a mistake breaks, never the answer itself."""
     squeezed = "".join(feedback.split())
     return not any(a in feedback or "".join(a.split()) in squeezed for a in answers)
+
+
+def recorded_runs(notebook: str) -> dict:
+    """The ``RECORDED`` runs a solved lab shows (its cell that starts with ``RECORDED = {``), to compare with the
+    copy its check reads."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / "solutions" / notebook).read_text(encoding="utf-8"))
+    cell = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("RECORDED = {"))
+    shown: dict = {}
+    exec(cell, {}, shown)  # the cell is a literal dictionary of the solved notebook, written by the course
+    return shown["RECORDED"]

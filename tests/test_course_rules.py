@@ -76,3 +76,28 @@ def _example_values(example: str, count: int):
         return [ast.literal_eval(p.strip()) for p in parts]
     except (ValueError, SyntaxError):
         return None
+
+
+def test_the_isl_examples_in_hints_are_valid_isl():
+    """A hint's example is isl text isl reads (an example that declares no parameter it uses, say, is not)."""
+    import islpy as isl
+
+    from polylab.grading import answers as A
+
+    for reader, parse in ((A.isl_set, isl.Set), (A.isl_map, isl.Map), (A.isl_union_map, isl.UnionMap)):
+        with pytest.raises(A.AnswerError) as err:
+            reader("{ [i] : i = }")
+        example = err.value.hint.split("such as ", 1)[1]
+        parse(example)
+
+
+@pytest.mark.parametrize("lab", RULED)
+def test_the_examples_of_isl_answers_are_valid_isl(lab):
+    import islpy as isl
+
+    for q in get_lab(lab).questions:
+        for value in _example_values(q.example, len(q.answers)) or ():
+            if isinstance(value, str) and value.lstrip().startswith(("{", "[")) and "->" in value.split("{")[-1]:
+                isl.Map(value) if value.count("{") == 1 and ";" not in value else isl.UnionMap(value)
+            elif isinstance(value, str) and value.lstrip().startswith(("{", "[")):
+                isl.Set(value)

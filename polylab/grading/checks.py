@@ -304,6 +304,6 @@ def compare_calls(calls: Calls, reference: Callable[..., Any], *,
     return partial(ok, len(calls.calls), *_cap(lines), count)
 
 
-__all__ = ["MAX_LINES", "VERDICTS", "Mistake", "compare_calls", "compare_isl", "compare_matrices", "compare_sets", "expect",
-           "expect_choice", "expect_verdict", "legal_schedule", "memo_by_text", "part", "same_outputs",
+__all__ = ["MAX_LINES", "VERDICTS", "Mistake", "compare_calls", "compare_isl", "compare_matrices", "compare_sets",
+           "expect", "expect_choice", "expect_verdict", "legal_schedule", "memo_by_text", "part", "same_outputs",
            "verified_variant"]

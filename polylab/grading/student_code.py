@@ -249,7 +249,9 @@ def _run_untrusted(binary: tc.Binary, args: Sequence[int], threads: int | None) 
         work = Path(tmp)
         shutil.copy(binary.path, work / "program")
         (work / "out").mkdir()
-        env = {tc.OUTPUT_DIR_VARIABLE: f"{sandbox.INSIDE}/out", **({"OMP_NUM_THREADS": str(threads)} if threads else {})}
+        env = {tc.OUTPUT_DIR_VARIABLE: f"{sandbox.INSIDE}/out"}
+        if threads:
+            env["OMP_NUM_THREADS"] = str(threads)
         box = sandbox.Sandbox(workdir=work, timeout=RUN_SECONDS, memory_mb=RUN_MEMORY_MB, env=env, python=False,
                               output_bytes=1 << 16)
         done = sandbox.run(box, ["./program", *(str(a) for a in args)])

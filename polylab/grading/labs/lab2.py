@@ -130,7 +130,8 @@ def check_q2(Y_waw: object) -> Verdict:
 
 def _extra_pair(p: isl.Point) -> str:
     x, y, at = _instances(p)
-    return f"your relation holds the pair {_pair_text(x, y, at)}, which is no WAW dependence: {_why_not_waw(x, y, at['N'])}"
+    return (f"your relation holds the pair {_pair_text(x, y, at)}, which is no WAW dependence: "
+            f"{_why_not_waw(x, y, at['N'])}")
 
 
 def _missing_pair(p: isl.Point) -> str:

@@ -122,10 +122,11 @@ def _grid(grid: object) -> Verdict:
     n = GRID_N - 2
     return expect(A.vector(grid, 2, "grid"), want,
                   (want[::-1], f"grid {{given}} has x and y swapped: x counts blocks along j (the loop that becomes "
-                               f"threadIdx.x), {BLOCK[0]} threads wide; y counts blocks along i, {BLOCK[1]} threads high"),
-                  ((n // BLOCK[0], n // BLOCK[1]), f"grid {{given}} leaves the last iterations without a thread: {n} is "
-                                                   "not a multiple of the block size, so round the number of blocks up "
-                                                   "(a partial block is still a block)"),
+                               f"threadIdx.x), {BLOCK[0]} threads wide; y counts blocks along i, {BLOCK[1]} threads "
+                               "high"),
+                  ((n // BLOCK[0], n // BLOCK[1]),
+                   f"grid {{given}} leaves the last iterations without a thread: {n} is not a multiple of the block "
+                   "size, so round the number of blocks up (a partial block is still a block)"),
                   otherwise="grid {given} is not it: count the iterations of each loop, divide by the block's extent "
                             "along that axis and round up")
 
