@@ -268,12 +268,13 @@ def test_isls_scheduler_runs_in_a_child_and_stops_at_the_seconds_budget(monkeypa
     # isl's search on adi ran for minutes in one call; in a child the budget stops it
     from polylab.schedule import isl_scheduler
 
+    scop = polylab.parse_file(polylab.example_path("polybench/adi.c"), defines={"MINI_DATASET": ""}).scop
+    deps = isl_scheduler.dependences(scop)  # before the 0.5 s: on a busy machine they alone took that long
     monkeypatch.setenv("POLYLAB_MAX_SECONDS", "0.5")
     forked = _record_forks(monkeypatch)
-    scop = polylab.parse_file(polylab.example_path("polybench/adi.c"), defines={"MINI_DATASET": ""}).scop
     with pytest.raises(TooComplexError, match="more than 0.5 s"):
         with budget.bounded("isl's scheduler"):
-            isl_scheduler.isl_schedule(scop)
+            isl_scheduler.isl_schedule(scop, deps)
     assert forked
 
 
