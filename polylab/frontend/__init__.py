@@ -121,7 +121,7 @@ def _region_symbols(unit: c_ast.FileAST, scope: c_ast.FuncDef | None) -> Symbols
         symbols.collect(unit)
         return symbols
     for ext in unit.ext:
-        if isinstance(ext, c_ast.Decl):
+        if isinstance(ext, (c_ast.Decl, c_ast.Typedef)):
             symbols.collect(ext)
     symbols.collect(scope)
     return symbols

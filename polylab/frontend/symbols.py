@@ -51,6 +51,20 @@ class Var:
 class Symbols:
     vars: dict[str, Var] = field(default_factory=dict)
     constants: dict[str, int] = field(default_factory=dict)
+    #: scalar typedefs (``typedef char base;``: base -> "char"), resolved through earlier ones
+    typedefs: dict[str, str] = field(default_factory=dict)
+
+    def add_typedef(self, node: c_ast.Typedef) -> None:
+        """Record a typedef of a scalar type (the user's, or the prelude's ``size_t``, ``int64_t``, ...): a
+        declaration that uses its name gets the type's own words, so the model holds the C type itself (the
+        harness, the interpreter and the generated code declare their arrays without the typedef)."""
+        t = node.type
+        if not (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)):
+            return
+        self.typedefs[node.name] = " ".join(self._resolved(t.type.names))
+
+    def _resolved(self, names: list[str]) -> list[str]:
+        return [w for n in names for w in self.typedefs.get(n, n).split()]
 
     def add_decl(self, decl: c_ast.Decl) -> Var | None:
         if not isinstance(decl, c_ast.Decl) or decl.name is None or isinstance(decl.type, c_ast.FuncDecl):
@@ -69,7 +83,7 @@ class Symbols:
                 break
         words: list[str] = []
         if isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType):
-            words = list(t.type.names)
+            words = self._resolved(t.type.names)
         elif isinstance(t, c_ast.TypeDecl):
             words = ["struct"]
         quals = list(decl.quals or [])
@@ -86,6 +100,8 @@ class Symbols:
         """Record every declaration below ``node`` (function parameters included)."""
         if isinstance(node, c_ast.Decl):
             self.add_decl(node)
+        elif isinstance(node, c_ast.Typedef):
+            self.add_typedef(node)
         for _, child in node.children():
             self.collect(child)
 
