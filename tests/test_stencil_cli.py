@@ -138,7 +138,7 @@ def test_speedup_only_from_runs_long_enough_to_time():
 
 
 def test_distribute_and_run_with_mpirun(capsys):
-    from polylab.stencil.mpi import mpi_tools
+    from polylab.toolchain.mlirbuild import mpi_tools
 
     if not mpi_tools()[0]:
         pytest.skip(mpi_tools()[1])

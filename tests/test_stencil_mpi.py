@@ -8,7 +8,7 @@ import pytest
 
 from polylab import stencil
 from polylab.stencil.check import check_mpi
-from polylab.stencil.mpi import mpi_tools
+from polylab.toolchain.mlirbuild import mpi_tools
 
 available, why = mpi_tools()
 pytestmark = pytest.mark.skipif(not available, reason=why or "MPI present")

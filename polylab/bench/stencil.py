@@ -17,12 +17,13 @@ time and the speedup over the plain program.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import prod
 from typing import Any, Callable, Sequence
 
 from polylab import render
 from polylab.experiment import measure
 from polylab.stencil.check import StencilCheck, check
-from polylab.stencil.interpret import copies, unroll_of
+from polylab.stencil.interpret import extents, unroll_of
 from polylab.stencil.lower import Lowering, lower
 from polylab.stencil.passes import run_passes
 from polylab.stencil.program import Program, box_of
@@ -55,7 +56,7 @@ class StencilRun:
         return self.report.baseline.median if self.report is not None and self.report.baseline else None
 
     def to_json(self) -> dict:
-        out = dict(self.report.to_json()) if self.report is not None else {"target": self.check.target}
+        out = dict(self.report.to_json()) if self.report is not None else {"target": self.check.name}
         out.update({"verified": self.verified, "interpreter": self.check.to_json(), "speedup": self.speedup,
                     "seconds": self.report.to_json()["seconds"] if self.report is not None else None})
         if self.reason:
@@ -159,14 +160,9 @@ def flops_per_point(lowering: Lowering) -> float:
         box = box_of(apply.results[0].type) if apply.results else None
         if box is None:
             continue
-        u = unroll_of(apply)
-        _, _, base = copies(apply, box)[0]
-        points = 1
-        for lo, hi, f in zip(base[0], base[1], u):
-            points *= len(range(lo, hi, f))
+        points = prod(-(-n // f) for n, f in zip(extents(box), unroll_of(apply)))      # the body runs at lb + u t
         flops += sum(op.name in FLOPS for op in apply.walk()) * points
-    stored = sum(_elements([str(h - lo) for lo, h in zip(st.bounds.lb, st.bounds.ub)])
-                 for st in lowering.program.stores)
+    stored = sum(prod(extents(box_of(st.bounds))) for st in lowering.program.stores)
     return flops / max(1, stored)
 
 
@@ -194,7 +190,7 @@ def inline_tradeoff(program: Program, *, schedule: Any = "parallel", target: str
     finally:
         bar.close()
     st = program.stores[0]
-    return InlineBench(tuple(rows), target, threads, tuple(h - lo for lo, h in zip(st.bounds.lb, st.bounds.ub)))
+    return InlineBench(tuple(rows), target, threads, extents(box_of(st.bounds)))
 
 
 def _elements(extents: Sequence[str]) -> int:

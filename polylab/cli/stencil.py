@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
 def _distribute(args: argparse.Namespace, program) -> int:
     from polylab.stencil.mlir import distribute
     from polylab.stencil.check import check_mpi
-    from polylab.stencil.mpi import mpi_tools
+    from polylab.toolchain.mlirbuild import mpi_tools
 
     d = distribute(program, args.distribute)
     print(d)

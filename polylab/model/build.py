@@ -1,8 +1,10 @@
 """A :class:`Scop` assembled from statements built elsewhere (by hand in tests, or by the stencil lowering).
 
-:func:`make_scop` takes the statements (their iteration domains and accesses already isl objects), the arrays
-with their C types and extents, and the original schedule as an isl union map ``{ S[x] -> [t] }``; it builds
-the schedule tree, the parameters and the context, and returns the model every other layer accepts.
+:func:`make_statement` makes a statement ``target = value`` of an expression tree over an isl domain, its
+accesses derived from the tree. :func:`make_scop` takes the statements (their iteration domains and accesses
+isl objects), the arrays with their C types and extents, and the original schedule as an isl union map
+``{ S[x] -> [t] }``; it builds the schedule tree, the parameters and the context, and returns the model every
+other layer accepts.
 """
 
 from __future__ import annotations
@@ -11,7 +13,35 @@ from typing import Iterable
 
 import islpy as isl
 
-from polylab.model.scop import Array, Scalar, Scop, Statement
+from polylab.errors import SourceLocation
+from polylab.model.expr import ArrayRef, Assignment, Expr, assignment_to_c, to_c, transform, walk
+from polylab.model.scop import Access, Array, Scalar, Scop, Statement
+
+
+def make_statement(name: str, domain: isl.Set, target: ArrayRef, value: Expr, line: int = 0,
+                   column: int = 1) -> Statement:
+    """The statement ``target = value`` over ``domain`` (renamed ``name``), at ``line`` and ``column``. Its
+    accesses: the write of ``target`` (number 0), then one read per distinct element ``value`` reads, in the
+    order of the text (numbers from 1), each the isl map from the domain to the element (subscripts are
+    quasi-affine expressions of the domain's iterators and parameters)."""
+    domain = domain.set_tuple_name(name)
+    space = domain.get_space()
+    params = ", ".join(space.get_dim_name(isl.dim_type.param, k) for k in range(space.dim(isl.dim_type.param)))
+    iters = tuple(space.get_dim_name(isl.dim_type.set, k) for k in range(space.dim(isl.dim_type.set)))
+    reads = {to_c(r): r for r in walk(value) if isinstance(r, ArrayRef)}
+    number = {text: k for k, text in enumerate(reads, 1)}
+    body = Assignment(ArrayRef(target.array, target.indices, 0), "=", transform(
+        value, lambda x: ArrayRef(x.array, x.indices, number[to_c(x)]) if isinstance(x, ArrayRef) else None))
+    text = assignment_to_c(body)
+    where = SourceLocation(line, column, text, text)
+
+    def access(k: int, kind: str, ref: ArrayRef) -> Access:
+        subscripts = ", ".join(map(to_c, ref.indices))
+        rel = isl.Map(f"[{params}] -> {{ {name}[{', '.join(iters)}] -> {ref.array}[{subscripts}] }}")
+        return Access(k, kind, ref.array, rel.intersect_domain(domain), where, to_c(ref))  # type: ignore[arg-type]
+
+    accesses = (access(0, "write", target), *(access(k, "read", r) for k, r in enumerate(reads.values(), 1)))
+    return Statement(name, text, where, iters, domain, accesses, body)
 
 
 def make_scop(name: str, statements: Iterable[Statement], *, arrays: Iterable[tuple[str, str, tuple]],

@@ -16,8 +16,7 @@ docs/stencil.md.
 """
 
 from polylab.stencil import display
-from polylab.stencil.check import (PassCheck, StencilCheck, check, check_loops, check_mpi, check_passes, reference,
-                                   run_lowered)
+from polylab.stencil.check import StencilCheck, check, check_loops, check_mpi, check_passes
 from polylab.stencil.errors import PassVerificationError, StencilError, StencilSyntaxError, UnsupportedStencilError
 from polylab.stencil.examples import example, examples, with_domain
 from polylab.stencil.interpret import interpret
@@ -28,7 +27,7 @@ from polylab.stencil.parse import parse
 from polylab.stencil.passes import pipeline, run_passes
 from polylab.stencil.program import Program
 
-__all__ = ["Lowering", "PassCheck", "PassVerificationError", "Program", "StencilCheck", "StencilError",
+__all__ = ["Lowering", "PassVerificationError", "Program", "StencilCheck", "StencilError",
            "StencilSyntaxError", "UnsupportedStencilError", "check", "check_loops", "check_mpi", "check_passes",
            "display", "example", "examples", "generate_code", "gpu_forms", "interpret", "lower", "lowered_loops",
-           "lowered_mlir", "parse", "pipeline", "reference", "run_lowered", "run_passes", "upgrade", "with_domain"]
+           "lowered_mlir", "parse", "pipeline", "run_passes", "upgrade", "with_domain"]

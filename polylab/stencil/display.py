@@ -8,11 +8,16 @@ Registered with :mod:`polylab.render` (the package's ``__init__`` imports this m
 
 from __future__ import annotations
 
-from xdsl.dialects.stencil import AccessOp, ApplyOp, CombineOp, LoadOp, StoreOp
+from collections import Counter
+
+from xdsl.dialects.stencil import ApplyOp, CombineOp, LoadOp, StoreOp
 
 from polylab import render
 from polylab.render import esc
 from polylab.stencil.program import Box, Program, box_of, name_of
+
+#: the fill of each kind of node of the def-use graph
+FILL = {"field": "#cde", "temp": "#eee", "apply": "#fdc"}
 
 
 @render.text.register
@@ -52,18 +57,14 @@ def dataflow_edges(program: Program) -> list[tuple[str, str, str]]:
 
 def dataflow_svg(program: Program) -> str:
     """The def-use graph as SVG: one column per stage (fields, loads, applies, stored fields)."""
-    nodes: dict[str, tuple[int, str]] = {n: (0, "field") for n in program.input_fields()}
-    level: dict[str, int] = {n: 0 for n in nodes}
-    for a, b, label in dataflow_edges(program):
-        if label == "load":
-            nodes[b], level[b] = (1, "temp"), 1
-        elif label == "temp":
-            lv = max(level.get(b, 0), level.get(a, 0) + 1)
-            nodes[b], level[b] = (lv, "apply"), lv
-    last = max(level.values(), default=0) + 1
-    for f in program.output_fields():
-        nodes[f] = (last, "field")
-    return _layered_svg(nodes, dataflow_edges(program))
+    nodes = {n: (0, FILL["field"]) for n in program.input_fields()}
+    for a, b, kind in dataflow_edges(program):
+        if kind != "store":
+            nodes[b] = (1, FILL["temp"]) if kind == "load" else (max(nodes.get(b, (0,))[0], nodes[a][0] + 1),
+                                                                 FILL["apply"])
+    last = max((c for c, _ in nodes.values()), default=0) + 1
+    nodes.update((f, (last, FILL["field"])) for f in program.output_fields())
+    return render.svg_graph(nodes, dataflow_edges(program))
 
 
 def inlining_svg(before: Program, after: Program) -> str:
@@ -81,72 +82,23 @@ def shapes(program: Program) -> list[tuple[str, Box]]:
             label = f"load {name_of(op.res)}" if isinstance(op, LoadOp) else _label(op)
             out.append((label, box_of(op.results[0].type)))
         elif isinstance(op, StoreOp):
-            out.append((f"store to {program.argument_name(op.field)}", (tuple(op.bounds.lb), tuple(op.bounds.ub))))
+            out.append((f"store to {program.argument_name(op.field)}", box_of(op.bounds)))
     return out
 
 
 def shapes_svg(program: Program, scale: int = 3) -> str:
     """The boxes of :func:`shapes` drawn over each other in dimensions 0 (down) and 1 (across)."""
-    boxes = shapes(program)
-    if not boxes:
-        return "<p>no shapes yet: run shape-inference</p>"
-    lo = [min(b[0][d] for _, b in boxes) for d in range(2)] if program.rank >= 2 else [0, 0]
-    hi = [max(b[1][d] for _, b in boxes) for d in range(2)] if program.rank >= 2 else [1, 1]
-    colors = ["#48c", "#c84", "#4a4", "#a4a", "#aa4", "#4aa", "#c44", "#888"]
-    w, h = (hi[1] - lo[1]) * scale + 220, (hi[0] - lo[0]) * scale + 20
-    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{max(h, 20 + 14 * len(boxes))}' "
-             "font-size='11' font-family='monospace'>"]
-    for k, (label, (blo, bhi)) in enumerate(boxes):
-        c = colors[k % len(colors)]
-        x, y = 10 + (blo[1] - lo[1]) * scale if program.rank >= 2 else 10, 10 + (blo[0] - lo[0]) * scale
-        bw = (bhi[1] - blo[1]) * scale if program.rank >= 2 else 100
-        bh = (bhi[0] - blo[0]) * scale
-        parts.append(f"<rect x='{x}' y='{y}' width='{bw}' height='{bh}' fill='none' stroke='{c}' stroke-width='1.5'>"
-                     f"<title>{esc(label)}: {list(blo)} to {list(bhi)}</title></rect>")
-        parts.append(f"<text x='{(hi[1] - lo[1]) * scale + 20}' y='{20 + 14 * k}' fill='{c}'>"
-                     f"{esc(label[:18])} {list(blo)}:{list(bhi)}</text>")
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _layered_svg(nodes: dict[str, tuple[int, str]], edges: list[tuple[str, str, str]]) -> str:
-    columns: dict[int, list[str]] = {}
-    for n, (lv, _) in nodes.items():
-        columns.setdefault(lv, []).append(n)
-    w, h, gx, gy = 150, 30, 60, 20
-    pos = {}
-    for lv, names in columns.items():
-        for k, n in enumerate(names):
-            pos[n] = (20 + lv * (w + gx), 20 + k * (h + gy))
-    width = 40 + (max(columns, default=0) + 1) * (w + gx)
-    height = 40 + max((len(v) for v in columns.values()), default=1) * (h + gy)
-    colors = {"field": "#cde", "temp": "#eee", "apply": "#fdc"}
-    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' font-size='11' "
-             f"font-family='monospace'>",
-             "<defs><marker id='arr' markerWidth='8' markerHeight='8' refX='8' refY='4' orient='auto'>"
-             "<path d='M0,0 L8,4 L0,8 z' fill='#555'/></marker></defs>"]
-    for a, b, label in edges:
-        if a in pos and b in pos:
-            (x1, y1), (x2, y2) = pos[a], pos[b]
-            parts.append(f"<line x1='{x1 + w}' y1='{y1 + h / 2}' x2='{x2}' y2='{y2 + h / 2}' stroke='#555' "
-                         f"marker-end='url(#arr)'><title>{esc(label)}</title></line>")
-    for n, (x, y) in pos.items():
-        kind = nodes[n][1]
-        parts.append(f"<rect x='{x}' y='{y}' width='{w}' height='{h}' rx='5' fill='{colors[kind]}' stroke='#333'/>"
-                     f"<text x='{x + 6}' y='{y + 19}'>{esc(n[:22])}</text>")
-    parts.append("</svg>")
-    return "".join(parts)
+    boxes = [(f"{label[:18]} {list(lb)}:{list(ub)}", (lb[0], lb[1] if len(lb) > 1 else 0),
+              (ub[0], ub[1] if len(ub) > 1 else 30)) for label, (lb, ub) in shapes(program)]
+    return render.svg_boxes(boxes, scale) if boxes else "<p>no shapes yet: run shape-inference</p>"
 
 
 def access_offsets(apply: ApplyOp) -> dict[str, list[tuple[int, ...]]]:
-    """The offsets each operand of ``apply`` is read at (by operand name)."""
-    out: dict[str, list[tuple[int, ...]]] = {}
-    for op in apply.walk():
-        if isinstance(op, AccessOp):
-            lst = out.setdefault(name_of(apply.args[op.temp.index]), [])
-            if tuple(op.offset) not in lst:
-                lst.append(tuple(op.offset))
-    return out
+    """The offsets each operand of ``apply`` is read at (by operand name; xDSL's access patterns)."""
+    out: dict[str, set[tuple[int, ...]]] = {}
+    for v, pattern in zip(apply.args, apply.get_accesses()):
+        out.setdefault(name_of(v), set()).update(pattern.offsets)
+    return {name: sorted(offsets) for name, offsets in out.items() if offsets}
 
 
 def access_pattern_svg(apply: ApplyOp, dims: tuple[int, int] = (0, 1)) -> str:
@@ -154,21 +106,7 @@ def access_pattern_svg(apply: ApplyOp, dims: tuple[int, int] = (0, 1)) -> str:
     a number says how many offsets differ only in the other dimensions)."""
     panels = []
     for value, offsets in access_offsets(apply).items():
-        pts: dict[tuple[int, int], int] = {}
-        for o in offsets:
-            key = (o[dims[0]], o[dims[1]]) if len(o) > max(dims) else (o[0], 0)
-            pts[key] = pts.get(key, 0) + 1
-        r = max([abs(c) for p in pts for c in p] + [1])
-        cell, size = 18, (2 * r + 1) * 18
-        cells = []
-        for i in range(-r, r + 1):
-            for j in range(-r, r + 1):
-                x, y = (j + r) * cell, (i + r) * cell
-                fill = "#f84" if (i, j) in pts else ("#ddd" if (i, j) == (0, 0) else "#fff")
-                cells.append(f"<rect x='{x}' y='{y}' width='{cell}' height='{cell}' fill='{fill}' stroke='#999'/>")
-                if pts.get((i, j), 0) > 1:
-                    cells.append(f"<text x='{x + 5}' y='{y + 13}' font-size='10'>{pts[(i, j)]}</text>")
-        panels.append(f"<div style='display:inline-block;margin:4px;text-align:center'>"
-                      f"<svg xmlns='http://www.w3.org/2000/svg' width='{size}' height='{size}'>{''.join(cells)}"
-                      f"</svg><br><code>{esc(value)}</code></div>")
+        cells = Counter((o[dims[0]], o[dims[1]]) if len(o) > max(dims) else (o[0], 0) for o in offsets)
+        panels.append(f"<div style='display:inline-block;margin:4px;text-align:center'>{render.svg_grid(cells)}"
+                      f"<br><code>{esc(value)}</code></div>")
     return "".join(panels)

@@ -8,6 +8,7 @@ bound that fail.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from polylab.errors import PolylabError, SourceLocation
 
@@ -28,13 +29,6 @@ class UnsupportedStencilError(StencilError):
     """A construct the dialect allows but polylab does not support (``stencil.dyn_access``, ...)."""
 
     kind = "not supported"
-
-
-def located(message: str, loc: SourceLocation | None, *, hint: str | None = None,
-            error: type[StencilError] = StencilError) -> StencilError:
-    """An error at ``loc`` (its line is named in the message too, so the text alone says where)."""
-    where = f" (line {loc.line})" if loc is not None and loc.line else ""
-    return error(message + where, location=loc, hint=hint)
 
 
 class PassVerificationError(StencilError):
@@ -62,6 +56,18 @@ def from_xdsl(exc: Exception, text: str, *, what: str = "the program") -> Stenci
                                   hint=_hint(message))
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return StencilError(f"{what} does not verify: {message}", hint=_hint(message))
+
+
+def failing_op(root: Any) -> Any:
+    """The first operation under ``root`` whose own verifier fails, or the innermost failing one inside it
+    (xDSL's exception does not say which operation failed)."""
+    found = None
+    for op in root.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except Exception:  # any failure of the operation's own verifier marks it
+            found = op if found is None or found.is_ancestor(op) else found
+    return found
 
 
 def _hint(message: str) -> str | None:

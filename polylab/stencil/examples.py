@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xdsl.dialects.stencil import CastOp, FieldType, IndexAttr, StencilBoundsAttr, StoreOp
+from xdsl.dialects.stencil import CastOp, FieldType, StencilBoundsAttr, StoreOp
 from xdsl.rewriter import Rewriter
 
 from polylab.corpus import example_path
@@ -41,41 +41,17 @@ def with_domain(program: Program, extents: tuple[int, ...]) -> Program:
     if len(extents) != rank or any(e < 1 for e in extents):
         raise StencilError(f"the domain {','.join(map(str, extents))} needs {rank} positive extents",
                            hint=f"for example --domain {','.join(['64'] * rank)}")
-    old = [max(list(s.bounds.ub)[d] - list(s.bounds.lb)[d] for s in program.stores) for d in range(rank)]
-    delta = [e - o for e, o in zip(extents, old)]
+    stored = [[hi - lo for lo, hi in zip(*box_of(s.bounds))] for s in program.stores]
+    delta = [e - max(s[d] for s in stored) for d, e in enumerate(extents)]
+    dims = program.field_dims()
     module = program.module.clone()
     forget_shapes(module)
-    for op in list(module.walk()):
+    for before, op in zip(program.module.walk(), module.walk()):
         if isinstance(op, StoreOp):
-            lb, ub = list(op.bounds.lb), list(op.bounds.ub)
-            op.bounds = StencilBoundsAttr(IndexAttr.from_indices(*lb), IndexAttr.from_indices(
-                *[max(lo + 1, u + d) for lo, u, d in zip(lb, ub, delta)]))
-        elif isinstance(op, CastOp):
-            box = box_of(op.result.type)
-            if box is None:
-                continue
-            mapped = _dims(op, rank)
-            ub = [u + delta[d] for u, d in zip(box[1], mapped)]
-            Rewriter.replace_value_with_new_type(op.result, FieldType(list(zip(box[0], ub)),
-                                                                      op.result.type.element_type))
+            lb, ub = box_of(op.bounds)
+            op.bounds = StencilBoundsAttr.from_bounds(zip(lb, [max(lo + 1, u + d) for lo, u, d in zip(lb, ub, delta)]))
+        elif isinstance(op, CastOp) and (box := box_of(op.result.type)) is not None:
+            mapped = dims.get(program.argument(before.result), range(rank))
+            bounds = StencilBoundsAttr.from_bounds(zip(box[0], [u + delta[d] for u, d in zip(box[1], mapped)]))
+            Rewriter.replace_value_with_new_type(op.result, FieldType(bounds, op.result.type.element_type))
     return reparsed(module, program.filename)
-
-
-def _dims(cast: CastOp, rank: int) -> list[int]:
-    """The domain dimensions of a field's dimensions (a field of lower rank: from its accesses' mappings)."""
-    n = cast.result.type.get_num_dims()
-    if n == rank:
-        return list(range(rank))
-    from xdsl.dialects.stencil import AccessOp, ApplyOp, LoadOp
-
-    for use in cast.result.uses:
-        load = use.operation
-        if isinstance(load, LoadOp):
-            for u in load.res.uses:
-                apply = u.operation
-                if isinstance(apply, ApplyOp):
-                    arg = apply.region.block.args[u.index]
-                    for a in arg.uses:
-                        if isinstance(a.operation, AccessOp) and a.operation.offset_mapping is not None:
-                            return list(a.operation.offset_mapping)
-    return list(range(n))

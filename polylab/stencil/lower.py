@@ -21,21 +21,22 @@ dependences, schedules, tiling, storage contraction of temps and code generation
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import reduce
 from itertools import product
 from math import prod
 
 import islpy as isl
-from xdsl.dialects.stencil import ApplyOp, CombineOp, DynAccessOp, LoadOp, StencilBoundsAttr, StoreOp, TempType
+from xdsl.dialects.stencil import ApplyOp, CombineOp, DynAccessOp, LoadOp, StoreOp
 from xdsl.ir import Operation, SSAValue
 
 from polylab.errors import SourceLocation
-from polylab.model.build import make_scop
-from polylab.model.expr import ArrayRef, Assignment, Expr, assignment_to_c, to_c, transform, walk
-from polylab.model.scop import Access as MAccess, Scop, Statement
+from polylab.model.build import make_scop, make_statement
+from polylab.model.expr import ArrayRef, Expr
+from polylab.model.scop import Scop, Statement
 from polylab.stencil.cnames import CNames
 from polylab.stencil.errors import StencilError, UnsupportedStencilError
-from polylab.stencil.expressions import CTYPES, MAX_NODES, BodyTrees, Storage, tree_size
-from polylab.stencil.interpret import Box, returned, split, unroll_of
+from polylab.stencil.expressions import CTYPES, MAX_NODES, Storage, Trees, tree_size
+from polylab.stencil.interpret import Box, combine_parts, returned, unroll_of
 from polylab.stencil.program import Program, box_of, name_of
 
 ITERATORS = ("i", "j", "k", "l", "m", "n", "p", "q")
@@ -61,14 +62,10 @@ class Lowering:
         return self.scop._repr_html_()
 
 
-def has_shapes(program: Program) -> bool:
-    return all(isinstance(r.type, TempType) and isinstance(r.type.bounds, StencilBoundsAttr)
-               for op in program.ops if isinstance(op, (ApplyOp, CombineOp, LoadOp)) for r in op.results)
-
-
 def require_shapes(program: Program) -> Program:
-    """The program with its shapes (xDSL's ``shape-inference`` when it has none)."""
-    if has_shapes(program):
+    """The program with its shapes (xDSL's ``shape-inference`` when some temp has none)."""
+    if all(box_of(r.type) is not None for op in program.ops if isinstance(op, (ApplyOp, CombineOp, LoadOp))
+           for r in op.results):
         return program
     from polylab.stencil.passes import run_passes
 
@@ -90,7 +87,7 @@ class _Lowerer:
         self.nests: list[tuple[int, list[Statement]]] = []
         self.count = 0
         self.direct: dict[SSAValue, StoreOp] = {}
-        self.dims = _field_dims(program)
+        self.dims = program.field_dims()
         self.steps: dict[str, tuple[int, ...]] = {}
 
     def located(self, message: str, op: Operation | None) -> StencilError:
@@ -124,30 +121,10 @@ class _Lowerer:
 
     # -- statements -----------------------------------------------------------------------------------------
     def statement(self, target: ArrayRef, value: Expr, domain: isl.Set, op: Operation) -> Statement:
-        name = f"S{self.count}"
-        self.count += 1
-        domain = domain.set_tuple_name(name)
-        refs: dict[tuple[str, str], int] = {}
-        reads: list[ArrayRef] = []
-        for r in walk(value):
-            if isinstance(r, ArrayRef) and (r.array, to_c(r)) not in refs:
-                refs[(r.array, to_c(r))] = len(refs) + 1
-                reads.append(r)
-        body_value = transform(value, lambda x: ArrayRef(x.array, x.indices, refs[(x.array, to_c(x))])
-                               if isinstance(x, ArrayRef) else None)
-        body = Assignment(ArrayRef(target.array, target.indices, 0), "=", body_value)
-        text = assignment_to_c(body)
         loc = self.p.location(op)
-        where = SourceLocation(loc.line if loc else 0, loc.column if loc else 1, text, text)
-        accesses = [self.access(0, "write", target, domain, where)]
-        accesses += [self.access(k + 1, "read", r, domain, where) for k, r in enumerate(reads)]
-        return Statement(name, text, where, self.iters, domain, tuple(accesses), body)
-
-    def access(self, index: int, kind: str, ref: ArrayRef, domain: isl.Set, where: SourceLocation) -> MAccess:
-        name = domain.get_tuple_name()
-        subscripts = ", ".join(to_c(i) for i in ref.indices)
-        rel = isl.Map(f"{{ {name}[{', '.join(self.iters)}] -> {ref.array}[{subscripts}] }}")
-        return MAccess(index, kind, ref.array, rel.intersect_domain(domain), where, to_c(ref))  # type: ignore[arg-type]
+        self.count += 1
+        return make_statement(f"S{self.count - 1}", domain, target, value, loc.line if loc else 0,
+                              loc.column if loc else 1)
 
     def domain(self, box: Box, step: tuple[int, ...] | None = None, shift: tuple[int, ...] | None = None) -> isl.Set:
         """``{ x : lb <= x, x + shift < ub, (x - lb) mod step = 0 }``."""
@@ -159,15 +136,9 @@ class _Lowerer:
 
     # -- operations -----------------------------------------------------------------------------------------
     def run(self) -> Lowering:
-        stored: dict[SSAValue, list[StoreOp]] = {}
-        for s in self.p.stores:
-            stored.setdefault(s.temp, []).append(s)
-        for op in self.p.ops:
-            if isinstance(op, (ApplyOp, CombineOp)):
-                for r in op.results:
-                    s = stored.get(r, [])
-                    if len(s) == 1 and box_of(r.type) == (tuple(s[0].bounds.lb), tuple(s[0].bounds.ub)):
-                        self.direct[r] = s[0]
+        temps = [s.temp for s in self.p.stores]
+        self.direct = {s.temp: s for s in self.p.stores if temps.count(s.temp) == 1 and box_of(s.temp.type) ==
+                       box_of(s.bounds) and isinstance(s.temp.owner, (ApplyOp, CombineOp))}
         for g, op in enumerate(self.p.ops):
             if isinstance(op, LoadOp):
                 self.storage[op.res] = self.field(op.field)
@@ -187,13 +158,11 @@ class _Lowerer:
             if isinstance(inner, DynAccessOp):
                 raise self.located("stencil.dyn_access reads at computed coordinates: not an affine access, so the "
                                    "program has no polyhedral model", inner)
-        storage = {k: self.storage[v] for k, v in enumerate(op.args) if v in self.storage}
         outs = [self.temp(r, box) for r in op.results]
-        trees = BodyTrees(storage, self.iters, self.located)
-        u = unroll_of(op)
-        values = returned(op)
+        trees = Trees(self.p, op, self.storage, self.iters)
+        u, values = unroll_of(op), returned(op)
         statements = []
-        for c, shift in enumerate(product(*(range(f) for f in u))):
+        for c, shift in enumerate(product(*map(range, u))):
             domain = self.domain(box, u, shift)
             if domain.is_empty():
                 continue
@@ -204,57 +173,40 @@ class _Lowerer:
                                        f"({tree_size(value)} nodes)", op)
                 statements.append(self.statement(out.ref(self.iters, shift), value, domain, op))
                 self.steps[statements[-1].name] = u
-        for r, out in zip(op.results, outs):
-            self.storage[r] = out
+        self.storage.update(zip(op.results, outs))
         self.nests.append((g, statements))
 
     def combine(self, g: int, op: CombineOp) -> None:
         box = box_of(op.results[0].type)
         if box is None:
             raise self.located("a combine without a shape is not lowered", op)
-        lower, upper = split(box, op.dim.value.data, op.index.value.data)
         outs = [self.temp(r, box) for r in op.results]
         zero = (0,) * self.rank
-        sides = [[(lower, lo), (upper, hi)] for lo, hi in zip(op.lower, op.upper)]
-        sides += [[(lower, v)] for v in op.lowerext] + [[(upper, v)] for v in op.upperext]
-        for part_index in range(2):
-            statements = []
-            for out, pieces in zip(outs, sides):
-                for part, v in pieces:
-                    if (part is lower) == (part_index == 0) and all(a < b for a, b in zip(*part)):
-                        src = self.storage[v].ref(self.iters, zero)
-                        statements.append(self.statement(out.ref(self.iters, zero), src, self.domain(part), op))
+        parts = combine_parts(op, box)
+        for side in (0, 1):
+            statements = [self.statement(out.ref(self.iters, zero), self.storage[v].ref(self.iters, zero),
+                                         self.domain(part), op)
+                          for out, pieces in zip(outs, parts) for k, part, v in pieces if k == side]
             if statements:
                 self.nests.append((g, statements))
-        for r, out in zip(op.results, outs):
-            self.storage[r] = out
+        self.storage.update(zip(op.results, outs))
 
     def copy(self, g: int, op: StoreOp) -> None:
         zero = (0,) * self.rank
         target = self.field(op.field).ref(self.iters, zero)
         src = self.storage[op.temp].ref(self.iters, zero)
-        box = (tuple(op.bounds.lb), tuple(op.bounds.ub))
-        self.nests.append((g, [self.statement(target, src, self.domain(box), op)]))
+        self.nests.append((g, [self.statement(target, src, self.domain(box_of(op.bounds)), op)]))
 
     def finish(self) -> Lowering:
-        pieces, live = [], []
-        for g, statements in self.nests:
-            for c, s in enumerate(statements):
-                pieces.append(f"{s.name}[{', '.join(self.iters)}] -> [{g}, {', '.join(self.iters)}, {c}]")
-        for st in self.p.stores:
-            ref = self.field(st.field)
-            idx = [f"{it} - ({o})" for it, o, p in zip(self.iters, ref.origin, ref.present) if p]
-            cons = " and ".join(f"{lo} <= {it} < {hi}" for it, lo, hi, p in
-                                zip(self.iters, st.bounds.lb, st.bounds.ub, ref.present) if p) or "true"
-            live.append(f"{ref.array}[a{', a'.join(str(d) for d in range(len(idx)))}] : exists "
-                        f"{', '.join(self.iters)} : {cons} and " +
-                        " and ".join(f"a{d} = {e}" for d, e in enumerate(idx)))
         statements = [s for _, n in self.nests for s in n]
         if not statements:
             raise StencilError("the program computes nothing", hint="store the result of an apply into a field")
-        scop = make_scop(self.p.name, statements, arrays=self.arrays, schedule="{ " + "; ".join(pieces) + " }",
-                         live_out="{ " + "; ".join(live) + " }")
-        scop = replace(scop, source=self.source(), location=SourceLocation(1, 1, "", ""))
+        its = ", ".join(self.iters)
+        schedule = "; ".join(f"{s.name}[{its}] -> [{g}, {its}, {c}]" for g, n in self.nests for c, s in enumerate(n))
+        live = reduce(isl.UnionSet.union, [isl.UnionSet.from_set(s.accesses[0].relation.range()) for s in statements
+                                           if s.accesses[0].array in self.fields.values()])
+        scop = make_scop(self.p.name, statements, arrays=self.arrays, schedule="{ " + schedule + " }")
+        scop = replace(scop, source=self.source(), location=SourceLocation(1, 1, "", ""), live_out=live)
         return Lowering(self.p, scop, tuple(self.fields.items()), tuple(self.temps))
 
     def source(self) -> str:
@@ -270,20 +222,6 @@ class _Lowerer:
                                  + (f"{it}++)" if step == 1 else f"{it} += {step})"))
                 lines.append("  " * self.rank + s.text)
         return "\n".join(lines) + "\n"
-
-
-def _field_dims(program: Program) -> dict[SSAValue, list[int]]:
-    """The domain dimensions of each field argument of lower rank (from its accesses' offset mappings)."""
-    from xdsl.dialects.stencil import AccessOp
-
-    out: dict[SSAValue, list[int]] = {}
-    for apply in program.applies:
-        for inner in apply.walk():
-            if isinstance(inner, AccessOp) and inner.offset_mapping is not None:
-                operand = apply.args[inner.temp.index]
-                if isinstance(operand.owner, LoadOp):
-                    out[program.argument(operand.owner.field)] = list(inner.offset_mapping)
-    return out
 
 
 def lower(program: Program) -> Lowering:

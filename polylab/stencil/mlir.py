@@ -1,30 +1,38 @@
 """A stencil program's lower forms: xDSL's loops (``scf.parallel`` over ``memref``), MLIR's GPU dialect in its
-two forms, the MPI-distributed program, and polylab's own code from the lowered model (C, OpenMP, CUDA, MLIR
-affine loops).
+two forms, the program distributed over MPI ranks, and polylab's own code from the lowered model (C, OpenMP,
+CUDA, MLIR affine loops). Building and running MLIR is the toolchain's (:mod:`polylab.toolchain.mlirbuild`).
 
 * :func:`lowered_loops`: xDSL's ``stencil-storage-materialization,shape-inference,convert-stencil-to-ll-mlir``;
-  :func:`run_loops` compiles that module with ``mlir-opt``/``mlir-translate``/``clang`` and a C driver and runs
-  it (:func:`polylab.stencil.check.check_loops` judges its fields against the reference interpreter's).
+  :func:`run_loops` builds and runs it (:func:`polylab.stencil.check.check_loops` judges its fields).
 * :func:`gpu_forms`: xDSL's lowered loops mapped to GPU processors by xDSL's ``gpu-map-parallel-loops``
-  (every loop to blocks: shown as ``mapped``); for the launch, ``mlir-opt`` tiles the loops into blocks of
-  threads (``--scf-parallel-loop-tiling`` with guarded, constant tile bounds), maps them
-  (``--gpu-map-parallel-loops``) and converts them (``--convert-parallel-loops-to-gpu``: the inline form,
-  ``gpu.launch`` with the body inside), then ``--gpu-kernel-outlining`` (the function form: a ``gpu.module``
-  with a ``gpu.func`` and a ``gpu.launch_func`` call); ``mlir-opt`` parses and verifies both. polylab's own
-  CUDA C from the model is the GPU code that runs and is timed (:func:`generate_code`).
+  (shown as ``mapped``), and the two forms ``mlir-opt`` makes of them and verifies: the loops tiled into blocks
+  of threads and converted to a ``gpu.launch`` with the body inside (the inline form), then the kernel outlined
+  to a ``gpu.func`` in a ``gpu.module``, started by ``gpu.launch_func`` (the function form). polylab's own CUDA
+  C from the model is the GPU code that runs and is timed (:func:`generate_code`).
 * :func:`distribute`: xDSL's ``distribute-stencil`` (a 2d or 3d grid of ranks) and ``shape-inference``: the
-  halo exchanges (``dmp.swap``) each rank performs, listed; then xDSL's MPI lowering
-  (:func:`polylab.stencil.mpi.mpi_module`; :func:`polylab.stencil.check.check_mpi` builds and runs it).
+  halo exchanges (``dmp.swap``) each rank performs, listed, and the MPI form (:func:`mpi_module`): the fields
+  become the function's arguments (``stencil.cast`` folded into their types), then
+  ``distribute-stencil{strategy=2d-grid slices=R,1}`` (``R`` parts along ``i``), ``shape-inference``,
+  ``canonicalize-dmp``, ``stencil-bufferize``, ``dmp-to-mpi{mpi_init=false}`` (the driver initialises MPI),
+  ``convert-stencil-to-ll-mlir`` and ``lower-mpi`` (calls to MPICH's C interface).
+* :func:`run_mpi` runs the MPI form with ``mpirun -np R``. Each rank holds fields of the program's bounds in
+  *its own* coordinates (rank ``r``'s point ``x`` is the global point ``x + r * L`` along ``i``, ``L`` the local
+  extent), with the global values only on the rows it owns and on the global halo (outside the global
+  domain); every other row is NaN, so a value the halo exchange does not bring makes the output wrong. The
+  rows each rank owns of the stored fields are assembled (:func:`polylab.stencil.check.check_mpi` judges them
+  against the reference interpreter's run of the whole program).
 """
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.experimental import dmp
+from xdsl.dialects.func import FuncOp
+from xdsl.dialects.stencil import CastOp
+from xdsl.rewriter import Rewriter
 
 from polylab import render
 from polylab.codegen import GeneratedCode, generate
@@ -32,10 +40,15 @@ from polylab.errors import PolylabError
 from polylab.experiment.schedules import legal_schedule, variant_scop
 from polylab.stencil.errors import StencilError
 from polylab.stencil.lower import Lowering, lower
-from polylab.stencil.program import Program
+from polylab.stencil.passes import pipeline, reparsed, run_passes
+from polylab.stencil.program import Program, box_of, context, parse_module, print_module
+from polylab.toolchain.mlirbuild import gpu_launch_forms, mlir_tools, run_mlir
 
 #: xDSL's lowering of the stencil dialect to scf.parallel loops over memrefs
 LOWER_SPEC = "stencil-storage-materialization,shape-inference,convert-stencil-to-ll-mlir"
+#: xDSL's passes from a program whose fields are arguments to loops with MPI calls (``{ranks}``: along ``i``)
+MPI_SPEC = ("distribute-stencil{{strategy=2d-grid slices={ranks},1}},shape-inference,canonicalize-dmp,"
+            "stencil-bufferize,dmp-to-mpi{{mpi_init=false}},convert-stencil-to-ll-mlir")
 
 
 def generate_code(program: Program | Lowering, schedule: Any = None, target: str = "c") -> GeneratedCode:
@@ -54,57 +67,15 @@ def lowered_mlir(program: Program | Lowering, schedule: Any = None) -> str:
 
 def lowered_loops(program: Program) -> Program:
     """xDSL's lowering of the program to ``scf.parallel`` loops over ``memref`` (:data:`LOWER_SPEC`)."""
-    from polylab.stencil.passes import run_passes
-
     return run_passes(program, LOWER_SPEC)
 
 
-# -- running the lowered loops ----------------------------------------------------------------------------------
-def _driver(program: Program, loops: Program, fields: dict[str, Any]) -> str:
-    """A C main that reads each field, calls the lowered function with memref descriptors, writes the fields."""
-    lines = ["#include <stdio.h>", "#include <stdlib.h>", ""]
-    params, args, setup, dump = [], [], [], []
-    for k, (name, value) in enumerate(program.arguments()):
-        data = fields[name]
-        if np.ndim(data) == 0:
-            params.append("double")
-            args.append(repr(float(data)))
-            continue
-        shape = np.shape(data)
-        strides = [int(np.prod(shape[d + 1:])) for d in range(len(shape))]
-        n = int(np.prod(shape))
-        params.append(", ".join(["double*", "double*", "long"] + ["long"] * (2 * len(shape))))
-        args.append(", ".join([f"a{k}", f"a{k}", "0"] + [str(s) for s in shape] + [str(s) for s in strides]))
-        setup.append(f"  double *a{k} = malloc(sizeof(double) * {n}); FILE *f{k} = fopen(\"{name}.bin\", \"rb\");\n"
-                     f"  if (!f{k} || fread(a{k}, sizeof(double), {n}, f{k}) != {n}) return 2; fclose(f{k});")
-        dump.append(f"  f{k} = fopen(\"{name}.out\", \"wb\"); fwrite(a{k}, sizeof(double), {n}, f{k}); fclose(f{k});")
-    lines.append(f"void {loops.name}({', '.join(params)});")
-    lines.append("int main(void) {")
-    lines += setup
-    lines.append(f"  {loops.name}({', '.join(args)});")
-    lines += dump
-    lines += ["  return 0;", "}"]
-    return "\n".join(lines) + "\n"
-
-
 def run_loops(program: Program, fields: dict[str, Any], *, loops: Program | None = None) -> dict[str, np.ndarray]:
-    """The stored fields after xDSL's lowered loops of ``program``, compiled through ``mlir-opt`` and run."""
-    from polylab.toolchain.mlirbuild import build_mlir
-
+    """The stored fields after xDSL's lowered loops of ``program``, compiled through ``mlir-opt`` and run on
+    ``fields`` (:func:`polylab.toolchain.mlirbuild.run_mlir`)."""
     loops = loops or lowered_loops(program)
-    with tempfile.TemporaryDirectory(prefix="polylab-mlir-") as tmp:
-        out = Path(tmp)
-        for name, data in fields.items():
-            if np.ndim(data):
-                np.ascontiguousarray(data, dtype=np.float64).tofile(out / f"{name}.bin")
-        exe = build_mlir(loops.text, {"driver.c": _driver(program, loops, fields)}, out)
-        import subprocess
-
-        done = subprocess.run([str(exe)], cwd=tmp, capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            raise StencilError(f"the lowered program failed with status {done.returncode}: {done.stderr[:500]}")
-        return {name: np.fromfile(out / f"{name}.out", dtype=np.float64).reshape(np.shape(fields[name]))
-                for name in program.output_fields()}
+    after = run_mlir(loops.text, loops.name, [fields[name] for name, _ in program.arguments()])
+    return {name: a for (name, _), a in zip(program.arguments(), after) if name in program.output_fields()}
 
 
 # -- GPU ----------------------------------------------------------------------------------------------------------
@@ -129,23 +100,15 @@ class GpuForms(render.TextDisplay):
 def gpu_forms(program: Program, tile: tuple[int, ...] = (1, 4, 32)) -> GpuForms:
     """The GPU dialect's two forms of the program's lowered loops (see the module); ``tile``: the block of
     threads, innermost dimension last."""
-    from polylab.stencil.passes import run_passes
-    from polylab.toolchain.mlirbuild import mlir_opt_run, mlir_tools
-
-    sizes = ",".join(map(str, tile[-program.rank:]))
     loops = lowered_loops(program)
     mapped = run_passes(loops, "gpu-map-parallel-loops").text
     tools, reason = mlir_tools()
     if tools is None:
         return GpuForms(mapped, None, None, reason)
     try:
-        launch = mlir_opt_run(loops.text, [f"--scf-parallel-loop-tiling=parallel-loop-tile-sizes={sizes} "
-                                           "no-min-max-bounds=true", "--gpu-map-parallel-loops",
-                                           "--convert-parallel-loops-to-gpu", "--canonicalize"])
-        outlined = mlir_opt_run(launch, ["--gpu-kernel-outlining"])
+        return GpuForms(mapped, *gpu_launch_forms(loops.text, tile[-program.rank:]))
     except PolylabError as err:
         raise StencilError(f"mlir-opt refused the GPU forms: {err.message}") from None
-    return GpuForms(mapped, launch, outlined)
 
 
 # -- distribution over MPI ranks -------------------------------------------------------------------------------------
@@ -171,10 +134,6 @@ class Distribution(render.TextDisplay):
 
 def distribute(program: Program, grid: str | tuple[int, ...]) -> Distribution:
     """The program on ``grid`` ranks (``"2x1"``: two along the first dimension), see the module."""
-    from xdsl.dialects.experimental import dmp
-
-    from polylab.stencil.passes import run_passes
-
     if isinstance(grid, str):
         try:
             grid = tuple(int(x) for x in grid.lower().split("x"))
@@ -193,8 +152,6 @@ def distribute(program: Program, grid: str | tuple[int, ...]) -> Distribution:
             for ex in op.swaps:
                 exchanges.append(f"send {list(ex.offset)} + {list(ex.size)} to the neighbour at "
                                  f"{list(ex.neighbor)}; receive into the halo at {list(ex.offset)}")
-    from polylab.stencil.mpi import mpi_module
-
     if any(g != 1 for g in grid[1:]):
         return Distribution(grid, distributed.text, tuple(exchanges), None,
                             "the MPI build splits the domain along i only (a grid such as 2x1 or 4x1)")
@@ -203,3 +160,71 @@ def distribute(program: Program, grid: str | tuple[int, ...]) -> Distribution:
     except PolylabError as err:
         mpi, reason = None, err.message
     return Distribution(grid, distributed.text, tuple(exchanges), mpi, reason)
+
+
+def fields_as_arguments(program: Program) -> Program:
+    """The program with each ``stencil.cast`` folded into its argument's type (xDSL's distribution works on
+    functions whose arguments are fields with bounds)."""
+    module = program.module.clone()
+    for func in [op for op in module.walk() if isinstance(op, FuncOp)]:
+        for cast in [op for op in func.walk() if isinstance(op, CastOp)]:
+            new_arg = Rewriter.replace_value_with_new_type(cast.field, cast.result.type)
+            cast.result.replace_all_uses_with(new_arg)
+            cast.detach()
+            cast.erase()
+        func.update_function_type()
+    return reparsed(module, program.filename)
+
+
+def mpi_module(program: Program, ranks: int) -> str:
+    """The MLIR text of the program distributed over ``ranks`` ranks along ``i``, with MPICH calls."""
+    module = fields_as_arguments(program).module.clone()
+    ctx = context()
+    try:
+        for p in pipeline(MPI_SPEC.format(ranks=ranks)):
+            p.apply(ctx, module)
+        fresh, _ = parse_module(print_module(module))    # lower-mpi needs a freshly parsed module
+        for p in pipeline("lower-mpi"):
+            p.apply(ctx, fresh)
+        fresh.verify()
+    except Exception as exc:  # xDSL's distribution passes failing on this program: say so
+        raise StencilError(f"xDSL's MPI pipeline refused the program: {str(exc).splitlines()[0][:300]}",
+                           hint="the distribution handles programs whose domain splits evenly along i") from None
+    return print_module(fresh)
+
+
+def run_mpi(program: Program, ranks: int, fields: dict[str, Any], *, timeout: float = 300.0) -> dict[str, np.ndarray]:
+    """The stored fields after the program distributed over ``ranks`` ranks and run with ``mpirun`` (see the
+    module)."""
+    (lo, *_), (hi, *_) = box_of(program.stores[0].bounds)
+    if (hi - lo) % ranks:
+        raise StencilError(f"the domain's {hi - lo} points along i do not split evenly over {ranks} ranks",
+                           hint=f"choose a number of ranks that divides {hi - lo}")
+    local, text = (hi - lo) // ranks, mpi_module(program, ranks)
+    arguments = fields_as_arguments(program).arguments()
+    first = {}    # the first row of each field
+    for name, value in arguments:
+        if box_of(value.type) is None:
+            raise StencilError(f"the argument {name} is not a field with bounds: the MPI build supports fields only")
+        first[name] = box_of(value.type)[0][0]
+    per_rank = []
+    for r in range(ranks):
+        per_rank.append([])
+        for name, _ in arguments:
+            g = np.asarray(fields[name], dtype=np.float64)
+            x = first[name] + np.arange(g.shape[0])                      # the rank's own rows
+            rows = x + r * local - first[name]                           # their global rows in g
+            keep = (rows >= 0) & (rows < g.shape[0]) & (((x >= lo) & (x < lo + local)) | (x + r * local < lo) |
+                                                        (x + r * local >= hi))
+            a = np.full_like(g, np.nan)
+            a[keep] = g[rows[keep]]
+            per_rank[-1].append(a)
+    after = run_mlir(text, program.name, per_rank, ranks=ranks, timeout=timeout)
+    result = {}
+    for k, (name, _) in enumerate(arguments):
+        if name in program.output_fields():
+            result[name] = np.array(fields[name], dtype=np.float64, copy=True)
+            for r in range(ranks):
+                start = lo - first[name]
+                result[name][start + r * local:start + (r + 1) * local] = after[r][k][start:start + local]
+    return result

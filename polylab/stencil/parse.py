@@ -4,10 +4,10 @@ hint), never a traceback."""
 
 from __future__ import annotations
 
-from xdsl.ir import Operation
+from itertools import accumulate
 
 from polylab.stencil import oec
-from polylab.stencil.errors import StencilError, StencilSyntaxError, from_xdsl, location_at
+from polylab.stencil.errors import StencilSyntaxError, failing_op, from_xdsl, location_at
 from polylab.stencil.program import Program, parse_module
 
 
@@ -19,8 +19,6 @@ def parse(text: str, filename: str | None = None) -> Program:
     modern = oec.upgrade(text, filename) if oec.is_2020(text) else text
     try:
         module, starts = parse_module(modern)
-    except StencilError:
-        raise
     except Exception as exc:  # xDSL's parse errors (ParseError and the exceptions of its verifiers)
         raise from_xdsl(exc, modern) from None
     program = Program(module, text, filename, _mapped(starts, modern, text))
@@ -34,9 +32,7 @@ def _mapped(starts: dict[int, int], modern: str, source: str) -> dict[int, int]:
     if modern is source:
         return starts
     lines = source.split("\n")
-    firsts = [0]
-    for line in lines:
-        firsts.append(firsts[-1] + len(line) + 1)
+    firsts = list(accumulate((len(line) + 1 for line in lines), initial=0))
     out = {}
     for key, offset in starts.items():
         loc = location_at(modern, offset)
@@ -51,17 +47,5 @@ def verify(program: Program) -> None:
     try:
         program.module.verify()
     except Exception as exc:  # xDSL's verifiers raise VerifyException and, on malformed IR, others
-        op = _failing(program)
         err = from_xdsl(exc, "")
-        raise program.error(err.message, op, hint=err.hint) from None
-
-
-def _failing(program: Program) -> Operation | None:
-    """The innermost operation whose own verification fails."""
-    found = None
-    for op in program.module.walk():
-        try:
-            op.verify(verify_nested_ops=False)
-        except Exception:  # any failure of the operation's own verifier marks it
-            found = op
-    return found
+        raise program.error(err.message, failing_op(program.module), hint=err.hint) from None

@@ -32,7 +32,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.transforms import get_all_passes
 from xdsl.transforms.stencil_unroll import StencilUnrollPass
 
-from polylab.stencil.errors import StencilError, from_xdsl
+from polylab.stencil.errors import StencilError, failing_op, from_xdsl
 from polylab.stencil.program import Program, context, parse_module, print_module
 
 
@@ -121,7 +121,7 @@ def apply_pass(program: Program, p: ModulePass, ctx: Context | None = None) -> P
         p.apply(ctx, module)
         module.verify()
     except Exception as exc:  # a pass or xDSL's verifier failing: a located error naming the pass
-        op = getattr(exc, "op", None) or next((o for o in module.walk() if _fails(o)), None)
+        op = getattr(exc, "op", None) or failing_op(module)
         err = from_xdsl(exc, "", what=f"the program after the pass {pass_text(p)}")
         if isinstance(exc, PassRefusal):
             err = StencilError(f"the pass {pass_text(p)} refuses this program: {exc}")
@@ -133,14 +133,6 @@ def apply_pass(program: Program, p: ModulePass, ctx: Context | None = None) -> P
                     "offset (u - 1 points more than the copies read): give the field u - 1 more points of halo")
         raise StencilError(err.message + where, location=loc, hint=hint) from None
     return reparsed(module, program.filename)
-
-
-def _fails(op: Any) -> bool:
-    try:
-        op.verify(verify_nested_ops=False)
-    except Exception:  # any failure of the operation's own verifier marks it
-        return True
-    return False
 
 
 def reparsed(module: builtin.ModuleOp, filename: str | None = None) -> Program:

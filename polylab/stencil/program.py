@@ -20,11 +20,9 @@ from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.dialects.stencil import (ApplyOp, CastOp, FieldType, LoadOp, StencilBoundsAttr, StencilType,
-                                   StoreOp)
+from xdsl.dialects.stencil import AccessOp, ApplyOp, CastOp, LoadOp, StencilBoundsAttr, StencilType, StoreOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
-from xdsl.printer import Printer
 
 from polylab import render
 from polylab.errors import SourceLocation
@@ -65,18 +63,13 @@ def parse_module(text: str, ctx: Context | None = None) -> tuple[ModuleOp, dict[
 
 def print_module(op: Operation) -> str:
     """xDSL's text of ``op`` (today's MLIR syntax)."""
-    import io
-
-    out = io.StringIO()
-    Printer(stream=out).print_op(op)
-    return out.getvalue().rstrip() + "\n"
+    return str(op).rstrip() + "\n"
 
 
 def box_of(t: object) -> Box | None:
-    """The bounds of a stencil field or temp type (None while they are ``?``)."""
-    if isinstance(t, StencilType) and isinstance(t.bounds, StencilBoundsAttr):
-        return tuple(t.bounds.lb), tuple(t.bounds.ub)
-    return None
+    """The box of a stencil field or temp type, or of bounds (None while they are ``?``)."""
+    t = t.bounds if isinstance(t, StencilType) else t
+    return (tuple(t.lb), tuple(t.ub)) if isinstance(t, StencilBoundsAttr) else None
 
 
 def name_of(value: SSAValue) -> str:
@@ -177,8 +170,11 @@ class Program(render.Rendered):
         stored = {self.argument(op.field) for op in self.stores}
         return tuple(n for n, v in self.arguments() if v in stored)
 
-    def field_arguments(self) -> tuple[tuple[str, SSAValue], ...]:
-        return tuple((n, v) for n, v in self.arguments() if isinstance(v.type, FieldType))
+    def field_dims(self) -> dict[SSAValue, list[int]]:
+        """The domain dimensions of each field argument of lower rank (from its accesses' offset mappings)."""
+        return {self.argument(a.args[op.temp.index].owner.field): list(op.offset_mapping) for a in self.applies
+                for op in a.walk() if isinstance(op, AccessOp) and op.offset_mapping is not None
+                and isinstance(a.args[op.temp.index].owner, LoadOp)}
 
     def walk(self) -> Iterator[Operation]:
         return self.func.walk()
