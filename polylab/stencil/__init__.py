@@ -23,9 +23,8 @@ from polylab.stencil.interpret import interpret
 from polylab.stencil.lower import Lowering, lower
 from polylab.stencil.mlir import generate_code, gpu_forms, lowered_loops, lowered_mlir
 from polylab.stencil.oec import upgrade
-from polylab.stencil.parse import parse
 from polylab.stencil.passes import pipeline, run_passes
-from polylab.stencil.program import Program
+from polylab.stencil.program import Program, parse
 
 __all__ = ["Lowering", "PassVerificationError", "Program", "StencilCheck", "StencilError",
            "StencilSyntaxError", "UnsupportedStencilError", "check", "check_loops", "check_mpi", "check_passes",

@@ -17,9 +17,8 @@ from xdsl.rewriter import Rewriter
 
 from polylab.corpus import example_path
 from polylab.stencil.errors import StencilError
-from polylab.stencil.parse import parse
 from polylab.stencil.passes import forget_shapes, reparsed
-from polylab.stencil.program import Program, box_of
+from polylab.stencil.program import Program, box_of, parse
 
 
 def examples() -> list[str]:

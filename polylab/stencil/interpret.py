@@ -15,11 +15,11 @@ Written from the dialect's definition (Open Earth's, which xDSL implements), not
 * ``stencil.combine d at i``: the lower operands below coordinate ``i`` of dimension ``d``, the upper ones
   from ``i`` on (``lowerext``/``upperext``: results defined on one side only).
 
-Boxes: the program runs backwards from its stores, on demand. An operation with bounds in its result type
-(after shape inference) computes on them, and a use that reads beyond them is a located error (this is how
-a shape inference that gives too small a box is caught); one without bounds computes what its use reads. A
-read beyond a field's bounds is a located error too. Every value is a numpy array over its box, and every
-read a slice of one (:func:`window`).
+Boxes: an operation with bounds in its result type (after shape inference) computes on them; one without
+computes on the hull of what its uses read (the interpreter's own demand analysis: the bodies evaluated in
+the algebra of boxes, :class:`_Reads`). A use that reads beyond an operation's bounds, or a load beyond its
+field's, is a located error (this is how a shape inference that gives too small a box is caught). Every value
+is a numpy array over its box, and every read a slice of one (:func:`window`).
 
 Arithmetic: IEEE double or single, rounded once per operation (as the generated C compiled with
 ``-ffp-contract=off``); ``scf.if`` evaluates both branches and chooses per point (branches are pure).
@@ -53,10 +53,8 @@ _NUMPY = {"arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.mult
 #: math functions numpy does not compute correctly rounded: the C library's, through Python's math
 _LIBM = {"math.exp": math.exp, "math.log": math.log, "math.sin": math.sin, "math.cos": math.cos,
          "math.tanh": math.tanh}
-_ORDERED = {"eq": np.equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less, "le": np.less_equal,
-            "ne": lambda a, b: np.less(a, b) | np.greater(a, b)}
-_CMPI = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-         "ge": np.greater_equal}
+_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+            "ge": np.greater_equal}
 CASTS = ("arith.index_cast", "arith.sitofp", "arith.uitofp", "arith.extf", "arith.truncf", "arith.fptosi",
          "arith.fptoui")
 
@@ -390,9 +388,9 @@ class _Values(_Points):
             nan = np.isnan(args[0]) | np.isnan(args[1])
             if p in ("ord", "uno"):
                 return ~nan if p == "ord" else nan
-            return _ORDERED[p[1:]](*args) | (nan if p[0] == "u" else False)     # ordered ones: false on NaN
+            return _COMPARE[p[1:]](*args) | nan if p[0] == "u" else _COMPARE[p[1:]](*args) & ~nan
         if name == "arith.cmpi":
-            return _CMPI[predicate(op).lstrip("su")](*args)
+            return _COMPARE[predicate(op).lstrip("su")](*args)
         if name in CASTS:
             return (np.trunc(args[0]) if name.startswith("arith.fpto") else np.asarray(args[0])).astype(dtype)
         if name == "arith.divsi":

@@ -9,10 +9,19 @@ makes
 * one statement per apply result and unrolled copy: copy ``c`` (shift ``s``) of result ``r`` is
   ``S[x]`` for the base points ``x = lb + u t`` with ``x + s`` in ``A``, writing ``x + s``; its right-hand
   side is the returned value ``r * prod(u) + c`` (result-major, as the dialect defines) as an expression
-  tree (:mod:`polylab.stencil.expressions`) reading the operands' arrays at the access offsets;
+  tree reading the operands' arrays at the access offsets;
 * copy statements for each combine result (below and from the split index) and for each other store;
 * the schedule of the program's order: statement ``S`` of operation number ``g`` at ``[g, x, c]``;
 * the live-out elements: the store ranges of the output fields.
+
+The expression trees (:mod:`polylab.model.expr`) come from the interpreter's reading of a body
+(:class:`~polylab.stencil.interpret.Body`) in the algebra of C (:class:`Trees`): a value used twice appears
+twice (the operations are pure, so this changes no result, and the C compiler's common subexpression
+elimination shares the work again); ``access %a [o]`` is a read of the array that holds ``%a`` at the point
+plus ``o`` (minus the array's origin); ``stencil.index d <o>`` the iterator of ``d`` plus ``o_d``;
+``arith.select`` and ``scf.if`` are ``c ? a : b``; ``arith.cmpf`` a C comparison (an unordered predicate
+``u..`` is the negation of the opposite ordered one, which is true on NaN as it must be: ``ugt`` is
+``!(a <= b)``, written ``(a <= b) ? 0 : 1``).
 
 The model's own C text (``Scop.source``) is the original program every schedule is verified against, so
 dependences, schedules, tiling, storage contraction of temps and code generation apply unchanged.
@@ -20,26 +29,161 @@ dependences, schedules, tiling, storage contraction of temps and code generation
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, replace
 from functools import reduce
 from itertools import product
 from math import prod
+from typing import Any
 
 import islpy as isl
-from xdsl.dialects.stencil import ApplyOp, CombineOp, DynAccessOp, LoadOp, StoreOp
+from xdsl.dialects.stencil import AccessOp, ApplyOp, CombineOp, DynAccessOp, LoadOp, StoreOp
 from xdsl.ir import Operation, SSAValue
 
 from polylab.errors import SourceLocation
 from polylab.model.build import make_scop, make_statement
-from polylab.model.expr import ArrayRef, Expr
+from polylab.model.expr import ArrayRef, Binary as CBinary, Call, Cast, Cond, Const, Expr, Name, Unary, children
 from polylab.model.scop import Scop, Statement
-from polylab.stencil.cnames import CNames
+from polylab.reference.cvalue import literal
 from polylab.stencil.errors import StencilError, UnsupportedStencilError
-from polylab.stencil.expressions import CTYPES, MAX_NODES, Storage, Trees, tree_size
-from polylab.stencil.interpret import Box, combine_parts, returned, unroll_of
+from polylab.stencil.interpret import Body, Box, combine_parts, predicate, returned, unroll_of
 from polylab.stencil.program import Program, box_of, name_of
 
 ITERATORS = ("i", "j", "k", "l", "m", "n", "p", "q")
+C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef union unsigned void
+volatile while _Bool _Complex _Imaginary main kernel min max floord sqrt exp log fabs pow sin cos tanh floor ceil
+fmax fmin abs""".split())
+_BINARY = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/", "arith.addi": "+",
+           "arith.subi": "-", "arith.muli": "*"}
+_MATH = {"math.sqrt": "sqrt", "math.absf": "fabs", "math.exp": "exp", "math.log": "log", "math.sin": "sin",
+         "math.cos": "cos", "math.tanh": "tanh", "math.floor": "floor", "math.ceil": "ceil", "math.powf": "pow",
+         "arith.maximumf": "fmax", "arith.minimumf": "fmin"}
+#: a cmpf predicate without its o/u prefix, or a signed cmpi predicate without its s -> the C comparison
+_CMP = {"eq": "==", "ne": "!=", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+_CASTS = ("arith.index_cast", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf")
+_OPPOSITE = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}
+
+#: the C type of each scalar type of the dialect
+CTYPES = {"f64": "double", "f32": "float", "index": "int", "i64": "long long", "i32": "int", "i1": "int"}
+#: the largest expression tree one statement may hold (a body whose values are reused very often could
+#: grow exponentially when written as a tree)
+MAX_NODES = 200_000
+
+
+@dataclass(frozen=True)
+class Storage:
+    """Where a temp's values live: ``array[x - origin]`` in the ``present`` dimensions."""
+
+    array: str
+    origin: tuple[int, ...]
+    present: tuple[bool, ...]
+
+    def ref(self, iterators: tuple[str, ...], offset: tuple[int, ...]) -> ArrayRef:
+        """The element of the point ``iterators + offset`` (the access number is set later)."""
+        idx = tuple(shifted(Name(it), off - o)
+                    for it, off, o, p in zip(iterators, offset, self.origin, self.present) if p)
+        return ArrayRef(self.array, idx, -1)
+
+
+def shifted(e: Expr, c: int) -> Expr:
+    """``e + c`` (``e - |c|`` for a negative ``c``; ``e`` for 0)."""
+    if c == 0:
+        return e
+    return CBinary("+", e, Const(str(c))) if c > 0 else CBinary("-", e, Const(str(-c)))
+
+
+def type_name(t: Any) -> str:
+    return str(t) if str(t) in CTYPES else "f64"
+
+
+class Trees(Body):
+    """The trees of one apply's body at the points ``iterators`` (``storage``: where each operand's values
+    live)."""
+
+    def __init__(self, program: Program, apply: ApplyOp, storage: dict[SSAValue, Storage],
+                 iterators: tuple[str, ...]) -> None:
+        super().__init__(program, apply)
+        self.storage, self.iterators = storage, iterators
+
+    def argument(self, operand: SSAValue) -> Expr:
+        raise self.refuse("a scalar argument of an apply is not lowered to the model", self.apply)
+
+    def access(self, operand: SSAValue, dims: list[int], offsets: list[int], op: AccessOp) -> Expr:
+        full = [0] * self.rank
+        for d, o in zip(dims, offsets):
+            full[d] = o
+        return self.storage[operand].ref(self.iterators, tuple(full))
+
+    def index(self, dim: int, offset: int) -> Expr:
+        return shifted(Name(self.iterators[dim]), offset)
+
+    def constant(self, value: float | int, kind: str) -> Expr:
+        """The exact C literal (:func:`polylab.reference.cvalue.literal`; infinities and NaN as in math.h)."""
+        ctype = CTYPES[type_name(kind)]
+        if math.isfinite(value):
+            return literal(value, ctype)
+        return Const({"inf": "HUGE_VAL", "-inf": "-HUGE_VAL"}.get(repr(float(value)), "NAN"), ctype)
+
+    def choose(self, cond: Expr, then: Expr, other: Expr) -> Expr:
+        return Cond(cond, then, other)
+
+    def operation(self, op: Operation, args: list[Expr]) -> Expr:
+        name = op.name
+        if name in _BINARY:
+            return CBinary(_BINARY[name], *args)
+        if name == "arith.negf":
+            return Unary("-", args[0])
+        if name in _MATH:
+            return Call(_MATH[name] + ("f" if type_name(op.results[0].type) == "f32" else ""), tuple(args))
+        if name == "arith.cmpi" and predicate(op).lstrip("s") in _CMP:
+            return CBinary(_CMP[predicate(op).lstrip("s")], *args)
+        if name == "arith.cmpf" and predicate(op)[1:] in _CMP:
+            return comparison(predicate(op), *args)
+        if name in _CASTS:
+            return Cast(CTYPES[type_name(op.results[0].type)], args[0])
+        raise self.refuse(f"{name} is not lowered to the model's expressions", op)
+
+
+def comparison(pred: str, a: Expr, b: Expr) -> Expr:
+    """``cmpf`` with predicate ``pred`` as a C condition (see the module's documentation)."""
+    c, unordered = _CMP[pred[1:]], pred[0] == "u"
+    if c == "!=" and not unordered:      # one: ordered and different
+        return CBinary("||", CBinary("<", a, b), CBinary(">", a, b))
+    if c == "==" and unordered:          # ueq: unordered or equal
+        return Cond(CBinary("||", CBinary("<", a, b), CBinary(">", a, b)), Const("0"), Const("1"))
+    if not unordered or c == "!=":
+        return CBinary(c, a, b)
+    return Cond(CBinary(_OPPOSITE[c], a, b), Const("0"), Const("1"))
+
+
+def c_name(name: str, used: set[str], prefix: str) -> str:
+    """A C identifier for the MLIR name ``name`` (``%arg0``, ``%5#1``, ``%for.x``, ``%int`` become ``arg0``,
+    ``t5_1``, ``for_x``, ``int_``), not in ``used`` (then added to it): characters outside ``[A-Za-z0-9_]``
+    become ``_``, a leading digit gets ``prefix``, C keywords, the statements' names (``S0``) and the harness's
+    reserved ``polylab`` prefix a trailing ``_``, and a name already taken a numeric suffix."""
+    base = re.sub(r"[^A-Za-z0-9_]", "_", name.lstrip("%").replace("#", "_")) or prefix
+    base = prefix + base if base[0].isdigit() else base
+    if base in C_KEYWORDS or base.startswith(("polylab", "__")) or re.fullmatch(r"S\d+", base):
+        base += "_"
+    name, n = base, 1
+    while name in used:
+        name, n = f"{base}_{n}", n + 1
+    used.add(name)
+    return name
+
+
+def tree_size(e: Expr) -> int:
+    """The number of nodes of ``e`` written as a tree (shared subtrees counted each time)."""
+    memo: dict[int, int] = {}
+
+    def size(x: Any) -> int:
+        if id(x) not in memo:
+            memo[id(x)] = 1 + sum(size(c) for c in children(x))
+        return memo[id(x)]
+
+    return size(e)
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,7 +223,7 @@ class _Lowerer:
         if self.rank > len(ITERATORS):
             raise StencilError(f"the program has {self.rank} dimensions; polylab lowers at most {len(ITERATORS)}")
         self.iters = ITERATORS[: self.rank]
-        self.names = CNames(self.iters)
+        self.used = set(self.iters)
         self.storage: dict[SSAValue, Storage] = {}
         self.arrays: list[tuple[str, str, tuple[int, ...]]] = []
         self.fields: dict[str, str] = {}
@@ -88,7 +232,6 @@ class _Lowerer:
         self.count = 0
         self.direct: dict[SSAValue, StoreOp] = {}
         self.dims = program.field_dims()
-        self.steps: dict[str, tuple[int, ...]] = {}
 
     def located(self, message: str, op: Operation | None) -> StencilError:
         return self.p.error(message, op, error=UnsupportedStencilError)
@@ -99,7 +242,7 @@ class _Lowerer:
         lb, ub = self.p.field_bounds(value)
         dims = self.dims.get(self.p.argument(value), list(range(self.rank)))
         if name not in self.fields:
-            self.fields[name] = self.names("%" + name, "f")
+            self.fields[name] = c_name(name, self.used, "f")
             element = CTYPES.get(str(value.type.get_element_type()), "double")
             self.arrays.append((self.fields[name], element, tuple(h - lo for lo, h in zip(lb, ub))))
         origin = [0] * self.rank
@@ -113,7 +256,7 @@ class _Lowerer:
         key = name_of(value) if value.name_hint else f"%t{len(self.temps)}"
         if isinstance(value.owner, Operation) and len(value.owner.results) > 1:
             key += f"#{value.index}"
-        name = self.names(key, "t")
+        name = c_name(key, self.used, "t")
         self.temps.append((key, name))
         element = CTYPES.get(str(value.type.get_element_type()), "double")
         self.arrays.append((name, element, tuple(h - lo for lo, h in zip(*box))))
@@ -172,7 +315,6 @@ class _Lowerer:
                     raise self.located(f"the body of this apply is too large to lower as one expression "
                                        f"({tree_size(value)} nodes)", op)
                 statements.append(self.statement(out.ref(self.iters, shift), value, domain, op))
-                self.steps[statements[-1].name] = u
         self.storage.update(zip(op.results, outs))
         self.nests.append((g, statements))
 
@@ -215,11 +357,9 @@ class _Lowerer:
         for _, statements in self.nests:
             for s in statements:
                 for d, it in enumerate(self.iters):
-                    lo = s.domain.dim_min_val(d).to_python()
-                    hi = s.domain.dim_max_val(d).to_python()
-                    step = self.steps.get(s.name, (1,) * self.rank)[d]
-                    lines.append("  " * d + f"for ({it} = {lo}; {it} <= {hi}; "
-                                 + (f"{it}++)" if step == 1 else f"{it} += {step})"))
+                    lo, hi, step = s.domain.dim_min_val(d), s.domain.dim_max_val(d), s.domain.get_stride(d).to_python()
+                    lines.append("  " * d + f"for ({it} = {lo}; {it} <= {hi}; " + (f"{it}++)" if step == 1 else
+                                                                                   f"{it} += {step})"))
                 lines.append("  " * self.rank + s.text)
         return "\n".join(lines) + "\n"
 

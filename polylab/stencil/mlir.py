@@ -40,15 +40,15 @@ from polylab.errors import PolylabError
 from polylab.experiment.schedules import legal_schedule, variant_scop
 from polylab.stencil.errors import StencilError
 from polylab.stencil.lower import Lowering, lower
-from polylab.stencil.passes import pipeline, reparsed, run_passes
-from polylab.stencil.program import Program, box_of, context, parse_module, print_module
+from polylab.stencil.passes import reparsed, run_passes
+from polylab.stencil.program import Program, box_of
 from polylab.toolchain.mlirbuild import gpu_launch_forms, mlir_tools, run_mlir
 
 #: xDSL's lowering of the stencil dialect to scf.parallel loops over memrefs
 LOWER_SPEC = "stencil-storage-materialization,shape-inference,convert-stencil-to-ll-mlir"
 #: xDSL's passes from a program whose fields are arguments to loops with MPI calls (``{ranks}``: along ``i``)
 MPI_SPEC = ("distribute-stencil{{strategy=2d-grid slices={ranks},1}},shape-inference,canonicalize-dmp,"
-            "stencil-bufferize,dmp-to-mpi{{mpi_init=false}},convert-stencil-to-ll-mlir")
+            "stencil-bufferize,dmp-to-mpi{{mpi_init=false}},convert-stencil-to-ll-mlir,lower-mpi")
 
 
 def generate_code(program: Program | Lowering, schedule: Any = None, target: str = "c") -> GeneratedCode:
@@ -178,19 +178,11 @@ def fields_as_arguments(program: Program) -> Program:
 
 def mpi_module(program: Program, ranks: int) -> str:
     """The MLIR text of the program distributed over ``ranks`` ranks along ``i``, with MPICH calls."""
-    module = fields_as_arguments(program).module.clone()
-    ctx = context()
     try:
-        for p in pipeline(MPI_SPEC.format(ranks=ranks)):
-            p.apply(ctx, module)
-        fresh, _ = parse_module(print_module(module))    # lower-mpi needs a freshly parsed module
-        for p in pipeline("lower-mpi"):
-            p.apply(ctx, fresh)
-        fresh.verify()
-    except Exception as exc:  # xDSL's distribution passes failing on this program: say so
-        raise StencilError(f"xDSL's MPI pipeline refused the program: {str(exc).splitlines()[0][:300]}",
+        return run_passes(fields_as_arguments(program), MPI_SPEC.format(ranks=ranks)).text
+    except StencilError as err:
+        raise StencilError(f"xDSL's MPI pipeline refused the program: {err.message}",
                            hint="the distribution handles programs whose domain splits evenly along i") from None
-    return print_module(fresh)
 
 
 def run_mpi(program: Program, ranks: int, fields: dict[str, Any], *, timeout: float = 300.0) -> dict[str, np.ndarray]:

@@ -53,9 +53,8 @@ def _ints(text: str) -> list[int]:
 class _Upgrader:
     """The state of one rewrite: the bounds of each field value (from its ``stencil.cast``)."""
 
-    def __init__(self, text: str, filename: str | None) -> None:
+    def __init__(self, text: str) -> None:
         self.lines = text.split("\n")
-        self.filename = filename
         self.bounds: dict[str, tuple[list[int], list[int]]] = {}
         self.apply_bounds = self._closing_bounds()
         self.temp_types: dict[str, str] = {}
@@ -88,16 +87,17 @@ class _Upgrader:
     def type_text(self, kind: str, shape: str, element: str, bounds=None) -> str:
         dims = shape.rstrip("x").split("x")
         present = [d != "0" for d in dims]
-        if bounds is None or all(d == "?" for d, p in zip(dims, present) if p):
+        if bounds is None or kind == "field" and all(d == "?" for d, p in zip(dims, present) if p) \
+                or kind == "temp" and len(dims) != len(bounds[0]):
             kept = ["?" for p in present if p]
         else:
             kept = [f"[{lo},{hi}]" for lo, hi, p in zip(*bounds, present) if p]
         return f"!stencil.{kind}<{'x'.join(kept)}x{element}>"
 
-    def types(self, line: str, bounds=None) -> str:
-        """Every stencil type of ``line`` in today's spelling (sized fields get ``bounds``)."""
+    def types(self, line: str, bounds=None, kind: str = "field") -> str:
+        """Every stencil type of ``line`` in today's spelling (sized fields, or temps, get ``bounds``)."""
         return _TYPE.sub(lambda m: self.type_text(m.group(1), m.group(2), m.group(3),
-                                                  bounds if m.group(1) == "field" else None), line)
+                                                  bounds if m.group(1) == kind else None), line)
 
     # -- lines ------------------------------------------------------------------------------------------------
     def run(self) -> str:
@@ -135,9 +135,7 @@ class _Upgrader:
         m = re.match(r"(%\w+) = stencil\.load (%\w+)\s*(" + _BOX + r")?\s*:\s*\((.*)\)\s*->\s*(.*)$", s)
         if m:
             field = self.field_bounds(n, m.group(2))
-            result = self.types(m.group(7))
-            if m.group(3):
-                result = _bounded(result, (_ints(m.group(4)), _ints(m.group(5))))
+            result = self.types(m.group(7), (_ints(m.group(4)), _ints(m.group(5))) if m.group(3) else None, "temp")
             return f"{m.group(1)} = stencil.load {m.group(2)} : {self.types(m.group(6), field)} -> {result}"
         m = re.match(r"stencil\.store (%[\w#]+) to (%\w+)\s*" + _BOX + r"\s*:\s*(.*) to (.*)$", s)
         if m:
@@ -190,11 +188,7 @@ class _Upgrader:
             raise self.error(n, "a stencil.apply that cannot be read",
                              hint="write stencil.apply (%a = %t : T, ...) -> (T, ...) {")
         results = [t.strip() for t in _split_types(m.group(4).strip().removeprefix("(").removesuffix(")"))]
-        bounds = self.apply_bounds.get(n)
-        if bounds is not None:
-            results = [_bounded(self.types(t), bounds) for t in results]
-        else:
-            results = [self.types(t) for t in results]
+        results = [self.types(t, self.apply_bounds.get(n), "temp") for t in results]
         if m.group(1):
             name, _, count = m.group(1).rstrip(" =").partition(":")
             names = [f"{name}#{k}" for k in range(int(count))] if count else [name]
@@ -224,17 +218,6 @@ def _split_types(text: str) -> list[str]:
     return out + [cur] if cur.strip() else out
 
 
-def _bounded(temp_type: str, bounds: tuple[list[int], list[int]]) -> str:
-    """``!stencil.temp<?x?x?xf64>`` with the box ``bounds`` (present dimensions only)."""
-    m = re.match(r"!stencil\.temp<(.*)x(\w+)>$", temp_type.strip())
-    if not m:
-        return temp_type
-    dims = m.group(1).split("x")
-    if len(dims) != len(bounds[0]):
-        return temp_type
-    return f"!stencil.temp<{'x'.join(f'[{lo},{hi}]' for lo, hi in zip(*bounds))}x{m.group(2)}>"
-
-
-def upgrade(text: str, filename: str | None = None) -> str:
+def upgrade(text: str) -> str:
     """``text`` (the Open Earth 2020 syntax) in today's syntax, line for line (see the module)."""
-    return _Upgrader(text, filename).run()
+    return _Upgrader(text).run()

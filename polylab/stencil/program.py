@@ -1,4 +1,6 @@
-"""A stencil program: an xDSL module holding one ``func.func`` of the stencil dialect, as an immutable value.
+"""A stencil program: an xDSL module holding one ``func.func`` of the stencil dialect, as an immutable value,
+read by :func:`parse` (today's MLIR syntax through xDSL's parser and verifier, or Open Earth's 2020 syntax
+through :mod:`polylab.stencil.oec` first; every mistake a located error: line, column, caret, hint).
 
 The dialect (types, operations, their verifiers, the parser and the printer) is xDSL's
 (:mod:`xdsl.dialects.stencil`). A :class:`Program` wraps a parsed, verified module and never changes it:
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import accumulate
 from typing import Iterator, Mapping
 
 from xdsl.context import Context
@@ -26,7 +29,8 @@ from xdsl.parser import Parser
 
 from polylab import render
 from polylab.errors import SourceLocation
-from polylab.stencil.errors import StencilError, location_at
+from polylab.stencil import oec
+from polylab.stencil.errors import StencilError, StencilSyntaxError, failing_op, from_xdsl, location_at
 
 Box = tuple[tuple[int, ...], tuple[int, ...]]
 
@@ -195,3 +199,27 @@ class Program(render.Rendered):
         loc = self.location(op)
         where = f" (line {loc.line})" if loc is not None else (f" ({op.name})" if op is not None else "")
         return error(message + where, location=loc, hint=hint)
+
+
+def parse(text: str, filename: str | None = None) -> Program:
+    """The program of ``text`` (today's syntax or Open Earth's 2020 syntax), parsed and verified by xDSL."""
+    if not text.strip():
+        raise StencilSyntaxError("the text is empty", hint="write a module with one func.func of the stencil "
+                                 "dialect (docs/stencil.md)")
+    modern = oec.upgrade(text) if oec.is_2020(text) else text
+    try:
+        module, starts = parse_module(modern)
+    except Exception as exc:  # xDSL's parse errors (ParseError and the exceptions of its verifiers)
+        raise from_xdsl(exc, modern) from None
+    if modern is not text:      # the upgrade keeps the lines: an operation is located at its line's start
+        lines = text.split("\n")
+        firsts = list(accumulate((len(line) + 1 for line in lines), initial=0))
+        starts = {key: firsts[n] + len(lines[n]) - len(lines[n].lstrip())
+                  for key, n in ((key, modern.count("\n", 0, offset)) for key, offset in starts.items())}
+    program = Program(module, text, filename, starts)
+    try:
+        module.verify()
+    except Exception as exc:  # xDSL's verifiers raise VerifyException and, on malformed IR, others
+        err = from_xdsl(exc, "")
+        raise program.error(err.message, failing_op(module), hint=err.hint) from None
+    return program
