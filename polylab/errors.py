@@ -20,6 +20,15 @@ class SourceLocation:
     text: str = ""
     source_line: str = ""
 
+    @classmethod
+    def at(cls, text: str, offset: int) -> SourceLocation:
+        """The place of the character at ``offset`` in ``text`` (its token: up to the next space)."""
+        start = text.rfind("\n", 0, offset) + 1
+        end = text.find("\n", offset)
+        source_line = text[start: end if end >= 0 else len(text)]
+        return cls(text.count("\n", 0, offset) + 1, offset - start + 1, source_line[offset - start:].split(" ")[0],
+                   source_line)
+
     def caret(self) -> str:
         """The source line with a caret (``^~~~``) under the offending text."""
         if not self.source_line:

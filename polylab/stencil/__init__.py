@@ -7,24 +7,20 @@
     >>> low = stencil.lower(q)                                             # doctest: +SKIP (low.scop: a Scop)
     >>> stencil.check(low, target="openmp")                                # doctest: +SKIP (bit for bit)
 
-The dialect, its parser, printer, verifier and passes are xDSL's (:mod:`xdsl.dialects.stencil`);
-:class:`Program` wraps a module as an immutable value, :func:`parse` also reads Open Earth's 2020 syntax
-(:mod:`polylab.stencil.oec`). polylab adds the numpy reference interpreter (:func:`interpret`, the
-independent check of every pass), the lowering to a :class:`polylab.model.Scop` (:func:`lower`), the
-displays, timing, the MLIR views (lowered loops, the GPU dialect's two forms, MPI distribution). See
-docs/stencil.md.
+The dialect, its parser, printer, verifier and passes are xDSL's; polylab adds the 2020 reader, the reference
+interpreter (the independent check of every pass), the lowering to a :class:`polylab.model.Scop`, the displays
+and the MLIR views (lowered loops, the GPU dialect's two forms, MPI). See docs/stencil.md.
 """
 
 from polylab.stencil import display
 from polylab.stencil.check import StencilCheck, check, check_loops, check_mpi, check_passes
 from polylab.stencil.errors import PassVerificationError, StencilError, StencilSyntaxError, UnsupportedStencilError
-from polylab.stencil.examples import example, examples, with_domain
 from polylab.stencil.interpret import interpret
 from polylab.stencil.lower import Lowering, lower
 from polylab.stencil.mlir import generate_code, gpu_forms, lowered_loops, lowered_mlir
 from polylab.stencil.oec import upgrade
-from polylab.stencil.passes import pipeline, run_passes
-from polylab.stencil.program import Program, parse
+from polylab.stencil.passes import pipeline, run_passes, with_domain
+from polylab.stencil.program import Program, example, examples, parse
 
 __all__ = ["Lowering", "PassVerificationError", "Program", "StencilCheck", "StencilError",
            "StencilSyntaxError", "UnsupportedStencilError", "check", "check_loops", "check_mpi", "check_passes",

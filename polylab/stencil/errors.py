@@ -1,9 +1,5 @@
-"""The stencil layer's errors: subclasses of :class:`polylab.errors.PolylabError` (one hierarchy).
-
-A parse error carries the line and column of the offending token; a refusal of a pass or of the lowering
-names the operation (and its line when the program was parsed from text), the access, the offset and the
-bound that fail.
-"""
+"""The stencil layer's errors (:class:`polylab.errors.PolylabError`'s hierarchy), and xDSL's diagnostics made
+located errors: line, column, caret, hint."""
 
 from __future__ import annotations
 
@@ -49,7 +45,7 @@ def from_xdsl(exc: Exception, text: str, *, what: str = "the program") -> Stenci
         if undefined and text:
             use = re.search(re.escape(undefined.group(1)) + r"\b", text)
             offset = use.start() if use else offset
-        loc = location_at(text, offset) if text else None
+        loc = SourceLocation.at(text, offset) if text else None
         message = exc.msg.strip().rstrip(".")
         message = message[:1].lower() + message[1:]
         return StencilSyntaxError(f"{message} (line {loc.line})" if loc else message, location=loc,
@@ -83,13 +79,3 @@ def _hint(message: str) -> str | None:
     if "too big for the loaded field" in lower or "too big" in lower:
         return "the field's bounds must hold every point the program reads: enlarge its halo in stencil.cast"
     return None
-
-
-def location_at(text: str, offset: int) -> SourceLocation:
-    """The line and column (1-based) of ``offset`` in ``text``, with that line."""
-    line = text.count("\n", 0, offset) + 1
-    start = text.rfind("\n", 0, offset) + 1
-    end = text.find("\n", offset)
-    source_line = text[start: end if end >= 0 else len(text)]
-    token = source_line[offset - start:].split(" ")[0]
-    return SourceLocation(line, offset - start + 1, token, source_line)

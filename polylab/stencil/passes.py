@@ -1,20 +1,14 @@
 """xDSL's passes on stencil programs: ``run_passes(program, "shape-inference,stencil-inlining")``.
 
-The pipeline is xDSL's pass-pipeline syntax (``stencil-unroll{unroll-factor=1,2,1}``, ``canonicalize``,
-``cse``, ``stencil-inlining``, ``shape-inference``, ``convert-stencil-to-ll-mlir``, ``distribute-stencil
-{strategy=2d-grid slices=2,1 restrict_domain=false}``, ...); every pass xDSL registers is available. Each
-pass runs on a clone (a :class:`~polylab.stencil.program.Program` never changes), xDSL's verifier runs after
-it, and a failure is a located error naming the pass and, where the operation survived the pass, its line.
+The pipeline is xDSL's pass-pipeline syntax (``stencil-unroll{unroll-factor=1,2,1},cse``); every pass xDSL
+registers is available. Each pass runs on a clone, xDSL's verifier runs after it, and a failure is a located
+error naming the pass and, where the operation survived the pass, its line
+(:func:`polylab.stencil.check.check_passes` checks each pass with the reference interpreter).
 
-:func:`polylab.stencil.check.check_passes` checks every pass independently: the reference interpreter's
-outputs after it must equal those before it, bit for bit; a failure names the pass
-(:class:`~polylab.stencil.errors.PassVerificationError` from ``raise_if_failed``).
-
-One pass is polylab's: ``polylab-unroll{unroll-factor=...}`` is xDSL's ``stencil-unroll`` followed by
-putting the returned values in the dialect's result-major order and forgetting the inferred shapes (an
-unrolled apply reads more; run ``shape-inference`` after it) (xDSL 0.74's unroll appends them copy-major,
-which its own lowering and Open Earth read result-major: a two-result apply unrolled by xDSL alone computes
-the wrong values, and the pass check says so, see tests/test_stencil_semantics.py).
+One pass is polylab's: ``polylab-unroll{unroll-factor=...}`` is xDSL's ``stencil-unroll`` with the returned
+values put in the dialect's result-major order (xDSL 0.74's appends them copy-major, which its own lowering
+and Open Earth read result-major) and the inferred shapes forgotten (run ``shape-inference`` after it).
+:func:`with_domain` is polylab's too: the program moved to another domain.
 """
 
 from __future__ import annotations
@@ -26,14 +20,14 @@ from typing import Any, Callable
 from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import IntAttr
-from xdsl.dialects.stencil import ApplyOp, ReturnOp, StencilBoundsAttr, TempType
+from xdsl.dialects.stencil import ApplyOp, CastOp, FieldType, ReturnOp, StencilBoundsAttr, StoreOp, TempType
 from xdsl.rewriter import Rewriter
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.transforms import get_all_passes
 from xdsl.transforms.stencil_unroll import StencilUnrollPass
 
 from polylab.stencil.errors import StencilError, failing_op, from_xdsl
-from polylab.stencil.program import Program, context, parse_module, print_module
+from polylab.stencil.program import Program, box_of, context, parse_module, print_module
 
 
 class PassRefusal(Exception):
@@ -114,23 +108,24 @@ def pass_text(p: ModulePass) -> str:
 
 def apply_pass(program: Program, p: ModulePass, ctx: Context | None = None) -> Program:
     """``program`` after the pass ``p`` (run on a clone, then verified by xDSL)."""
-    ctx = ctx or context()
     module = program.module.clone()
-    origin = {id(new): program.starts.get(id(old)) for old, new in zip(program.module.walk(), module.walk())}
+    clone = Program(module, program.source, program.filename, {id(new): program.starts[id(old)] for old, new in
+                                                               zip(program.module.walk(), module.walk())
+                                                               if id(old) in program.starts})
     try:
-        p.apply(ctx, module)
+        p.apply(ctx or context(), module)
         module.verify()
     except Exception as exc:  # a pass or xDSL's verifier failing: a located error naming the pass
-        op = getattr(exc, "op", None) or failing_op(module)
         err = from_xdsl(exc, "", what=f"the program after the pass {pass_text(p)}")
         if isinstance(exc, PassRefusal):
             err = StencilError(f"the pass {pass_text(p)} refuses this program: {exc}")
-        loc = program.location_offset(origin.get(id(op))) if op is not None else None
-        where = f" (line {loc.line}, {op.name})" if loc else (f" ({op.name})" if op is not None else "")
         hint = err.hint or f"the pass {p.name} cannot transform this program"
         if "too big" in err.message and any(o.name == "stencil.return" and o.unroll is not None for o in module.walk()):
             hint = ("xDSL's shape inference gives an unrolled apply's accesses the whole box shifted by each copy's "
                     "offset (u - 1 points more than the copies read): give the field u - 1 more points of halo")
+        op = getattr(exc, "op", None) or failing_op(module)
+        loc = clone.location(op)
+        where = f" (line {loc.line}, {op.name})" if loc else (f" ({op.name})" if op is not None else "")
         raise StencilError(err.message + where, location=loc, hint=hint) from None
     return reparsed(module, program.filename)
 
@@ -149,3 +144,28 @@ def run_passes(program: Program, spec: str) -> Program:
     for p in pipeline(spec):
         program = apply_pass(program, p, ctx)
     return program
+
+
+def with_domain(program: Program, extents: tuple[int, ...]) -> Program:
+    """The program on a domain of ``extents``, the same operators: the largest store range gets the new extents
+    ``n``; with ``delta = n -`` its old extents, every store range keeps its lower corner and moves its upper
+    corner by ``delta`` (at least one point stays), and every field's upper bounds move by ``delta`` (its halo
+    below and above the stored range stays); inferred shapes are forgotten (run ``shape-inference`` again)."""
+    rank = program.rank
+    if len(extents) != rank or any(e < 1 for e in extents):
+        raise StencilError(f"the domain {','.join(map(str, extents))} needs {rank} positive extents",
+                           hint=f"for example --domain {','.join(['64'] * rank)}")
+    stored = [[hi - lo for lo, hi in zip(*box_of(s.bounds))] for s in program.stores]
+    delta = [e - max(s[d] for s in stored) for d, e in enumerate(extents)]
+    dims = program.field_dims()
+    module = program.module.clone()
+    forget_shapes(module)
+    for before, op in zip(program.module.walk(), module.walk()):
+        if isinstance(op, StoreOp):
+            lb, ub = box_of(op.bounds)
+            op.bounds = StencilBoundsAttr.from_bounds(zip(lb, [max(lo + 1, u + d) for lo, u, d in zip(lb, ub, delta)]))
+        elif isinstance(op, CastOp) and (box := box_of(op.result.type)) is not None:
+            mapped = dims.get(program.argument(before.result), range(rank))
+            bounds = StencilBoundsAttr.from_bounds(zip(box[0], [u + delta[d] for u, d in zip(box[1], mapped)]))
+            Rewriter.replace_value_with_new_type(op.result, FieldType(bounds, op.result.type.element_type))
+    return reparsed(module, program.filename)

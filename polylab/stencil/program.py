@@ -1,13 +1,12 @@
 """A stencil program: an xDSL module holding one ``func.func`` of the stencil dialect, as an immutable value,
 read by :func:`parse` (today's MLIR syntax through xDSL's parser and verifier, or Open Earth's 2020 syntax
-through :mod:`polylab.stencil.oec` first; every mistake a located error: line, column, caret, hint).
+through :mod:`polylab.stencil.oec` first; every mistake a located error: line, column, caret, hint), or
+shipped with polylab (:func:`example`: ``polylab/examples/stencil``).
 
-The dialect (types, operations, their verifiers, the parser and the printer) is xDSL's
-(:mod:`xdsl.dialects.stencil`). A :class:`Program` wraps a parsed, verified module and never changes it:
-every pass runs on a clone (:mod:`polylab.stencil.passes`). Besides the module it keeps the text the user
-wrote (``source``, today's syntax or Open Earth's 2020 syntax, which :mod:`polylab.stencil.oec` reads) and
-the line of each operation in that text, so the interpreter, the lowering and the pass checks can name
-the line of the operation they refuse. Two programs are equal when xDSL prints them the same.
+The dialect (types, operations, verifiers, parser, printer) is xDSL's (:mod:`xdsl.dialects.stencil`). A
+:class:`Program` never changes its module (passes run on clones); it keeps the text the user wrote and where
+each operation starts in it, so every refusal names its line. Two programs are equal when xDSL prints them
+the same.
 
 A box is a pair ``(lb, ub)`` of integer tuples: the half-open set ``{ x : lb <= x < ub }``.
 """
@@ -17,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
+from pathlib import Path
 from typing import Iterator, Mapping
 
 from xdsl.context import Context
@@ -28,9 +28,10 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 
 from polylab import render
+from polylab.corpus import example_path
 from polylab.errors import SourceLocation
 from polylab.stencil import oec
-from polylab.stencil.errors import StencilError, StencilSyntaxError, failing_op, from_xdsl, location_at
+from polylab.stencil.errors import StencilError, StencilSyntaxError, failing_op, from_xdsl
 
 Box = tuple[tuple[int, ...], tuple[int, ...]]
 
@@ -57,12 +58,11 @@ class _LineParser(Parser):
         return op
 
 
-def parse_module(text: str, ctx: Context | None = None) -> tuple[ModuleOp, dict[int, int]]:
+def parse_module(text: str) -> tuple[ModuleOp, dict[int, int]]:
     """xDSL's module of ``text`` and the start offset of each operation (by ``id``); xDSL's exceptions
     pass through (:func:`polylab.stencil.errors.from_xdsl` turns them into located errors)."""
-    parser = _LineParser(ctx or context(), text)
-    module = parser.parse_module()
-    return module, parser.starts
+    parser = _LineParser(context(), text)
+    return parser.parse_module(), parser.starts
 
 
 def print_module(op: Operation) -> str:
@@ -83,8 +83,8 @@ def name_of(value: SSAValue) -> str:
 
 @dataclass(frozen=True, eq=False)
 class Program(render.Rendered):
-    """A verified xDSL module with one stencil function (``module``, never changed), the text it was read
-    from (``source``; empty for a program made by a pass) and the start offset of each operation in it."""
+    """A verified xDSL module with one stencil function, the text it was read from and where each operation
+    starts in it."""
 
     module: ModuleOp
     source: str = field(default="", repr=False)
@@ -128,10 +128,6 @@ class Program(render.Rendered):
     def stores(self) -> tuple[StoreOp, ...]:
         return tuple(op for op in self.ops if isinstance(op, StoreOp))
 
-    @property
-    def loads(self) -> tuple[LoadOp, ...]:
-        return tuple(op for op in self.ops if isinstance(op, LoadOp))
-
     @cached_property
     def rank(self) -> int:
         """The number of dimensions of the program's index space (that of its applies and stores)."""
@@ -166,13 +162,15 @@ class Program(render.Rendered):
 
     def input_fields(self) -> tuple[str, ...]:
         """The function arguments that are loaded, in argument order."""
-        loaded = {self.argument(op.field) for op in self.loads}
-        return tuple(n for n, v in self.arguments() if v in loaded)
+        return self._arguments_of(LoadOp)
 
     def output_fields(self) -> tuple[str, ...]:
         """The function arguments that are stored to, in argument order."""
-        stored = {self.argument(op.field) for op in self.stores}
-        return tuple(n for n, v in self.arguments() if v in stored)
+        return self._arguments_of(StoreOp)
+
+    def _arguments_of(self, kind: type[LoadOp] | type[StoreOp]) -> tuple[str, ...]:
+        fields = {self.argument(op.field) for op in self.ops if isinstance(op, kind)}
+        return tuple(n for n, v in self.arguments() if v in fields)
 
     def field_dims(self) -> dict[SSAValue, list[int]]:
         """The domain dimensions of each field argument of lower rank (from its accesses' offset mappings)."""
@@ -188,10 +186,7 @@ class Program(render.Rendered):
         """Where ``op`` starts in ``source`` (None for an operation a pass made)."""
         if op is None or id(op) not in self.starts or not self.source:
             return None
-        return location_at(self.source, self.starts[id(op)])
-
-    def location_offset(self, offset: int | None) -> SourceLocation | None:
-        return location_at(self.source, offset) if offset is not None and self.source else None
+        return SourceLocation.at(self.source, self.starts[id(op)])
 
     def error(self, message: str, op: Operation | None, *, hint: str | None = None,
               error: type[StencilError] = StencilError) -> StencilError:
@@ -223,3 +218,16 @@ def parse(text: str, filename: str | None = None) -> Program:
         err = from_xdsl(exc, "")
         raise program.error(err.message, failing_op(module), hint=err.hint) from None
     return program
+
+
+def examples() -> list[str]:
+    """The names of the shipped stencil programs (``laplace3d.mlir``, ``diffusion.mlir``, ...)."""
+    root = Path(example_path("stencil/laplace3d.mlir")).parent
+    return sorted(p.name for p in root.glob("*.mlir"))
+
+
+def example(name: str) -> Program:
+    """A shipped stencil program, parsed (``example("diffusion")`` or ``example("diffusion.mlir")``)."""
+    file = name if name.endswith(".mlir") else f"{name}.mlir"
+    path = example_path(f"stencil/{file}")
+    return parse(path.read_text(), filename=str(path))
