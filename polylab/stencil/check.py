@@ -1,25 +1,17 @@
 """Bit-for-bit checks of passes, lowered and transformed stencil programs against the reference interpreter.
 
-Every comparison is the toolchain's one differential judge (:func:`polylab.toolchain.judge`): every element,
-bit for bit, the first difference named, and its vacuity rules (a comparison where the program leaves every
-element at its initial value, or where every element is NaN or infinite, proves nothing and is not called
-verified). Each gives a :class:`StencilCheck`.
-
-Passes (:func:`check_pass`, :func:`check_passes`): the interpreter runs the program before and after each
-xDSL pass on the same field values (:func:`fields_for`); ``raise_if_failed`` raises a
-:class:`~polylab.stencil.errors.PassVerificationError` naming the pass, the field, the point and both values,
-located at the store that writes it. xDSL's lowered loops compiled by ``mlir-opt`` (:func:`check_loops`) and
-the program distributed over MPI ranks (:func:`check_mpi`) are judged the same way.
-
-Compiled code (:func:`check`): the compiled program (the lowered model's original loops, or the code of any
-schedule of it, for C, OpenMP or CUDA) runs on the harness's deterministic initial values
-(:func:`polylab.codegen.harness.initial_values`); the interpreter runs on the same values, and its output
-fields are the reference.
+Every comparison is the toolchain's one differential judge (:func:`polylab.toolchain.judge`: every element,
+bit for bit, the first difference named, vacuous comparisons refused), and gives a :class:`StencilCheck`.
+Passes (:func:`check_passes`): the interpreter runs the program before and after each xDSL pass on the same
+field values (:func:`fields_for`); so for xDSL's loops compiled by ``mlir-opt`` (:func:`check_loops`) and the
+program over MPI ranks (:func:`check_mpi`). Compiled code (:func:`check`: the lowered model's loops, or the
+code of a schedule of it for C, OpenMP or CUDA) runs on the harness's initial values
+(:func:`polylab.codegen.harness.initial_values`), and the interpreter on the same values.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
@@ -41,11 +33,9 @@ from polylab.toolchain.mlirbuild import mlir_tools
 
 @dataclass(frozen=True, repr=False)
 class StencilCheck(render.TextDisplay):
-    """One comparison with the reference interpreter: ``name`` (the pass, or the target of compiled code) and
-    ``verdict`` (the toolchain's :class:`~polylab.toolchain.DifferentialRun`), or None with the ``reason``
-    nothing was compared; then ``verified`` is ``unrun`` (False: the pass, or the program after it, failed;
-    None: the code cannot run here). ``program``: the program judged (its stores locate a difference);
-    ``code``: the code that ran."""
+    """One comparison with the reference interpreter: ``name`` (a pass, or a target) and ``verdict`` (the
+    toolchain's :class:`~polylab.toolchain.DifferentialRun`), or the ``reason`` nothing was compared (then
+    ``verified`` is ``unrun``: False for a pass that failed, None for code that cannot run here)."""
 
     name: str
     verdict: tc.DifferentialRun | None = None
@@ -78,8 +68,7 @@ class StencilCheck(render.TextDisplay):
         v, d = self.verdict, self.first_difference
         return {"name": self.name, "verified": self.verified, "elements": v.census.elements if v else 0,
                 "changed": self.changed, "reason": self.reason or (v.reason if v else None),
-                "first_difference": None if d is None else
-                {"array": d.array, "index": list(d.index), "expected": d.expected, "actual": d.actual}}
+                "first_difference": None if d is None else asdict(d)}
 
     def raise_if_failed(self) -> None:
         """A :class:`PassVerificationError` at the store of the first difference, unless verified."""
@@ -171,19 +160,17 @@ def check_passes(program: Program, spec: str, *, fields: Any = None) -> tuple[St
     return tuple(out)
 
 
-def check_loops(program: Program, *, fields: Any = None) -> StencilCheck | None:
+def check_loops(program: Program) -> StencilCheck | None:
     """xDSL's lowered loops (:func:`polylab.stencil.mlir.lowered_loops`), compiled with ``mlir-opt`` and run,
     judged against the reference interpreter (None when the MLIR tools are missing)."""
-    if mlir_tools()[0] is None:
-        return None
-    fields = fields if fields is not None else fields_for(program)
+    fields = fields_for(program)
     return compare_fields("convert-stencil-to-ll-mlir (compiled by mlir-opt)", interpret(program, fields),
-                          run_loops(program, fields), fields, program)
+                          run_loops(program, fields), fields, program) if mlir_tools()[0] else None
 
 
-def check_mpi(program: Program, ranks: int, *, fields: Any = None) -> StencilCheck:
+def check_mpi(program: Program, ranks: int) -> StencilCheck:
     """The program distributed over ``ranks`` MPI ranks by xDSL, built and run with ``mpirun``
     (:func:`polylab.stencil.mlir.run_mpi`), judged against the reference interpreter's run of the whole program."""
-    fields = fields if fields is not None else fields_for(program)
+    fields = fields_for(program)
     return compare_fields(f"distribute-stencil over {ranks} ranks (mpirun)", interpret(program, fields),
                           run_mpi(program, ranks, fields), fields, program)

@@ -1,9 +1,6 @@
-"""How stencil values show themselves: a program as its MLIR text (text and HTML), plus SVG pictures for the
-notebook: the def-use graph of a program (fields, loads, applies, combines, stores), each apply's access
-pattern (its offsets on a grid), and the shapes (the boxes shape inference gives each load, apply and store,
-drawn in the first two dimensions; :func:`shapes_svg`).
-
-Registered with :mod:`polylab.render` (the package's ``__init__`` imports this module).
+"""How stencil values show themselves (registered with :mod:`polylab.render`): a program as its MLIR text, and
+pictures for the notebook (drawn by :mod:`polylab.render`'s SVG helpers): the def-use graph, the shapes as boxes
+in the first two dimensions, each apply's access pattern.
 """
 
 from __future__ import annotations

@@ -15,11 +15,10 @@ Written from the dialect's definition (Open Earth's, which xDSL implements), not
 * ``stencil.combine d at i``: the lower operands below coordinate ``i`` of dimension ``d``, the upper ones
   from ``i`` on (``lowerext``/``upperext``: results defined on one side only).
 
-Boxes: an operation with bounds in its result type (after shape inference) computes on them; one without
-computes on the hull of what its uses read (the interpreter's own demand analysis: the bodies evaluated in
-the algebra of boxes, :class:`_Reads`). A use that reads beyond an operation's bounds, or a load beyond its
-field's, is a located error (this is how a shape inference that gives too small a box is caught). Every value
-is a numpy array over its box, and every read a slice of one (:func:`window`).
+Boxes: an operation with bounds in its result type (after shape inference) computes on them, one without on
+the hull of what its uses read (the bodies evaluated in the algebra of boxes: :class:`_Reads`). A use that
+reads beyond an operation's bounds, or a load beyond its field's, is a located error (so a shape inference
+that gives too small a box is caught). Every value is a numpy array over its box, a read a slice of one.
 
 Arithmetic: IEEE double or single, rounded once per operation (as the generated C compiled with
 ``-ffp-contract=off``); ``scf.if`` evaluates both branches and chooses per point (branches are pure).
@@ -132,10 +131,8 @@ def predicate(op: Operation) -> str:
 
 
 class Body:
-    """An apply's body evaluated in some algebra, each value once and only those asked for. The structure
-    (block arguments, accesses, indices, constants, ``scf.if``, ``arith.select``, ``store_result``) is read
-    here; a subclass says what each is: numpy arrays (the interpreter) or C expression trees (the lowering,
-    :class:`polylab.stencil.expressions.Trees`)."""
+    """An apply's body evaluated in some algebra, each value once and only those asked for: the structure is
+    read here, and a subclass says what each value is (numpy arrays, boxes, or the lowering's C trees)."""
 
     def __init__(self, program: Program, apply: ApplyOp) -> None:
         self.program, self.apply, self.rank = program, apply, apply.get_rank()
@@ -297,17 +294,6 @@ class _Run:
                     np.broadcast_to(body.value(values[r * prod(u) + c]), counts)
         return results
 
-    def scalar(self, value: SSAValue, apply: ApplyOp) -> Any:
-        """A scalar operand of an apply: a constant, or a function argument (its value from ``fields``)."""
-        if isinstance(value.owner, arith.ConstantOp):
-            return dtype_of(value.type)(value.owner.value.value.data)
-        if isinstance(value, BlockArgument) and value in self.p.func.body.block.args:
-            name = self.p.argument_name(value)
-            if name not in self.fields:
-                raise StencilError(f"no value given for the scalar argument {name}")
-            return dtype_of(value.type)(self.fields[name])
-        raise self.p.error(f"{name_of(value)} is a temp: read it with stencil.access", apply)
-
 
 class _Points(Body):
     """The body at the base points ``lb + u * t`` (``0 <= t < counts``, ``u``: the apply's unroll factors)."""
@@ -348,7 +334,15 @@ class _Values(_Points):
     """The body's values at the points, as numpy arrays of the shape ``counts``."""
 
     def argument(self, operand: SSAValue) -> Any:
-        return self.run.scalar(operand, self.apply)
+        """A scalar operand: a constant, or a function argument (its value from ``fields``)."""
+        if isinstance(operand.owner, arith.ConstantOp):
+            return dtype_of(operand.type)(operand.owner.value.value.data)
+        if operand not in self.program.func.body.block.args:
+            raise self.program.error(f"{name_of(operand)} is a temp: read it with stencil.access", self.apply)
+        name = self.program.argument_name(operand)
+        if name not in self.run.fields:
+            raise StencilError(f"no value given for the scalar argument {name}")
+        return dtype_of(operand.type)(self.run.fields[name])
 
     def access(self, operand: SSAValue, dims: list[int], offsets: list[int], op: AccessOp) -> Any:
         data = self.run.read(operand, self.span(offsets, dims), op)[tuple(slice(None, None, self.step[d])

@@ -14,17 +14,10 @@ makes
 * the schedule of the program's order: statement ``S`` of operation number ``g`` at ``[g, x, c]``;
 * the live-out elements: the store ranges of the output fields.
 
-The expression trees (:mod:`polylab.model.expr`) come from the interpreter's reading of a body
-(:class:`~polylab.stencil.interpret.Body`) in the algebra of C (:class:`Trees`): a value used twice appears
-twice (the operations are pure, so this changes no result, and the C compiler's common subexpression
-elimination shares the work again); ``access %a [o]`` is a read of the array that holds ``%a`` at the point
-plus ``o`` (minus the array's origin); ``stencil.index d <o>`` the iterator of ``d`` plus ``o_d``;
-``arith.select`` and ``scf.if`` are ``c ? a : b``; ``arith.cmpf`` a C comparison (an unordered predicate
-``u..`` is the negation of the opposite ordered one, which is true on NaN as it must be: ``ugt`` is
-``!(a <= b)``, written ``(a <= b) ? 0 : 1``).
-
-The model's own C text (``Scop.source``) is the original program every schedule is verified against, so
-dependences, schedules, tiling, storage contraction of temps and code generation apply unchanged.
+The trees (:mod:`polylab.model.expr`) are a body read in the algebra of C (:class:`Trees`): a value used twice
+appears twice (the operations are pure; the C compiler shares the work again); an unordered ``cmpf``
+predicate is the negation of the opposite ordered one, true on NaN as it must be (``ugt``: ``(a <= b) ? 0 :
+1``). The model's own C text (``Scop.source``) is the original every schedule is verified against.
 """
 
 from __future__ import annotations
@@ -67,8 +60,7 @@ _OPPOSITE = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}
 
 #: the C type of each scalar type of the dialect
 CTYPES = {"f64": "double", "f32": "float", "index": "int", "i64": "long long", "i32": "int", "i1": "int"}
-#: the largest expression tree one statement may hold (a body whose values are reused very often could
-#: grow exponentially when written as a tree)
+#: the largest expression tree one statement may hold (a DAG written as a tree can grow exponentially)
 MAX_NODES = 200_000
 
 
@@ -188,8 +180,8 @@ def tree_size(e: Expr) -> int:
 
 @dataclass(frozen=True, eq=False)
 class Lowering:
-    """A stencil program and its model: ``program`` (with its boxes), ``scop``, the array of each field
-    argument (``fields``: argument name -> array) and of each computed temp (``temps``: value name -> array)."""
+    """A stencil program (with its boxes) and its model; the array of each field argument (``fields``) and of
+    each computed temp (``temps``), by name."""
 
     program: Program
     scop: Scop

@@ -2,19 +2,13 @@
 two forms, the program distributed over MPI ranks, and polylab's own code from the lowered model (C, OpenMP,
 CUDA, MLIR affine loops). Building and running MLIR is the toolchain's (:mod:`polylab.toolchain.mlirbuild`).
 
-* :func:`lowered_loops`: xDSL's ``stencil-storage-materialization,shape-inference,convert-stencil-to-ll-mlir``;
-  :func:`run_loops` builds and runs it (:func:`polylab.stencil.check.check_loops` judges its fields).
-* :func:`gpu_forms`: xDSL's lowered loops mapped to GPU processors by xDSL's ``gpu-map-parallel-loops``
-  (shown as ``mapped``), and the two forms ``mlir-opt`` makes of them and verifies: the loops tiled into blocks
-  of threads and converted to a ``gpu.launch`` with the body inside (the inline form), then the kernel outlined
-  to a ``gpu.func`` in a ``gpu.module``, started by ``gpu.launch_func`` (the function form). polylab's own CUDA
-  C from the model is the GPU code that runs and is timed (:func:`generate_code`).
-* :func:`distribute`: xDSL's ``distribute-stencil`` (a 2d or 3d grid of ranks) and ``shape-inference``: the
-  halo exchanges (``dmp.swap``) each rank performs, listed, and the MPI form (:func:`mpi_module`): the fields
-  become the function's arguments (``stencil.cast`` folded into their types), then
-  ``distribute-stencil{strategy=2d-grid slices=R,1}`` (``R`` parts along ``i``), ``shape-inference``,
-  ``canonicalize-dmp``, ``stencil-bufferize``, ``dmp-to-mpi{mpi_init=false}`` (the driver initialises MPI),
-  ``convert-stencil-to-ll-mlir`` and ``lower-mpi`` (calls to MPICH's C interface).
+* :func:`lowered_loops` (:data:`LOWER_SPEC`) and :func:`run_loops`, which builds and runs them.
+* :func:`gpu_forms`: xDSL's lowered loops mapped to GPU processors by xDSL's ``gpu-map-parallel-loops``, and
+  the inline and function forms ``mlir-opt`` makes of them (:func:`polylab.toolchain.mlirbuild.gpu_launch_forms`).
+  polylab's own CUDA C from the model is the GPU code that runs and is timed (:func:`generate_code`).
+* :func:`distribute`: xDSL's ``distribute-stencil`` (a 2d or 3d grid of ranks): the halo exchanges
+  (``dmp.swap``) each rank performs, listed, and the MPI form (:func:`mpi_module`: the fields made the
+  function's arguments, then :data:`MPI_SPEC`).
 * :func:`run_mpi` runs the MPI form with ``mpirun -np R``. Each rank holds fields of the program's bounds in
   *its own* coordinates (rank ``r``'s point ``x`` is the global point ``x + r * L`` along ``i``, ``L`` the local
   extent), with the global values only on the rows it owns and on the global halo (outside the global
@@ -46,7 +40,8 @@ from polylab.toolchain.mlirbuild import gpu_launch_forms, mlir_tools, run_mlir
 
 #: xDSL's lowering of the stencil dialect to scf.parallel loops over memrefs
 LOWER_SPEC = "stencil-storage-materialization,shape-inference,convert-stencil-to-ll-mlir"
-#: xDSL's passes from a program whose fields are arguments to loops with MPI calls (``{ranks}``: along ``i``)
+#: xDSL's passes from a program whose fields are arguments to loops with calls to MPICH (``{ranks}`` parts along
+#: ``i``; the driver initialises MPI)
 MPI_SPEC = ("distribute-stencil{{strategy=2d-grid slices={ranks},1}},shape-inference,canonicalize-dmp,"
             "stencil-bufferize,dmp-to-mpi{{mpi_init=false}},convert-stencil-to-ll-mlir,lower-mpi")
 
@@ -70,10 +65,10 @@ def lowered_loops(program: Program) -> Program:
     return run_passes(program, LOWER_SPEC)
 
 
-def run_loops(program: Program, fields: dict[str, Any], *, loops: Program | None = None) -> dict[str, np.ndarray]:
+def run_loops(program: Program, fields: dict[str, Any]) -> dict[str, np.ndarray]:
     """The stored fields after xDSL's lowered loops of ``program``, compiled through ``mlir-opt`` and run on
     ``fields`` (:func:`polylab.toolchain.mlirbuild.run_mlir`)."""
-    loops = loops or lowered_loops(program)
+    loops = lowered_loops(program)
     after = run_mlir(loops.text, loops.name, [fields[name] for name, _ in program.arguments()])
     return {name: a for (name, _), a in zip(program.arguments(), after) if name in program.output_fields()}
 
@@ -81,9 +76,8 @@ def run_loops(program: Program, fields: dict[str, Any], *, loops: Program | None
 # -- GPU ----------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class GpuForms(render.TextDisplay):
-    """The lowered loops in MLIR's GPU dialect: ``mapped`` (xDSL: scf.parallel with GPU processor mapping),
-    ``launch`` (inline form: gpu.launch) and ``outlined`` (function form: gpu.func + gpu.launch_func), the last
-    two from ``mlir-opt`` (None with ``reason`` when it is not installed)."""
+    """The lowered loops in MLIR's GPU dialect: ``mapped`` (xDSL's processor mapping), ``launch`` (the inline
+    form) and ``outlined`` (the function form), the last two None with the ``reason`` where mlir-opt is not."""
 
     mapped: str
     launch: str | None
@@ -146,20 +140,16 @@ def distribute(program: Program, grid: str | tuple[int, ...]) -> Distribution:
     strategy = f"{len(grid)}d-grid"
     spec = f"distribute-stencil{{strategy={strategy} slices={','.join(map(str, grid))}}},shape-inference"
     distributed = run_passes(program, spec)
-    exchanges = []
-    for op in distributed.walk():
-        if isinstance(op, dmp.SwapOp):
-            for ex in op.swaps:
-                exchanges.append(f"send {list(ex.offset)} + {list(ex.size)} to the neighbour at "
-                                 f"{list(ex.neighbor)}; receive into the halo at {list(ex.offset)}")
+    exchanges = tuple(f"send {list(ex.offset)} + {list(ex.size)} to the neighbour at {list(ex.neighbor)}; receive "
+                      f"into the halo at {list(ex.offset)}" for op in distributed.walk() if isinstance(op, dmp.SwapOp)
+                      for ex in op.swaps)
     if any(g != 1 for g in grid[1:]):
-        return Distribution(grid, distributed.text, tuple(exchanges), None,
+        return Distribution(grid, distributed.text, exchanges, None,
                             "the MPI build splits the domain along i only (a grid such as 2x1 or 4x1)")
     try:
-        mpi, reason = mpi_module(program, grid[0]), ""
+        return Distribution(grid, distributed.text, exchanges, mpi_module(program, grid[0]))
     except PolylabError as err:
-        mpi, reason = None, err.message
-    return Distribution(grid, distributed.text, tuple(exchanges), mpi, reason)
+        return Distribution(grid, distributed.text, exchanges, None, err.message)
 
 
 def fields_as_arguments(program: Program) -> Program:
@@ -194,24 +184,21 @@ def run_mpi(program: Program, ranks: int, fields: dict[str, Any], *, timeout: fl
                            hint=f"choose a number of ranks that divides {hi - lo}")
     local, text = (hi - lo) // ranks, mpi_module(program, ranks)
     arguments = fields_as_arguments(program).arguments()
-    first = {}    # the first row of each field
-    for name, value in arguments:
-        if box_of(value.type) is None:
-            raise StencilError(f"the argument {name} is not a field with bounds: the MPI build supports fields only")
-        first[name] = box_of(value.type)[0][0]
-    per_rank = []
-    for r in range(ranks):
-        per_rank.append([])
-        for name, _ in arguments:
-            g = np.asarray(fields[name], dtype=np.float64)
-            x = first[name] + np.arange(g.shape[0])                      # the rank's own rows
-            rows = x + r * local - first[name]                           # their global rows in g
-            keep = (rows >= 0) & (rows < g.shape[0]) & (((x >= lo) & (x < lo + local)) | (x + r * local < lo) |
-                                                        (x + r * local >= hi))
-            a = np.full_like(g, np.nan)
-            a[keep] = g[rows[keep]]
-            per_rank[-1].append(a)
-    after = run_mlir(text, program.name, per_rank, ranks=ranks, timeout=timeout)
+    if (name := next((n for n, v in arguments if box_of(v.type) is None), None)) is not None:
+        raise StencilError(f"the argument {name} is not a field with bounds: the MPI build supports fields only")
+    first = {n: box_of(v.type)[0][0] for n, v in arguments}     # the first row of each field
+
+    def on_rank(name: str, r: int) -> np.ndarray:
+        g = np.asarray(fields[name], dtype=np.float64)
+        x = first[name] + np.arange(len(g))                  # the rank's own rows, at the global rows x + r L
+        keep = (x + r * local - first[name] < len(g)) & ((x >= lo) & (x < lo + local) | (x + r * local < lo) |
+                                                         (x + r * local >= hi))
+        a = np.full_like(g, np.nan)
+        a[keep] = g[x[keep] + r * local - first[name]]
+        return a
+
+    after = run_mlir(text, program.name, [[on_rank(n, r) for n, _ in arguments] for r in range(ranks)], ranks=ranks,
+                     timeout=timeout)
     result = {}
     for k, (name, _) in enumerate(arguments):
         if name in program.output_fields():

@@ -1,17 +1,12 @@
 """A reader for the Open Earth compiler's 2020 syntax of the stencil dialect, giving today's syntax.
 
-The Open Earth examples are written in the MLIR of 2020: ``func @f(...)``, ``addf``, ``constant``,
-``stencil.cast %arg([lb] : [ub])`` with sized field types (``!stencil.field<72x72x72xf64>``),
-``stencil.store %t to %f([lb] : [ub])``, ``stencil.store_result %v : (f64) -> !stencil.result<f64>``,
-``stencil.apply (...) -> T { ... } to ([lb] : [ub])``, ``stencil.return unroll [1, 2, 1] ...`` and ``0``
-for a dimension a field does not have (``!stencil.field<0x?x0xf64>``). :func:`upgrade` rewrites such a
-text, line for line, into today's syntax (``func.func``, ``arith.addf``, bounds in the types:
-``!stencil.field<[-4,68]x[-4,68]x[-4,68]xf64>``, ``stencil.access %a[_, 1, _]`` for a field without some
-dimensions), which xDSL parses; each output line is the rewrite of the input line with the same number,
-so every later diagnostic names the user's line.
-
-Operations xDSL's dialect cannot express (``stencil.depend`` and sequential applies, ``stencil.apply
-seq(...)``, which Open Earth had for tridiagonal solvers) are refused naming the operation and its line.
+The 2020 syntax: ``func @f(...)``, ``addf``, ``stencil.cast %arg([lb] : [ub])`` with sized field types
+(``!stencil.field<72x72x72xf64>``), ``stencil.store %t to %f([lb] : [ub])``, ``stencil.store_result %v :
+(f64) -> ...``, ``stencil.apply (...) -> T { ... } to ([lb] : [ub])``, ``stencil.return unroll [1, 2, 1]``,
+``0`` for a dimension a field does not have. :func:`upgrade` rewrites it line for line into today's syntax
+(bounds in the types, ``stencil.access %a[_, 1, _]`` for a field without some dimensions), so every later
+diagnostic names the user's line. Operations xDSL's dialect cannot express (``stencil.depend``, sequential
+applies ``stencil.apply seq(...)``) are refused naming the operation and its line.
 """
 
 from __future__ import annotations
@@ -24,8 +19,7 @@ from polylab.stencil.errors import StencilSyntaxError, UnsupportedStencilError
 #: 2020 spelling -> today's dialect-qualified name (operations of the arith and math dialects)
 RENAMED = {**{op: f"arith.{op}" for op in (
     "addf", "subf", "mulf", "divf", "negf", "remf", "addi", "subi", "muli", "divsi", "remsi", "constant",
-    "select", "index_cast", "sitofp", "fptosi", "uitofp", "fptoui", "extf", "truncf", "andi", "ori", "xori",
-    "maxf", "minf")},
+    "select", "index_cast", "sitofp", "fptosi", "uitofp", "fptoui", "extf", "truncf", "andi", "ori", "xori")},
     "maxf": "arith.maximumf", "minf": "arith.minimumf",
     **{op: f"math.{op}" for op in ("sqrt", "absf", "exp", "log", "sin", "cos", "tanh", "powf", "ceil", "floor")}}
 #: operations of the 2020 dialect that xDSL's dialect has no counterpart for, and why
@@ -51,7 +45,7 @@ def _ints(text: str) -> list[int]:
 
 
 class _Upgrader:
-    """The state of one rewrite: the bounds of each field value (from its ``stencil.cast``)."""
+    """One rewrite: the bounds of each field value (from its ``stencil.cast``), the type of each temp."""
 
     def __init__(self, text: str) -> None:
         self.lines = text.split("\n")
@@ -67,20 +61,16 @@ class _Upgrader:
 
     def _closing_bounds(self) -> dict[int, tuple[list[int], list[int]]]:
         """Header line of each apply -> the bounds of its closing ``} to ([lb] : [ub])``."""
-        stack: list[tuple[int, bool]] = []
+        stack: list[int] = []
         out = {}
         for n, line in enumerate(self.lines):
-            code = line.split("//")[0]
-            if code.lstrip().startswith("}"):
-                if stack:
-                    start, is_apply = stack.pop()
-                    m = re.search(rf"to\s*{_BOX}", code)
-                    if is_apply and m:
-                        out[start] = (_ints(m.group(1)), _ints(m.group(2)))
-                if code.rstrip().endswith("{") and stack is not None:
-                    stack.append((n, False))
-            elif code.rstrip().endswith("{"):
-                stack.append((n, "stencil.apply" in code))
+            code = line.split("//")[0].strip()
+            if code.startswith("}") and stack and (m := re.search(rf"to\s*{_BOX}", code)):
+                out[stack.pop()] = (_ints(m.group(1)), _ints(m.group(2)))
+            elif code.startswith("}") and stack:
+                stack.pop()
+            if code.endswith("{"):
+                stack.append(n)
         return out
 
     # -- types ------------------------------------------------------------------------------------------------
