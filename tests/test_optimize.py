@@ -27,10 +27,10 @@ from polylab.errors import AnalysisError, ScheduleError
 from polylab.reference.interpret import same_live_out
 from polylab.schedule import check, original, parallel, parse_schedule
 from polylab.schedule.deps import dependences
-from polylab.schedule.optimize import (TIME_TILE, Machine, SerialReason, ShapeKind, Structure, TimeTiling,
-                                       cache_tile_sizes, chain_shadowed, exact_parallel_loops, innermost_pairs,
-                                       is_stride_one, loop_dims, optimize_schedule, parallel_loops, private_start,
-                                       settings_of, stream_tile_sizes, wave_tile_sizes)
+from polylab.schedule.optimize import (TIME_TILE, JamKind, JamOutcome, Machine, SerialReason, ShapeKind, Structure,
+                                       TimeTiling, cache_tile_sizes, chain_shadowed, exact_parallel_loops,
+                                       innermost_pairs, is_stride_one, loop_dims, optimize_schedule, parallel_loops,
+                                       private_start, settings_of, stream_tile_sizes, wave_tile_sizes)
 from polylab.schedule.shiftfuse import same_inner_ranges
 from polylab.schedule.transform import distribute, mark_parallel
 from polylab.storage import recipe_steps
@@ -180,14 +180,16 @@ def test_same_inner_ranges_is_exact():
 def test_gemm_at_one_thread_keeps_the_reused_slice_in_l2_when_asked():
     """gemm's ``B[k][j]`` is read again for every ``i``: with cache tiling asked for at one thread, the k
     and j loops are tiled outside ``i`` with the cache model's sizes, ``j`` stays the innermost vector
-    loop; not by default, not with threads."""
+    loop; not by default, not with threads. A strip of 1024 ``j`` keeps no sums in registers, so
+    :data:`REDUCTION_ROWS` iterations of ``k`` are jammed into it (``i, floor(k / 4), j, k``)."""
     tj, tk = stream_tile_sizes(8, MACHINE)
     assert tj == 1024 and tk >= 8 and tk * tj * 8 <= MACHINE.l2_bytes // 2 < 2 * tk * tj * 8
     s = optimized(scop_of("gemm.c"), "optimize(1, 8, 0, 1)")
     c = {x.statement: x for x in report(s).choices}
     assert c["S1"].kind is ShapeKind.STREAM_TILE and c["S1"].vector and c["S1"].shape.modelled
     assert c["S1"].shape.sizes == (tk, tj)
-    assert s.expressions("S1")[-3:] == ["i", "k", "j"]
+    assert s.expressions("S1")[-4:] == ["i", "(floor((k)/4))", "j", "k"]
+    assert [(j.kind, j.outcome, j.rows) for j in report(s).jams] == [(JamKind.REDUCTION, JamOutcome.DONE, 4)]
     assert f"floor((j)/{tj})" in s.text() and f"floor((k)/{tk})" in s.text() and check(s).legal
     for spec in ("optimize(1)", "optimize(2)", "optimize(2, 8, 0, 1)"):     # only asked for, one thread
         other = optimized(scop_of("gemm.c"), spec)
@@ -274,7 +276,9 @@ def test_gemm_is_distributed_and_tiled_for_the_cache_when_asked():
     c = {x.statement: x for x in rep.choices}
     assert c["S1"].kind is ShapeKind.TILE and c["S1"].vector and c["S1"].shape.names == ("i", "k", "j")
     assert rep.structure is Structure.FULLY_DISTRIBUTED
-    assert s.expressions("S1")[-3:] == ["i", "k", "j"] and exact_parallel_loops(s)["S1"] >= 2
+    # the tile's 256 columns of j keep no sums in registers: 4 iterations of k jammed into them
+    assert s.expressions("S1")[-4:] == ["i", "(floor((k)/4))", "j", "k"] and exact_parallel_loops(s)["S1"] >= 2
+    assert [(j.kind, j.outcome) for j in rep.jams] == [(JamKind.REDUCTION, JamOutcome.DONE)]
 
 
 @pytest.mark.parametrize("name", ["jacobi2d.c", "heat3d.c", "fdtd2d.c"])

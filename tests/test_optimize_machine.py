@@ -106,7 +106,7 @@ def test_only_the_world_layer_reads_the_world(monkeypatch):
 
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     m = detect_machine()
-    assert m.threads == 3 and (m.l1_bytes, m.l2_bytes) == cache_sizes()
+    assert m.threads == 3 and (m.l1_bytes, m.l2_bytes, m.l3_bytes) == cache_sizes()
     assert detect_machine(5).threads == 5
     with pytest.raises(ScheduleError):
         Machine(threads=0)

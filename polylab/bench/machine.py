@@ -8,7 +8,7 @@ value: nothing below these layers reads the environment, sysfs or the CPU flags.
   is bound by its arithmetic or by the caches depends on it: a one-dimensional stencil that streams its
   rows from the L3 cache is bound by its arithmetic with two-lane vectors and by the cache with four, where
   the time strips that keep its rows in L1 win (:func:`polylab.schedule.timetile.time_strips`);
-* the L1 data and L2 cache sizes of CPU 0, from Linux's sysfs (:func:`cache_sizes`).
+* the L1 data, L2 and L3 cache sizes of CPU 0, from Linux's sysfs (:func:`cache_sizes`).
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ def available_threads() -> int:
 
 
 @lru_cache(maxsize=1)
-def cache_sizes() -> tuple[int, int]:
-    """(L1 data, L2) cache sizes in bytes of CPU 0, from Linux's sysfs; the reference machine's
+def cache_sizes() -> tuple[int, int, int]:
+    """(L1 data, L2, L3) cache sizes in bytes of CPU 0, from Linux's sysfs; the reference machine's
     (:class:`~polylab.schedule.optimize.Machine`'s defaults) where they cannot be read."""
-    l1, l2 = Machine().l1_bytes, Machine().l2_bytes
+    l1, l2, l3 = Machine().l1_bytes, Machine().l2_bytes, Machine().l3_bytes
     for idx in sorted(CACHE_DIR.glob("index*")) if CACHE_DIR.is_dir() else []:
         try:
             level = int((idx / "level").read_text())
@@ -55,7 +55,9 @@ def cache_sizes() -> tuple[int, int]:
             l1 = size
         elif level == 2:
             l2 = size
-    return l1, l2
+        elif level == 3:
+            l3 = size
+    return l1, l2, l3
 
 
 @lru_cache(maxsize=1)
@@ -85,5 +87,6 @@ def vector_bytes_of_flags(flags: Sequence[str]) -> int:
 def detect_machine(threads: int | None = None, flags: Sequence[str] = ()) -> Machine:
     """The :class:`~polylab.schedule.optimize.Machine` this process runs on: ``threads`` (default
     :func:`available_threads`), the vector width of a build with ``flags`` and the cache sizes of CPU 0."""
-    l1, l2 = cache_sizes()
-    return Machine(threads if threads is not None else available_threads(), vector_bytes_of_flags(flags), l1, l2)
+    l1, l2, l3 = cache_sizes()
+    return Machine(threads if threads is not None else available_threads(), vector_bytes_of_flags(flags), l1, l2,
+                   l3)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import islpy as isl
 
 from polylab.errors import ScheduleError
-from polylab.model import Scop
+from polylab.model import Access, Scop, Statement
 from polylab.model.memo import ObjectMemo
 from polylab.schedule.tuning import ELEMENT_BYTES
 
@@ -28,17 +28,19 @@ class Machine:
 
     ``threads``: the threads the code will run with; ``vector_bytes``: the vector width of the build
     (16 for gcc's default x86-64 build, SSE2; 32 with AVX/AVX2, ``-march=native`` on most processors);
-    ``l1_bytes`` / ``l2_bytes``: the L1 data and L2 cache sizes of one core. The defaults are those of the
-    shared development machine the tuning constants were measured on (one thread, the default build, 32 KiB
-    L1, 512 KiB L2), so a search given no machine chooses as it did there."""
+    ``l1_bytes`` / ``l2_bytes``: the L1 data and L2 cache sizes of one core; ``l3_bytes``: the last-level
+    cache. The defaults are those of the shared development machine the tuning constants were measured on
+    (one thread, the default build, 32 KiB L1, 512 KiB L2, 8 MiB L3), so a search given no machine chooses
+    as it did there."""
 
     threads: int = 1
     vector_bytes: int = DEFAULT_VECTOR_BYTES
     l1_bytes: int = 32 * 1024
     l2_bytes: int = 512 * 1024
+    l3_bytes: int = 8 * 1024 * 1024
 
     def __post_init__(self) -> None:
-        for name in ("threads", "vector_bytes", "l1_bytes", "l2_bytes"):
+        for name in ("threads", "vector_bytes", "l1_bytes", "l2_bytes", "l3_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ScheduleError(f"the machine's {name} must be a positive integer, not {value!r}",
@@ -64,12 +66,45 @@ _FOOTPRINTS: ObjectMemo[Scop, int | None] = ObjectMemo("optimize.footprint")
 
 
 def footprint_bytes(scop: Scop) -> int | None:
-    """The bytes of every array element the region touches, ``sum_A |{ F_a(x) : x in D_S, a of A }| *
-    sizeof(A)`` (exact counts of the union of the accessed elements); None where the program has
-    parameters (its sizes are known only when it runs)."""
+    """The bytes of every array element the region touches: ``sum_A |{ F_a(x) : x in D_S, a of A }| *
+    sizeof(A)`` (exact counts of the union of the accessed elements) where the sizes are constants; where
+    the program has parameters, the declared sizes of the arrays it touches when they are all constants (an
+    upper bound: every access stays inside its array; PolyBench's kernels run to ``n`` over arrays declared
+    ``[N]``); None otherwise (the sizes are known only when it runs)."""
     if scop.parameters:
-        return None
+        return declared_bytes(scop)
     return _FOOTPRINTS.get(scop, lambda: _count_footprint(scop))
+
+
+def declared_bytes(scop: Scop) -> int | None:
+    """The declared bytes of the arrays the region accesses, when every extent of theirs is an integer
+    constant; None otherwise."""
+    touched = {acc.array for st in scop.statements for acc in st.accesses}
+    sizes = [array_bytes(scop, a.name) for a in scop.arrays if a.name in touched]
+    return None if any(b is None for b in sizes) else sum(b for b in sizes if b is not None)
+
+
+def array_bytes(scop: Scop, name: str) -> int | None:
+    """The declared bytes of array ``name`` when its extents are integer constants, else None."""
+    array = next(a for a in scop.arrays if a.name == name)
+    if not all(e.strip().isdigit() for e in array.extents):
+        return None
+    count = 1
+    for e in array.extents:
+        count *= int(e)
+    return count * element_bytes(scop).get(name, 8)
+
+
+def read_bytes(scop: Scop, stmt: Statement, acc: Access) -> int | None:
+    """The bytes of the elements access ``acc`` of ``stmt`` reads over its whole domain: exact where the
+    sizes are constants, else bounded by its array's declared size when that is constant; None otherwise."""
+    if not scop.parameters:
+        try:
+            count = int(acc.relation.intersect_domain(stmt.domain).range().count_val().to_python())
+        except isl.Error:  # isl could not count the set: bounded by the declaration, as with parameters
+            return array_bytes(scop, acc.array)
+        return count * element_bytes(scop).get(acc.array, 8)
+    return array_bytes(scop, acc.array)
 
 
 def _count_footprint(scop: Scop) -> int | None:
@@ -86,7 +121,8 @@ def _count_footprint(scop: Scop) -> int | None:
 
 
 def fits_in_cache(scop: Scop, machine: Machine) -> bool:
-    """The region's data (:func:`footprint_bytes`, constant sizes only) fits in half the L2 cache: then
+    """The region's data (:func:`footprint_bytes`: exact, or bounded by the arrays' declared sizes) fits in
+    half the L2 cache: then
     the tiles that keep data in cache (time tiles) only add loop overhead (heat-3d at its small size,
     20^3 points of two arrays, 128 KiB: 0.71x of the original with time tiles)."""
     b = footprint_bytes(scop)

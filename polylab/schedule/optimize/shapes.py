@@ -5,8 +5,11 @@
 * :attr:`~ShapeKind.STRIP`, parallel strip-mining ``(floor(l_p / T), the other loops, l_p)`` of a parallel
   loop ``l_p`` whose accesses are stride-1: the tile loop runs in parallel, the point loop is innermost and
   vectorizable;
-* :attr:`~ShapeKind.STREAM_TILE` and :attr:`~ShapeKind.TILE`, tiles for the cache (offered when asked, where
-  an array is reused across the outer loop a whole slice away: :func:`tiling_order`);
+* :attr:`~ShapeKind.STREAM_TILE` and :attr:`~ShapeKind.TILE`, tiles for the cache, where an array is reused
+  across the outer loop a whole slice away (:func:`tiling_order`): offered when asked, and where that slice
+  does not fit in half the last-level cache (then each outer iteration reads it from memory again, and a
+  tile of it read once serves every outer iteration: trmm's and gemm's ``B[k][j]`` across ``i`` at
+  PolyBench's large sizes);
 * :attr:`~ShapeKind.STRIPS` of the last two loops ``(a, b)``: ``(.., floor(a / S), b + f a, a)``, ``S``
   independent chains in flight, and :attr:`~ShapeKind.STRIPS_WAVE`, those strips inside a tile-level
   wavefront ``floor(a / A) + floor((b + f a) / B)`` whose tiles come from a cache model;
@@ -23,12 +26,12 @@ import itertools
 from dataclasses import dataclass
 from typing import Sequence
 
-from polylab.model import Statement
+from polylab.model import Access, Scop, Statement
 from polylab.schedule.core import floor_div, skewed
 from polylab.schedule.optimize.cachemodel import cache_tile_sizes, stream_tile_sizes, wave_tile_sizes
 from polylab.schedule.optimize.kinds import ShapeKind
 from polylab.schedule.optimize.loops import Aff, is_stride_one, iterator_of, stride_score, uses
-from polylab.schedule.optimize.machine import Machine
+from polylab.schedule.optimize.machine import Machine, read_bytes
 from polylab.schedule.optimize.records import ShapeFacts
 from polylab.schedule.tuning import (MAX_PERMUTED_LOOPS, MAX_SKEW, PAR_STRIP, STRIP_ROWS, TIME_TILE, TIME_WAVE_SKEWS,
                                      WAVE_TILE)
@@ -65,11 +68,12 @@ class Settings:
 
 
 def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], settings: Settings,
-           point_bytes: int = 8, element: int = 8) -> list[Shape]:
+           point_bytes: int = 8, element: int = 8, scop: Scop | None = None) -> list[Shape]:
     """The candidate rewritings of a statement's private loops (see the module text), identity first.
     ``point_bytes``: the bytes of one element of each array the statement accesses, summed (the cache
     model of :func:`~polylab.schedule.optimize.cachemodel.wave_tile_sizes`); ``element``: the largest of
-    them (:func:`~polylab.schedule.optimize.cachemodel.stream_tile_sizes`)."""
+    them (:func:`~polylab.schedule.optimize.cachemodel.stream_tile_sizes`); ``scop``: the statement's SCoP
+    (the sizes of its arrays, for the reuse model of the cache tiles)."""
     m = len(loops)
     out = [Shape(ShapeFacts(ShapeKind.KEEP), tuple(loops))]
     if m == 0:
@@ -85,7 +89,7 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], settings
                 continue   # one thread: the tile loop's parallelism is unused, the strip walk only costs
             out.append(Shape(ShapeFacts(ShapeKind.STRIP, (names[p],), (PAR_STRIP,)),
                              (floor_div(loops[p], PAR_STRIP), *rest, loops[p])))
-    out += _cache_tiles(stmt, loops, names, settings, element)
+    out += _cache_tiles(stmt, loops, names, settings, element, scop)
     if m >= 2:
         out += _strips(loops, names, settings, point_bytes)
         if m >= 3:
@@ -94,12 +98,19 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], settings
 
 
 def _cache_tiles(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], settings: Settings,
-                 element: int) -> list[Shape]:
+                 element: int, scop: Scop | None) -> list[Shape]:
     """The stream tiles (one thread) and the cache tiles of a band whose reuse the cache model asks to
-    keep (:func:`tiling_order`), when cache tiling is offered."""
-    order = tiling_order(stmt, loops)
-    if order is None or not settings.tile:
+    keep (:func:`tiling_order`), when cache tiling is offered or the slice read again in every outer
+    iteration does not fit in half the last-level cache (:func:`~polylab.schedule.optimize.machine.read_bytes`:
+    exact, or bounded by the array's declared size)."""
+    plan = tiling_order(stmt, loops)
+    if plan is None:
         return []
+    order, reused = plan
+    if not settings.tile:
+        size = read_bytes(scop, stmt, reused) if scop is not None else None
+        if size is None or size <= settings.machine.l3_bytes // 2:
+            return []
     out = []
     tiled = tuple(names[p] for p in order)
     if settings.threads == 1:
@@ -161,11 +172,11 @@ def _time_tiled_strips(loops: Sequence[Aff], names: Sequence[str], settings: Set
     return out
 
 
-def tiling_order(stmt: Statement, loops: Sequence[Aff]) -> tuple[int, ...] | None:
-    """The loop order to tile in, when the cache model says tiling pays: at least three private loops,
-    all plain iterators, ordered with the best stride-1 loop innermost, and an access that does not
-    depend on the outermost of them but on the two innermost (its reuse across the outer loop is a whole
-    two-dimensional slice away: gemm's ``B[k][j]`` across ``i``). None otherwise."""
+def tiling_order(stmt: Statement, loops: Sequence[Aff]) -> tuple[tuple[int, ...], Access] | None:
+    """The loop order to tile in, and the access whose reuse tiling keeps, when tiling can pay: at least
+    three private loops, all plain iterators, ordered with the best stride-1 loop innermost, and an access
+    that does not depend on the outermost of them but on the two innermost (its reuse across the outer loop
+    is a whole two-dimensional slice away: gemm's ``B[k][j]`` across ``i``). None otherwise."""
     its = [iterator_of(x, stmt) for x in loops]
     if len(loops) < 3 or any(k is None for k in its):
         return None
@@ -180,7 +191,7 @@ def tiling_order(stmt: Statement, loops: Sequence[Aff]) -> tuple[int, ...] | Non
             continue
         used = [any(int(F[r, k]) for r in range(F.rows)) for k in range(len(stmt.iterators))]
         if not used[outer] and used[mid] and used[its[inner]]:
-            return order
+            return order, acc
     return None
 
 

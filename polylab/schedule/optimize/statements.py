@@ -67,7 +67,7 @@ def _pick(layout: Layout, rows: dict[str, list[Aff]], n: str, settings: Settings
     point_bytes = sum(sizes_of.get(x, 8) for x in touched)
     element = max((sizes_of.get(x, 8) for x in touched), default=8)
     threads = settings.threads
-    for shape in shapes(stmt, layout.private[n], names, settings, point_bytes, element):
+    for shape in shapes(stmt, layout.private[n], names, settings, point_bytes, element, layout.scop):
         if best is not None and skips(best[0], best[1].kind, first_private, shape.kind):
             continue
         trial = dict(rows)

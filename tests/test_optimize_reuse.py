@@ -1,0 +1,83 @@
+"""The optimizer's cache models on programs whose loops run to parameters over arrays of declared constant
+sizes (PolyBench's kernels: ``for (i = 0; i < n; i++)`` over ``double A[N]``), issue 31 item 4:
+
+* the data a region touches is bounded by its arrays' declared sizes: where that fits in half the L2 cache,
+  no time strips, time tiles or fusion with shifts (PolyBench's jacobi-1d at its large size, 2 x 2000
+  doubles: the source order, instead of strips that only cost);
+* a slice read again in every iteration of the outer loop (trmm's and gemm's ``B[k][j]`` across ``i``) that
+  does not fit in half the last-level cache gets tiles that keep it there (the stream tiles at one thread),
+  and the reduction loop inside them is jammed into the vector loop (a wide strip of the vector loop keeps
+  no sums in registers); a slice that fits gets none;
+* every schedule computes what the original does, bit for bit (the reference interpreter).
+"""
+
+from __future__ import annotations
+
+import polylab
+from polylab.reference.interpret import same_live_out
+from polylab.schedule import check, parse_schedule
+from polylab.schedule.optimize import JamKind, JamOutcome, Machine, ShapeKind, Structure, TimeTiling
+from polylab.schedule.optimize.machine import declared_bytes, fits_in_cache, footprint_bytes
+from polylab.storage import recipe_steps
+
+JACOBI_1D = """
+void kernel(int tsteps, int n, double A[{N}], double B[{N}]) {{
+#pragma scop
+  for (int t = 0; t < tsteps; t++) {{
+    for (int i = 1; i < n - 1; i++) B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1]);
+    for (int i = 1; i < n - 1; i++) A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1]);
+  }}
+#pragma endscop
+}}
+"""
+
+TRMM = """
+void kernel(int m, int n, double alpha, double A[{M}][{M}], double B[{M}][{N}]) {{
+#pragma scop
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < n; j++) {{
+      for (int k = i + 1; k < m; k++)
+        B[i][j] += A[k][i] * B[k][j];
+      B[i][j] = alpha * B[i][j];
+    }}
+#pragma endscop
+}}
+"""
+
+
+def optimized(scop, spec, machine):
+    return parse_schedule(scop, spec, steps=recipe_steps(machine))
+
+
+def test_declared_sizes_bound_the_footprint_of_a_program_with_parameters():
+    small = polylab.parse(JACOBI_1D.format(N=2000)).scop
+    assert small.parameters and declared_bytes(small) == footprint_bytes(small) == 2 * 2000 * 8
+    assert fits_in_cache(small, Machine())
+    big = polylab.parse(JACOBI_1D.format(N=200000)).scop
+    assert footprint_bytes(big) == 2 * 200000 * 8 and not fits_in_cache(big, Machine())
+    unknown = polylab.parse(JACOBI_1D.format(N="n")).scop
+    assert footprint_bytes(unknown) is None and not fits_in_cache(unknown, Machine())
+
+
+def test_no_time_strips_where_the_arrays_fit_in_cache():
+    native = Machine(vector_bytes=32)
+    small = optimized(polylab.parse(JACOBI_1D.format(N=2000)).scop, "optimize(1)", native)
+    assert small.provenance.optimize.timing is TimeTiling.NONE
+    big = optimized(polylab.parse(JACOBI_1D.format(N=200000)).scop, "optimize(1)", native)
+    assert big.provenance.optimize.timing is TimeTiling.TIME_STRIPS
+
+
+def test_a_slice_beyond_the_last_level_cache_gets_stream_tiles_and_its_reduction_jammed():
+    machine = Machine(l3_bytes=64 * 1024)            # B, 64 x 80 doubles (40 KiB), does not fit in half of it
+    scop = polylab.parse(TRMM.format(M=64, N=80)).scop
+    s = optimized(scop, "optimize(1)", machine)
+    rep = s.provenance.optimize
+    c = {x.statement: x for x in rep.choices}
+    assert rep.structure is Structure.FULLY_DISTRIBUTED and c["S0"].kind is ShapeKind.STREAM_TILE, s.notes
+    assert [(j.kind, j.outcome) for j in rep.jams] == [(JamKind.REDUCTION, JamOutcome.DONE)]
+    assert check(s).legal
+    for m, n in ((9, 11), (5, 3), (12, 7)):
+        assert same_live_out(scop, s.scop, {"m": m, "n": n}, schedule=s.union_map) == []
+    # the same program whose slice fits keeps its loops untiled
+    fits = optimized(scop, "optimize(1)", Machine(l3_bytes=1024 * 1024))
+    assert all(not x.kind.tiled for x in fits.provenance.optimize.choices)
