@@ -122,6 +122,7 @@ def test_q5_wrong_paths_and_isl_values():
 def test_q6_wrong_paths_and_hidden_cases():
     r, fb = grade("lab1.q6", lambda n: n * n // 2)
     assert "triangle_count(4) returned 8, expected 10 (n = 4)" in fb and r.score == 0
+    assert hides(fb, "n * (n + 1)", "n*(n+1)", "(n + 1) * n")  # the cases' values, never the formula
     r, fb = grade("lab1.q6", lambda n: True)
     assert "returned True" in fb
     r, fb = grade("lab1.q6", lambda n: n / 0)

@@ -27,10 +27,11 @@ def test_q1_wrong_paths():
     assert grade("lab3.q1", [[2, 1], [2, 2]])[0].correct                      # any pair of that dependence
     r, fb = grade("lab3.q1", ((1, 1), (2, 1)))
     assert r.score == 0 and "theta keeps this pair in order" in fb and "(0, 1)" in fb and "(1, 2)" in fb
+    assert hides(fb, "S0[1, 2]", "((1, 1), (1, 2))")  # the pair's times, not a pair that is reversed
     r, fb = grade("lab3.q1", ((1, 1), (2, 2)))
     assert "does not depend on S0[1, 1]: their difference (1, 1) is no distance" in fb
     r, fb = grade("lab3.q1", ((0, 1), (1, 1)))
-    assert "(0, 1) is no instance of the sweep" in fb
+    assert "(0, 1) is no instance of the sweep" in fb and hides(fb, "S0[1, 2]", "((1, 1), (1, 2))")
     r, fb = grade("lab3.q1", (1, 1))
     assert "not an integer" in fb or "not a vector" in fb
     r, fb = grade("lab3.q1", "((1, 1), (1, 2))")
@@ -56,10 +57,12 @@ def test_q2_wrong_paths_and_no_credit_for_guessing():
 def test_q3_wrong_paths():
     r, fb = grade("lab3.q3", [[1, 0], [0, 1]])                        # the original order: legal, unimodular
     assert r.score == 0 and "the second dimension is not parallel" in fb and "(0, 1)" in fb
+    assert hides(fb, "[[2, 1], [1, 0]]", "[[1, 1], [1, 0]]", "[[1, 1], [0, 1]]")
     r, fb = grade("lab3.q3", [[2, 1], [0, 1]])
     assert r.score == 2 and "det(Theta) = 2" in fb and "leaves holes" in fb
     r, fb = grade("lab3.q3", [[1, -1], [1, 0]])
     assert r.score == 0 and "is illegal: flow dependence" in fb and "S0[1, 1] writes a[1][1]" in fb
+    assert hides(fb, "[[2, 1], [1, 0]]", "[[1, 1], [1, 0]]", "[[1, 1], [0, 1]]")
     assert r.pictures
     r, fb = grade("lab3.q3", [[2, 1], [4, 2]])
     assert "maps two instances to the same time" in fb

@@ -113,10 +113,11 @@ def test_q4_pluto_wrong_paths():
 def test_q5_fused_schedule_wrong_paths():
     r, fb = grade("lab4.q5", "{ S0[i] -> [i, 0]; S1[i] -> [i, 1] }")
     assert r.score == 0 and "S0[2] reads a[1], which S1[1] later overwrites" in fb and r.pictures
+    assert hides(fb, "S1[i] -> [i + 1", "[i + 1, 1]")  # the pair it breaks, not the shift that repairs it
     r, fb = grade("lab4.q5", "{ S0[i] -> [0, i]; S1[i] -> [1, i] }")                # the original: not fused
-    assert "first dimension is not i plus a constant" in fb
+    assert "first dimension is not i plus a constant" in fb and hides(fb, "S1[i] -> [i + 1", "[i + 1, 1]")
     r, fb = grade("lab4.q5", "{ S0[i] -> [i, 0]; S1[i] -> [i + 100, 1] }")
-    assert "do not overlap, so they are not fused" in fb
+    assert "do not overlap, so they are not fused" in fb and hides(fb, "S1[i] -> [i + 1", "[i + 1, 1]")
     assert grade("lab4.q5", "{ S0[i] -> [i, 0]; S1[i] -> [i + 2, 0] }")[0].correct   # a larger shift is legal
     r, fb = grade("lab4.q5", "{ S0[i] -> [i, 0] }")
     assert r.score == 0

@@ -34,9 +34,10 @@ def test_tile_counts_agree_with_a_brute_force_count():
 def test_q1_wrong_paths():
     assert grade("lab5.q1", (3, -1, -1))[0].correct     # dt is any positive number, memory-based
     r, fb = grade("lab5.q1", (0, 1, 1))
-    assert "(0, 1, 1) is a distance of seidel2d (flow), but no entry is negative" in fb
+    assert "(0, 1, 1) is a distance of seidel2d (flow), but no entry is negative" in fb and hides(fb, "(0, 1, -1)")
     r, fb = grade("lab5.q1", (0, 2, -1))
     assert "(0, 2, -1) is not a distance of seidel2d" in fb
+    assert hides(fb, "(0, 1, -1)", "A[i + 1][j - 1]")  # neither the distance nor the read that gives it
     r, fb = grade("lab5.q1", "(0, 1, -1)")
     assert "text" in fb
 
@@ -71,6 +72,7 @@ def test_q2_wrong_paths_and_no_credit_for_a_legal_order_alone():
 def test_q3_wrong_paths(recipe, expected):
     r, fb = grade("lab5.q3", recipe)
     assert r.score == 0 and expected in fb, fb
+    assert "t + i" in recipe or hides(fb, "t + i, 2t + i + j", "2t + i + j")  # the skew is never given
 
 
 def test_q3_an_illegal_skew_and_malformed_answers():
@@ -83,6 +85,7 @@ def test_q3_an_illegal_skew_and_malformed_answers():
 def test_q4_wrong_paths():
     r, fb = grade("lab5.q4", 8, 3)
     assert "tile_waves: 8 tile waves is not right" in fb and "widest_tile_wave: 3 is not the largest" in fb
+    assert hides(fb, "7 tile waves", "is 7", "4 tiles")
     r, fb = grade("lab5.q4", 7, "4")
     assert r.status == "partial" and "text" in fb
 

@@ -83,7 +83,7 @@ def check_q1(answer: object) -> Verdict:
     kinds = [kind for kind, dset in seidel_distance_sets() if not point.intersect(dset).is_empty()]
     if not kinds:
         return wrong(f"{d} is not a distance of seidel2d: equate the write A[i][j] with a read, e.g. "
-                     "A[i + 1][j - 1], and subtract source from sink")
+                     "A[i - 1][j], and subtract source from sink")
     if all(x >= 0 for x in d):
         return wrong(f"{d} is a distance of seidel2d ({kinds[0]}), but no entry is negative: it does not stop "
                      "rectangular tiling")
