@@ -6,8 +6,9 @@ The candidates are recipe specs, so the winner can be replayed anywhere a spec i
 * ``optimize(1)`` when ``T > 1`` -- the same without the strips' tile-level wavefront;
 * ``optimize(T, rows, wave)`` for other strip rows and wavefront tile sizes (only where the optimizer
   made strips), ``optimize(T, 8, size)`` for other tile sizes (only where it made time tiles,
-  :mod:`polylab.schedule.timetile`, or tiled the Pluto-style band, :mod:`polylab.schedule.bandtile`), and ``optimize(T, 8, 0, 1)``: with cache tiling offered (a
-  candidate that gives the same schedule as an earlier one is not timed twice);
+  :mod:`polylab.schedule.timetile`, or tiled the Pluto-style band, :mod:`polylab.schedule.bandtile`), and
+  ``optimize(T, 8, 0, 1)``: with cache tiling offered (a candidate that gives the same schedule as an earlier
+  one is not timed twice);
 * ``parallel`` -- the source order with its parallel loops marked: the fallback.
 
 Each candidate is verified against the original program at ``verify_params`` (bit for bit, a vacuous

@@ -33,10 +33,10 @@ jacobi-1d needs ``g = 2`` and ``c = 1`` for its second statement: ``A[i]`` of st
 of the same step, and ``B[i]`` of step ``t + 1`` reads ``A[i - 1]`` of step ``t``. The strips are
 sequential, so only the one-thread optimizer offers them, and only for builds with vectors of at least 32
 bytes (the :class:`~polylab.schedule.optimize.Machine`'s ``vector_bytes``): jacobi-1d (N = 200000, T = 500,
-one thread) with ``W = 1024`` ran at 0.70x of the original with plain ``-O3``, whose two-lane SSE2 arithmetic bounds the original more
-than the L3 cache does; with ``-march=native`` (AVX2) at 1.25x, 1.45x and 1.40x in three bench runs
-once the harness aligned the kernel's loops (before, 0.88x-1.27x: the strips' short loops ran at a speed
-set by where unrelated code placed them, ``docs/performance.md``).
+one thread) with ``W = 1024`` ran at 0.70x of the original with plain ``-O3``, whose two-lane SSE2 arithmetic
+bounds the original more than the L3 cache does; with ``-march=native`` (AVX2) at 1.25x, 1.45x and 1.40x in
+three bench runs once the harness aligned the kernel's loops (before, 0.88x-1.27x: the strips' short loops ran
+at a speed set by where unrelated code placed them, ``docs/performance.md``).
 
 Measured at one thread (fdtd2d, NX = NY = 1000, T = 50; the arrays fit the 32 MiB last-level cache but
 not L2): the source order 1.0x, the updates fused with shifts 1.3x, fused and tiled in time 3.7x of the

@@ -184,6 +184,8 @@ def wavefront(s: Schedule, start: int | None = None, stop: int | None = None) ->
     """
     sol = find_wavefront(s, start, stop)
     out = sol.schedule
-    notes = (f"wavefront theta = {' + '.join((f'{c}*' if c != 1 else '') + f't{sol.start + k}' for k, c in enumerate(sol.hyperplane) if c)}"
-             f" on dimensions {sol.start}..{sol.stop - 1}",) + tuple("  " + c for c in sol.constraints)
+    theta = " + ".join((f"{c}*" if c != 1 else "") + f"t{sol.start + k}"
+                       for k, c in enumerate(sol.hyperplane) if c)
+    notes = ((f"wavefront theta = {theta} on dimensions {sol.start}..{sol.stop - 1}",)
+             + tuple("  " + c for c in sol.constraints))
     return replace(out, steps=s.steps + ("wavefront",), notes=notes)

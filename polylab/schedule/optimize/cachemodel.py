@@ -37,12 +37,16 @@ def stream_tile_sizes(element: int, machine: Machine) -> tuple[int, int]:
     A[i][k] * B[k][j]``): without tiling each ``i`` streams all of ``B`` from beyond L2; with it, a tile of
     ``T_k x T_j`` elements of ``B`` is read from memory once and from L2 by every ``i``.
 
-    ``T_j = 1024`` (:data:`~polylab.schedule.tuning.STREAM_TILE_COLUMNS`): the vector loop ``j`` stays long (a row of the PolyBench sizes is one tile); ``T_k``
-    the largest power of two with ``T_k * T_j * element <= L2 / 2`` (the tile in half of L2, the rest for
-    the rows of ``C`` and ``A``), at least 8. On this machine (L2 512 KiB, doubles): ``T_k = 32``. Offered
-    with the cache tiling (``optimize(1, 8, 0, 1)``, a ``--tune`` candidate), not by default: in one run
-    at one thread it made 2mm (500^3) 5.4x faster than the original against 3.2x without, but gemm
-    (800^3) 0.59x against 1.14x (its ``B``, 5 MB, streams fast enough from this machine's 32 MiB L3)."""
+    ``T_j = 1024`` (:data:`~polylab.schedule.tuning.STREAM_TILE_COLUMNS`): the vector loop ``j`` stays long
+    (a row of the PolyBench sizes is one tile); ``T_k`` the largest power of two with
+    ``T_k * T_j * element <= L2 / 2`` (the tile in half of L2, the rest for the rows of ``C`` and ``A``), at
+    least 8. On this machine (L2 512 KiB, doubles): ``T_k = 32``. Offered with the cache tiling
+    (``optimize(1, 8, 0, 1)``, a ``--tune`` candidate), and by default only where the reused slice does not
+    fit in half the last-level cache (:func:`~polylab.schedule.optimize.shapes.shapes`): in one run at one
+    thread, without the reduction jam inside the tiles, it made 2mm (500^3) 5.4x faster than the original
+    against 3.2x without, but gemm (800^3) 0.59x against 1.14x (its ``B``, 5 MB, streamed fast enough from
+    the L3 of the machine measured then); with the jam, PolyBench's gemm, syrk and trmm at LARGE (``B`` of 9.6
+    to 10.6 MB) ran 1.4x to 4.1x faster than without tiles (docs/performance.md)."""
     tj, tk = STREAM_TILE_COLUMNS, MIN_CACHE_TILE
     while 2 * tk * tj * max(1, element) <= machine.l2_bytes // 2:
         tk *= 2
@@ -100,9 +104,9 @@ def strip_width(scop: Scop, machine: Machine) -> int:
 
 def time_tile_size(depth: int) -> int:
     """The size ``T`` of the time tiles of a nest of ``depth`` loops (:mod:`polylab.schedule.timetile`):
-    :data:`~polylab.schedule.tuning.TIME_TILE` for a two-dimensional stencil (time, rows, columns), divided by 4 for each further
-    dimension, at least 4. A tile holds ``T`` rows for ``T`` steps; the row of a three-dimensional stencil
-    is a plane, so the same ``T`` holds a plane's worth more data per row and leaves fewer tiles per wave:
-    heat3d (N = 120, T = 50) on two threads ran at 1.48x of the original with 32, 1.82x with 16 and 2.02x
-    with 8 (the step-by-step parallel order 1.79x)."""
+    :data:`~polylab.schedule.tuning.TIME_TILE` for a two-dimensional stencil (time, rows, columns), divided
+    by 4 for each further dimension, at least 4. A tile holds ``T`` rows for ``T`` steps; the row of a
+    three-dimensional stencil is a plane, so the same ``T`` holds a plane's worth more data per row and leaves
+    fewer tiles per wave: heat3d (N = 120, T = 50) on two threads ran at 1.48x of the original with 32, 1.82x
+    with 16 and 2.02x with 8 (the step-by-step parallel order 1.79x)."""
     return max(MIN_TIME_TILE, TIME_TILE >> (2 * max(0, depth - 3)))
