@@ -101,3 +101,34 @@ def test_the_examples_of_isl_answers_are_valid_isl(lab):
                 isl.Map(value) if value.count("{") == 1 and ";" not in value else isl.UnionMap(value)
             elif isinstance(value, str) and value.lstrip().startswith(("{", "[")):
                 isl.Set(value)
+
+
+def _solution_values(lab: str) -> dict:
+    """The literal values the solved notebook's answer cells assign (``name = <literal>``), by name."""
+    import ast
+
+    values = {}
+    for cell in _notebook(lab)["cells"]:
+        if "solution" not in cell.get("metadata", {}).get("tags", []):
+            continue
+        for node in ast.parse("".join(cell["source"])).body:
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                try:
+                    values[node.targets[0].id] = ast.literal_eval(node.value)
+                except ValueError:
+                    continue
+    return values
+
+
+@pytest.mark.parametrize("lab", RULED)
+def test_a_missing_answers_example_is_no_other_questions_answer(lab):
+    """A missing answer's hint is shown before the student answers the questions around it: its example is
+    none of the lab's answers (lab 4's q2 once suggested q1's hyperplane)."""
+    values = _solution_values(lab)
+    assert values, f"{lab}: no literal answer found in the solved notebook"
+    for q in get_lab(lab).questions:
+        squeezed = "".join((q.example or "").split())
+        for name, value in values.items():
+            text = value if isinstance(value, str) else repr(value)
+            if name not in q.answers and len(text) >= 3:
+                assert "".join(text.split()) not in squeezed, f"{lab}.{q.name}'s example gives away {name}"

@@ -323,7 +323,7 @@ LAB = Lab(
     questions=(
         Question("q1", 2, ("sl3_hyperplane",), check_q1, title="the wavefront of sl3", example="(2, 1, 1)"),
         Question("q2", 2, ("steep_hyperplane",), check_q2, title="a nest that needs a larger hyperplane",
-                 example="(1, 1, 1)"),
+                 example="(1, 0, 2)"),
         Question("q3", 3, ("farkas_constraints",), check_q3, title="the Farkas constraints of two statements",
                  kind="derivation", example='"{ [s, t, c] : s >= 0 and t >= 0 }"'),
         Question("q4", 2, ("pluto_bound", "pluto_schedule"), check_q4, title="the Pluto-style cost",
