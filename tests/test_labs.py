@@ -259,3 +259,43 @@ def test_no_answer_is_in_sight_before_it_is_given(course_run, name):
     assert not unseen, f"these texts are not shown by the solved notebook either, so they test nothing: {unseen}"
     gated = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%see_why")]
     assert gated and all("See why" in _shown(c) for c in gated)
+
+
+#: answers whose text the lab shows for another reason, with that reason
+SHOWN_FOR_ANOTHER_REASON = {
+    ("lab4_wavefront.ipynb", "sl3_hyperplane"): "(1, 1, 1) is also one of sl3's distances, which question 1 gives",
+    ("lab4_wavefront.ipynb", "pluto_schedule"): "the same (1, 1, 1)",
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_literal_answer_is_shown_by_the_untouched_lab(course_run, name):
+    """Every literal value a solved notebook's answer cells assign (``name = <literal>``, five characters or
+    more; a choice's answer is one of the options its question names, so choices are left out) appears
+    nowhere in what the untouched student lab shows once run to its end."""
+    import ast
+
+    from polylab.grading import get_lab
+
+    lab = get_lab(_load(SOLUTIONS / name)["metadata"]["polylab"]["lab"])
+    choices = {a for q in lab.questions if q.kind == "choice" for a in q.answers}
+    shown = _visible(course_run.notebook(LABS / name))
+    squeezed = "".join(shown.split())
+    leaked, checked = [], 0
+    for cell in _tagged(_load(SOLUTIONS / name), "solution"):
+        for node in ast.parse(make_labs.source_text(cell)).body:
+            if not (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)):
+                continue
+            answer = node.targets[0].id
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+            text = "".join((value if isinstance(value, str) else repr(value)).split())
+            if answer in choices or len(text) < 5 or (name, answer) in SHOWN_FOR_ANOTHER_REASON:
+                continue
+            checked += 1
+            if text in squeezed:
+                leaked.append(answer)
+    assert checked, f"{name}: no literal answer to look for"
+    assert not leaked, f"labs/{name} shows the answers of {leaked} before they are given"
