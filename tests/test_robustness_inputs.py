@@ -96,3 +96,14 @@ def test_an_extent_that_uses_a_loop_counter_is_refused_where_it_is_declared():
         polylab.parse("double x[N][k];\nfor (k = 0; k < N; k++)\n  x[k][0] = 1.0;\n")
     assert (info.value.location.line, info.value.location.column) == (1, 13)
     assert "loop counter" in info.value.message
+
+
+@pytest.mark.parametrize("line", ["for (i = 1; i < N; i++)#pragma endscop", "for (i = 1; i < N; i++) # pragma scop"])
+def test_a_pragma_after_other_text_on_its_line_is_a_located_error(line, capsys):
+    # fuzz case 59413 of seed 28 (and issue 15's campaign): an IndexError in Source.text
+    source = f"double a[N];\n{line}\n  a[i] = a[i - 1];\n"
+    with pytest.raises(polylab.errors.SourceSyntaxError, match="a #pragma must begin its line") as info:
+        polylab.parse(source)
+    assert (info.value.location.line, info.value.location.column) == (2, line.index("#") + 1)
+    ok = polylab.parse('double a[N];\nfor (i = 1; i < N; i++)\n  a[i] = a[i - 1] + (double) sizeof("#pragma");\n')
+    assert ok.scop is not None  # inside a string it is text

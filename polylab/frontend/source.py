@@ -13,6 +13,7 @@ refused before parsing (:data:`MAX_NESTING`) and syntax trees deeper than the la
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,14 +94,25 @@ def blank_comments(text: str) -> str:
     return "".join(out)
 
 
+def _refuse_inner_pragma(line: str, number: int) -> None:
+    """A ``#pragma`` after other text on its line (outside a string) is refused where it stands: C reads a
+    directive only at the start of a line, and the region it would close or open cannot be placed."""
+    m = re.search(r"#\s*pragma\b", line)
+    if m is not None and line[:m.start()].count('"') % 2 == 0:
+        raise SourceSyntaxError("a #pragma must begin its line", location=SourceLocation(
+            number, m.start() + 1, line[m.start():].strip(), line), hint="put the #pragma on a line of its own")
+
+
 def prepare(text: str) -> Prepared:
     """Blank comments and preprocessor lines (other than ``#pragma``) while keeping every line and column
     in place; ``#define NAME <integer>`` is remembered (the SysY reading, which has no preprocessor)."""
     out: list[str] = []
     defines: dict[str, int] = {}
     has_pragma = False
-    for line in blank_comments(text).split("\n"):
+    for number, line in enumerate(blank_comments(text).split("\n"), 1):
         words = line.lstrip(" \t")[1:].split() if line.lstrip(" \t").startswith("#") else None
+        if words is None:
+            _refuse_inner_pragma(line, number)
         if words is None or words[:1] == ["pragma"]:
             has_pragma = has_pragma or (words is not None and words[1:2] in (["scop"], ["endscop"]))
             out.append(line)
