@@ -15,6 +15,10 @@ also a valid C program body (no out-of-bounds access) for any ``N, M >= 0``. The
 
 from __future__ import annotations
 
+import contextlib
+import os
+from typing import Iterator
+
 from hypothesis import strategies as st
 
 PARAMS = ("N", "M")
@@ -174,3 +178,23 @@ def affine_nests(draw, *, max_depth: int = 3, max_statements: int = 3, guards: b
 def parameter_values(draw, low: int = 0, high: int = 5) -> dict[str, int]:
     """Small values for ``N`` and ``M`` (0 included: zero-trip loops)."""
     return {p: draw(st.integers(low, high)) for p in PARAMS}
+
+
+@contextlib.contextmanager
+def small_budget(operations: int = 5_000_000, seconds: float = 20.0) -> Iterator[None]:
+    """polylab's analysis limits lowered for the block (``POLYLAB_MAX_OPERATIONS``/``POLYLAB_MAX_SECONDS``,
+    read by each outermost bounded computation): a random nest that needs more is refused with
+    :class:`polylab.errors.TooComplexError`, which a property test turns into ``assume(False)``, so that
+    one hard draw costs a bounded number of seconds and not minutes. The limits are tested on their own in
+    tests/test_robustness_budget.py."""
+    saved = {k: os.environ.get(k) for k in ("POLYLAB_MAX_OPERATIONS", "POLYLAB_MAX_SECONDS")}
+    os.environ["POLYLAB_MAX_OPERATIONS"] = str(operations)
+    os.environ["POLYLAB_MAX_SECONDS"] = str(seconds)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
