@@ -198,3 +198,21 @@ def small_budget(operations: int = 5_000_000, seconds: float = 20.0) -> Iterator
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+@contextlib.contextmanager
+def bounded_draw(operations: int = 5_000_000, seconds: float = 20.0) -> Iterator[None]:
+    """The block runs as one bounded computation under :func:`small_budget`'s limits (polylab's own bounded
+    blocks inside it nest in it, so the limits hold for calls of the API that open none, such as
+    ``wavefront``'s Farkas step in its child process); a draw refused as too complex is rejected
+    (``hypothesis.reject``) instead of holding the run for minutes."""
+    from hypothesis import reject
+
+    from polylab.errors import TooComplexError
+    from polylab.model.budget import bounded
+
+    try:
+        with small_budget(operations, seconds), bounded("a random draw's computations"):
+            yield
+    except TooComplexError:
+        reject()

@@ -193,6 +193,6 @@ def test_q8_other_wrong_paths():
 @pytest.mark.skipif(not supports_openmp(), reason="no OpenMP")
 def test_q8_the_run_uses_several_thread_counts():
     code = lab2.read_code(OMP)
-    v = lab2.differential_run(lab2.scop(lab2.PLANES), lab2.candidate_program(lab2.scop(lab2.PLANES), code),
+    v = lab2.judge_student_code(lab2.scop(lab2.PLANES), lab2.candidate_program(lab2.scop(lab2.PLANES), code),
                               params={"N": lab2.PLANES_N}, threads=lab2.THREADS)
     assert v.correct and len(lab2.THREADS) >= 3

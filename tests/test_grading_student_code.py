@@ -8,7 +8,7 @@ import pytest
 
 from polylab.frontend import parse
 from polylab.grading.answers import AnswerError
-from polylab.grading.student_code import candidate_program, differential_run, read_code
+from polylab.grading.student_code import candidate_program, judge_student_code, read_code
 from polylab.toolchain import c_compiler, supports_openmp
 
 ROWS = """double a[N][N];
@@ -63,9 +63,9 @@ def test_loops_pragmas_and_declarations_are_read():
 def test_a_correct_candidate_is_verified_and_a_wrong_one_names_the_first_difference():
     ref = parse(ROWS).scop
     ok = read_code(f"for (j = 1; j < N; j++)\n  for (i = 0; i < N; i++)\n    {BODY}")   # interchanged: legal
-    assert differential_run(ref, candidate_program(ref, ok), params={"N": 20}).correct
+    assert judge_student_code(ref, candidate_program(ref, ok), params={"N": 20}).correct
     bad = read_code(f"for (i = 0; i < N; i++)\n  for (j = 2; j < N; j++)\n    {BODY}")
-    v = differential_run(ref, candidate_program(ref, bad), params={"N": 20})
+    v = judge_student_code(ref, candidate_program(ref, bad), params={"N": 20})
     assert not v.correct and "first element that differs is a[0][1]" in v.feedback[0]
     assert "the original program leaves" in v.feedback[0]
 
@@ -74,17 +74,17 @@ def test_a_correct_candidate_is_verified_and_a_wrong_one_names_the_first_differe
 def test_only_the_named_arrays_are_compared():
     ref = parse("double a[N];\ndouble out[N];\nfor (i = 0; i < N; i++) { a[i] = 2.0 * i; out[i] = a[i] + 1.0; }").scop
     code = read_code("for (i = 0; i < N; i++) { double t = 2.0 * i; out[i] = t + 1.0; }")
-    assert not differential_run(ref, candidate_program(ref, code), params={"N": 8}).correct   # a is not written
-    assert differential_run(ref, candidate_program(ref, code), params={"N": 8}, arrays=("out",)).correct
+    assert not judge_student_code(ref, candidate_program(ref, code), params={"N": 8}).correct   # a is not written
+    assert judge_student_code(ref, candidate_program(ref, code), params={"N": 8}, arrays=("out",)).correct
 
 
 @needs_cc
 def test_compile_errors_and_crashes_are_feedback():
     ref = parse(ROWS).scop
-    v = differential_run(ref, candidate_program(ref, read_code("for (i = 0; i < N; i++)\n  a[i][0] = q;")),
+    v = judge_student_code(ref, candidate_program(ref, read_code("for (i = 0; i < N; i++)\n  a[i][0] = q;")),
                          params={"N": 8})
     assert "does not compile: line 2, column 13: 'q' undeclared" in v.feedback[0]
-    v = differential_run(ref, candidate_program(ref, read_code("for (i = 0; i < 100000000; i++)\n  a[i][0] = 1.0;")),
+    v = judge_student_code(ref, candidate_program(ref, read_code("for (i = 0; i < 100000000; i++)\n  a[i][0] = 1.0;")),
                          params={"N": 8})
     assert "failed when it ran" in v.feedback[0]
 
@@ -94,7 +94,7 @@ def test_compile_errors_and_crashes_are_feedback():
 def test_a_race_shows_at_some_thread_count():
     ref = parse(ROWS).scop
     racy = read_code(f"for (i = 0; i < N; i++) {{\n  #pragma omp parallel for\n  for (j = 1; j < N; j++)\n    {BODY}\n}}")
-    v = differential_run(ref, candidate_program(ref, racy), params={"N": 400}, threads=(1, 2, 3, 4))
+    v = judge_student_code(ref, candidate_program(ref, racy), params={"N": 400}, threads=(1, 2, 3, 4))
     # the race may hide in one run; the grader's dependence check catches it in any case (see lab 2)
     assert v.correct or "thread(s) changes the output" in v.feedback[0]
 
@@ -111,9 +111,9 @@ def test_student_programs_run_in_the_sandbox_where_namespaces_exist(monkeypatch)
     monkeypatch.setattr(sandbox, "run", lambda box, argv, **kw: calls.append((box, argv)) or real(box, argv, **kw))
     ref = parse(ROWS).scop
     ok = read_code(f"for (i = 0; i < N; i++)\n  for (j = 1; j < N; j++)\n    {BODY}")
-    assert student_code.differential_run(ref, candidate_program(ref, ok), params={"N": 12}).correct
+    assert student_code.judge_student_code(ref, candidate_program(ref, ok), params={"N": 12}).correct
     (box, argv), = calls
     assert argv[0] == "./program" and box.isolated and not box.python and box.memory_mb == student_code.RUN_MEMORY_MB
     crash = read_code("for (i = 0; i < N; i++)\n  a[i * 100000000][0] = 1.0;")
-    v = student_code.differential_run(ref, candidate_program(ref, crash), params={"N": 12})
+    v = student_code.judge_student_code(ref, candidate_program(ref, crash), params={"N": 12})
     assert "failed when it ran: it stopped with SIGSEGV" in v.feedback[0]

@@ -259,12 +259,12 @@ def same_outputs(reference: Scop, candidate: Scop, *, params: Mapping[str, int],
     """Right when ``candidate`` (a student's program, e.g. a loop nest transformed by hand) writes the same
     outputs as ``reference`` when both run on the same inputs at ``params``; otherwise the first element
     that differs. The candidate's text is read, vetted and run like every student's code
-    (:func:`polylab.grading.student_code.differential_run`)."""
+    (:func:`polylab.grading.student_code.judge_student_code`)."""
     if set(candidate.parameters) - set(reference.parameters):
         extra = sorted(set(candidate.parameters) - set(reference.parameters))
         return wrong(f"{what} uses {', '.join(extra)}, which the original program does not define")
     code = student_code.read_code(candidate.source, what)
-    return student_code.differential_run(reference, student_code.candidate_program(reference, code), params=params,
+    return student_code.judge_student_code(reference, student_code.candidate_program(reference, code), params=params,
                                          what=what)
 
 

@@ -12,7 +12,7 @@ another order, with an OpenMP pragma, a hand-contracted array, a CUDA index mapp
   (iterator, depth, pragma) so that a check can judge a pragma's placement.
 * :func:`candidate_program` puts the code in the reference program's harness (same arrays, same initial
   values, same output dump); the code's own lines are numbered from 1 in compiler messages.
-* :func:`differential_run` is the **one** place where a check compiles and runs a student's code: both
+* :func:`judge_student_code` is the **one** place where a check compiles and runs a student's code: both
   programs are built and run on the same inputs (the candidate once per thread count, in the grader's
   bubblewrap sandbox where namespaces exist), and the toolchain's one differential run judges them
   (:func:`polylab.toolchain.judge`: every output element, bit for bit, a vacuous comparison refused); the
@@ -284,7 +284,7 @@ def _difference(run: tc.DifferentialRun, what: str, threads: int | None) -> str:
     return f"{what}{with_threads} does not write the same arrays: {'; '.join(run.comparison.problems)}"
 
 
-def differential_run(reference: Scop, candidate_source: str, *, params: Mapping[str, int],
+def judge_student_code(reference: Scop, candidate_source: str, *, params: Mapping[str, int],
                      threads: Sequence[int | None] = (None,), arrays: Sequence[str] | None = None,
                      what: str = "your code") -> Verdict:
     """Right when the program ``candidate_source`` (built with :func:`candidate_program`) writes exactly the
@@ -318,4 +318,4 @@ def differential_run(reference: Scop, candidate_source: str, *, params: Mapping[
 
 
 __all__ = ["CALLS", "CUDA_VARIABLES", "HELPERS_C", "Loop", "StudentCode", "candidate_program",
-           "differential_run", "read_code"]
+           "judge_student_code", "read_code"]

@@ -30,7 +30,7 @@ from polylab.grading import answers as A
 from polylab.grading.checks import compare_calls, compare_isl, compare_matrices, expect, memo_by_text, part
 from polylab.grading.kernels import SHIFT, scop
 from polylab.grading.lab import Calls, Case, Lab, Question
-from polylab.grading.student_code import StudentCode, candidate_program, differential_run, read_code
+from polylab.grading.student_code import StudentCode, candidate_program, judge_student_code, read_code
 from polylab.grading.verdict import Verdict, combine, partial, right, wrong
 from polylab.model import Scop, Statement
 from polylab.model.islutil import parameter_values, point_coordinates
@@ -350,7 +350,7 @@ def check_q8(scan_code: object) -> Verdict:
     if not scan.correct:
         return combine([("the points", scan), ("the run", wrong("not run: the points must be right first"))],
                        weights=[2, 1])
-    run = differential_run(scop(GUARDED), candidate_program(scop(GUARDED), code), params={"N": GUARDED_N},
+    run = judge_student_code(scop(GUARDED), candidate_program(scop(GUARDED), code), params={"N": GUARDED_N},
                            what="your nest")
     return combine([("the points", scan), ("the run", run)], weights=[2, 1])
 

@@ -28,7 +28,7 @@ from polylab.grading import answers as A
 from polylab.grading.checks import compare_calls, compare_isl, compare_sets, expect, memo_by_text, part
 from polylab.grading.kernels import SHIFT, SWEEP, scop, sl3
 from polylab.grading.lab import Calls, Case, Lab, Question
-from polylab.grading.student_code import Loop, StudentCode, candidate_program, differential_run, read_code
+from polylab.grading.student_code import Loop, StudentCode, candidate_program, judge_student_code, read_code
 from polylab.grading.verdict import Verdict, combine, right, wrong
 from polylab.model.islutil import parameter_values, point_coordinates
 from polylab.toolchain import supports_openmp
@@ -352,7 +352,7 @@ def check_q8(omp_code: object) -> Verdict:
         lines += [why for why in (_race(lp), _private(code, lp)) if why]
     static = right() if not lines else wrong(*lines)
     threads = THREADS if supports_openmp() else (None,)
-    run = differential_run(scop(PLANES), candidate_program(scop(PLANES), code), params={"N": PLANES_N},
+    run = judge_student_code(scop(PLANES), candidate_program(scop(PLANES), code), params={"N": PLANES_N},
                            threads=threads, what="your parallel nest")
     return combine([("the dependence check", static), ("the run", run)], weights=[2, 1])
 

@@ -27,7 +27,7 @@ from polylab.grading import answers as A
 from polylab.grading.checks import VERDICTS, compare_isl, compare_sets, expect, expect_verdict, memo_by_text, part
 from polylab.grading.kernels import scop, sl3
 from polylab.grading.lab import Lab, Question
-from polylab.grading.student_code import StudentCode, candidate_program, differential_run, read_code
+from polylab.grading.student_code import StudentCode, candidate_program, judge_student_code, read_code
 from polylab.grading.verdict import Verdict, combine, right, wrong
 from polylab.model import Scop
 from polylab.model.islutil import point_coordinates
@@ -327,7 +327,7 @@ def check_q4(heat_contracted: object) -> Verdict:
                      "N; the question is how few rows suffice")
     program = candidate_program(scop(HEAT), code)
     for params in HEAT_RUNS:
-        run = differential_run(scop(HEAT), program, params=params, arrays=("out",),
+        run = judge_student_code(scop(HEAT), program, params=params, arrays=("out",),
                                what=f"heat_contracted at T = {params['T']}, N = {params['N']}")
         if not run.correct:
             return run

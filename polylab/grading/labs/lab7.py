@@ -30,7 +30,7 @@ from polylab.frontend import parse, parse_file
 from polylab.grading import answers as A
 from polylab.grading.checks import compare_calls, compare_isl, compare_sets, expect, legal_schedule, memo_by_text, part
 from polylab.grading.lab import Calls, Case, Lab, Question
-from polylab.grading.student_code import StudentCode, candidate_program, differential_run, read_code
+from polylab.grading.student_code import StudentCode, candidate_program, judge_student_code, read_code
 from polylab.grading.verdict import Verdict, combine, right, wrong
 from polylab.model import Scop
 from polylab.model.islutil import fix_parameters, parameter_values, point_coordinates, sets_of
@@ -411,7 +411,7 @@ def _mapping_key(key: str) -> Verdict:
     program = candidate_program(jstep(), code, extra=_DIM3_C)
     run = right()
     for params in MAPPING_RUNS:
-        run = differential_run(jstep(), program, params=params, what=f"the emulated kernel at N = {params['N']}")
+        run = judge_student_code(jstep(), program, params=params, what=f"the emulated kernel at N = {params['N']}")
         if not run.correct:
             break
     return combine([("every iteration once", right()), ("coalescing", coalesced), ("the emulated run", run)])
