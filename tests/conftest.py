@@ -55,8 +55,6 @@ _course_background: list[_subprocess.Popen] = []
 def _course_folder(config) -> _Path:
     """The course grading's folder: in the run's own temporary folder, which every pytest-xdist worker's
     temporary folder lies in."""
-    import os
-
     base = config._tmp_path_factory.getbasetemp()
     return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "course-run"
 
@@ -64,7 +62,6 @@ def _course_folder(config) -> _Path:
 def _grade_command(out: _Path) -> list[str]:
     """``polylab grade --jobs 2`` of every solved and every student lab into ``out``; the process's outcome
     is recorded in ``out/process.json`` (written last, by rename, so that it exists only complete)."""
-    import os
 
     paths = sorted((_ROOT / "solutions").glob("lab*.ipynb")) + sorted((_ROOT / "labs").glob("lab*.ipynb"))
     only = os.environ.get("POLYLAB_COURSE_ONLY")  # a development aid: "lab1" runs only lab1's two notebooks
@@ -81,7 +78,6 @@ def _grade_command(out: _Path) -> list[str]:
 def _start_course_grading(config) -> None:
     """Starts the course's grading in the background when the run includes a file that reads it, so that its
     minutes overlap the other tests instead of stopping the first test that asks for it."""
-    import os
 
     if os.environ.get("PYTEST_XDIST_WORKER") or config.getoption("collectonly"):
         return
@@ -103,8 +99,6 @@ def _start_course_grading(config) -> None:
 
 
 def _course_env() -> dict[str, str]:
-    import os
-
     return {**os.environ, "PYTHONPATH": str(_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
@@ -119,7 +113,6 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    import os
     import signal
 
     for proc in _course_background:

@@ -153,16 +153,7 @@ def check_via_frontend(nest, n=4):
     for line, it in trace_.instances:
         for kind, array, index in sorted(acc.get((line, it), []), key=lambda r: r[0] != "read"):
             events.append(Event(by_line[line], tuple(it), -1, kind, array, tuple(index)))
-    for vb in (False, True):
-        try:
-            with small_budget():
-                graph = compute_dependences(scop, value_based=vb, kinds=ALL)
-        except TooComplexError:  # refused within the limits, never approximated (test_robustness_budget)
-            assume(False)
-        for kind in ALL:
-            want = {(s, u, t, v) for s, _a, u, t, _b, v in oracle_pairs(events, kind, vb)}
-            got = {(s, u, t, v) for s, _a, u, t, _b, v in relation_pairs(graph, {"N": n}, kind)}
-            assert got == want, (text, kind, vb, sorted(want - got)[:4], sorted(got - want)[:4])
+    _agrees_with_the_trace(scop, events, {"N": n}, text)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -203,13 +194,20 @@ def test_shared_generator_against_interpreter(data):
     scop = program.scop
     events = _events_from_trace(scop, run_fragment(text, params))
     mine = {k: v for k, v in params.items() if k in scop.parameters}
+    _agrees_with_the_trace(scop, events, mine, (text, params))
+
+
+def _agrees_with_the_trace(scop, events, params, what) -> None:
+    """The memory- and value-based dependences of ``scop`` (computed under the small budget: a draw refused
+    as too complex is assumed away, never approximated) pair exactly the instances the trace ``events``
+    pairs at ``params``, kind by kind (the source and target statement and instance of each pair)."""
     for vb in (False, True):
         try:
             with small_budget():
                 graph = compute_dependences(scop, value_based=vb, kinds=ALL)
-        except TooComplexError:  # refused within the limits, never approximated (test_robustness_budget)
+        except TooComplexError:  # refused within the limits (test_robustness_budget)
             assume(False)
         for kind in ALL:
             want = {(s, u, t, v) for s, _a, u, t, _b, v in oracle_pairs(events, kind, vb)}
-            got = {(s, u, t, v) for s, _a, u, t, _b, v in relation_pairs(graph, mine, kind)}
-            assert got == want, (text, params, kind, vb, sorted(want - got)[:4], sorted(got - want)[:4])
+            got = {(s, u, t, v) for s, _a, u, t, _b, v in relation_pairs(graph, params, kind)}
+            assert got == want, (what, kind, vb, sorted(want - got)[:4], sorted(got - want)[:4])
