@@ -145,3 +145,11 @@ def test_distribute_and_run_with_mpirun(capsys):
     assert main(["stencil", "laplace3d.mlir", "--domain", "8,8,4", "--distribute", "2x1", "--run"]) == 0
     out = capsys.readouterr().out
     assert "MPI_Isend calls" in out and "over 2 ranks (mpirun): verified" in out
+
+
+def test_a_file_that_is_not_utf8_is_refused_at_its_line_and_column(tmp_path, capsys):
+    bad = tmp_path / "latin1.mlir"
+    bad.write_bytes(b"func.func @f() {\n  // caf\xe9\n  return\n}\n")
+    assert main(["stencil", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2:9:" in err and "0xe9" in err and "Traceback" not in err and "UTF-8" in err

@@ -53,6 +53,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def load(name: str):
     from polylab.corpus import example_path
+    from polylab.frontend import read_text_file
     from polylab.stencil import parse
 
     path = Path(name)
@@ -64,11 +65,7 @@ def load(name: str):
                                "diffusion.mlir, chain.mlir, blur2d.mlir") from None
     if path.is_dir():
         raise PolylabError(f"{name} is a directory", hint="give a .mlir file")
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolylabError(f"cannot read {name}: {exc}") from None
-    return parse(text, filename=str(path))
+    return parse(read_text_file(path, what="stencil program"), filename=str(path))
 
 
 def domain(text: str | None) -> tuple[int, ...] | None:
