@@ -24,6 +24,33 @@ def hides(feedback: str, *answers: str) -> bool:
     return not any(a in feedback or "".join(a.split()) in squeezed for a in answers)
 
 
+def answer_forms(solution: dict, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The texts a feedback line could give the answers ``names`` of ``solution`` away with: each value
+    written ``name = value``, and the value's own text when it is long enough to be specific (a set, a
+    matrix, isl text, code; a bare small number appears in any feedback and is named by the caller in
+    context, such as ``"2 planes"``)."""
+    forms = []
+    for name in names:
+        value = solution[name]
+        text = value if isinstance(value, str) else repr(value)
+        forms.append(f"{name} = {text}")
+        if len(text) >= 5 and not callable(value):
+            forms.append(text)
+    return tuple(forms)
+
+
+def names_the_mistake(name: str, answers: tuple, words: tuple[str, ...], hidden: tuple[str, ...]):
+    """Grade a wrong answer of ``name`` (``"labN.qK"``): not full marks, every text of ``words`` (what is
+    specific to the mistake: the pair it breaks, the point, the loop...) in the feedback, none of ``hidden``
+    (the right answer's texts). Returns ``(result, feedback)``."""
+    r, fb = grade(name, *answers)
+    assert not r.correct and r.score < r.max, f"{name} gave full marks to {answers!r}"
+    absent = [w for w in words if w not in fb]
+    assert not absent, f"{name}: {absent} not in the feedback {fb!r}"
+    assert hides(fb, *hidden), f"{name}: the feedback states the answer: {fb!r}"
+    return r, fb
+
+
 def recorded_runs(notebook: str) -> dict:
     """The ``RECORDED`` runs a solved lab shows (its cell that starts with ``RECORDED = {``), to compare with the
     copy its check reads."""

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import sympy
 
-from grading_helpers import full_marks, grade, hides
+from grading_helpers import answer_forms, full_marks, grade, hides, names_the_mistake
 from polylab.grading import get_lab, load_hidden
 from polylab.toolchain import c_compiler
 
@@ -108,7 +108,7 @@ def test_q5_wrong_paths_and_isl_values():
     assert "strided_domain contains" in fb and "which it should not" in fb
     assert "strided_count: 18 counts every i from 2 to 19; the loop steps by 3" in fb
     r, fb = grade("lab1.q5", "[N] -> { S0[i] : exists k : i = 3k and 0 <= i < N }", 7)
-    assert "lacks" in fb and "7 instances is not right: list the values of i" in fb and hides(fb, " 6 ")
+    assert "lacks" in fb and "7 counts the multiples of 3 below 20" in fb and hides(fb, " 6 ")
     r, fb = grade("lab1.q5", SOLUTION["strided_domain"], 6.0 + 0.5)
     assert "not an integer" in fb
     r, fb = grade("lab1.q5", "[N] -> { S0[i, j] : 0 <= i < N }", 6)
@@ -189,3 +189,52 @@ def test_q8_compile_errors_point_into_the_students_code():
     r, fb = grade("lab1.q8", "for (i = 0; i < N; i++)\n  for (j = 0; j <= 2 * i && i + j < N; j++) {\n"
                              "    value[0] = 0.5 * value[0] + i - 0.25 * j;\n    trace[i][j] = undefined_name;\n  }")
     assert r.score == 2 and "does not compile: line 4, column 19: 'undefined_name' undeclared" in fb  # points right
+
+
+#: every wrong-answer path of every question: (question, answers, what the feedback must name, more texts of
+#: the answer it must not state); the answers' own texts (tests/grading_helpers.answer_forms) are hidden too
+WRONG = [
+    ("q1", ([[0, 1]], (-1,)), ("Z_F: F[1][1] (row 1: subscript 1; column 1: i) is 0",), ()),
+    ("q1", ([[1, 0]], (1,)), ("Z_c: c[1] (column 1: subscript 1) is 1",), ()),
+    ("q2", ([[1, 2], [1, 0]], (0, 1)), ("F[2][1] (row 2: subscript 2; column 1: i) is 1",), ()),
+    ("q2", ([[1, 2], [0, 1]], (0, 2)), ("c[2] (column 2: subscript 2) is 2",), ()),
+    ("q3", ([[1, 0, 0, 0, -1], [-1, 0, 1, 0, -1], [0, 1, 0, 0, 0], [0, -1, 0, 1, -1]],),
+     ("row 1 (i - 1 >= 0) excludes", "which the loops run"), ("i >= 0",)),
+    ("q3", (SOLUTION["rect_system"][:3],), ("also allow", "which the loops never run"), ("-j + M - 1 >= 0",)),
+    ("q4", ([[0, 1, 0, 0], [-1, 1, 0, 0], [-1, 0, 1, -1]],), ("row 2 (-i + j >= 0) excludes",), ("i - j >= 0",)),
+    ("q4", ([[0, 1, 0, 0], [-1, 0, 1, -1]],), ("a bound is missing or too loose",), ("i - j >= 0",)),
+    ("q5", ("[N] -> { S0[i, j] : 0 <= i < N }", 6), ("strided_domain lives in",), ()),
+    ("q5", ("[N] -> { S0[i] : 2 <= i < N }", 18),
+     ("strided_domain contains", "18 counts every i from 2 to 19; the loop steps by 3"), ("6 instances",)),
+    ("q5", ("[N] -> { S0[i] : exists k : i = 3k and 0 <= i < N }", 7),
+     ("strided_domain lacks", "7 counts the multiples of 3 below 20; the loop starts at 2"), ("6 instances",)),
+    ("q5", (SOLUTION["strided_domain"], 5), ("5 instances is not right",), ("6 instances",)),
+    ("q6", (lambda n: n * n // 2,), ("triangle_count(4) returned 8",), ("n * (n + 1)", "n*(n+1)")),
+    ("q6", (lambda n: n / 0,), ("raised ZeroDivisionError",), ("n * (n + 1)",)),
+    ("q7", ("[N] -> { B[a, b] : 0 <= a < 3N and 0 <= b <= N }",), ("which the gather never reads", "it breaks"), ()),
+    ("q7", ("[N] -> { B[a, b] : 1 <= b < N and 0 <= a - 2b + 2 <= N - 1 }",),
+     ("lacks", "the instance (i, j) = (0, 0) reads"), ()),
+    ("q7", ("[N] -> { A[a, b] : 0 <= a < N and 0 <= b < N }",), ("gather_footprint_set lives in",), ()),
+    ("q8", ("for (i = 0; i < N; i++)\n  for (j = 0; j < N; j++)\n    if (j <= 2 * i && i + j <= N - 1) "
+            "{ value[0] = 0.5 * value[0] + i - 0.25 * j; trace[i][j] = value[0]; }",),
+     ("still tests each point with an if",), ()),
+    ("q8", ("for (i = 0; i < N; i++) for (k = 0; k < N; k++) trace[i][k] = value[0];",),
+     ("does not run trace[i][j] = value[0] inside loops over i and j",), ()),
+    ("q8", ("for (i = 0; i < N; i++) for (j = 0; j < i * i; j++) trace[i][j] = value[0];",),
+     ("polylab cannot read your nest", "i * i"), ()),
+    ("q8", (SCAN.replace("min(2 * i, N - 1 - i)", "2 * i"),),
+     ("your loops run (i, j) = (2, 3) at N = 4, which the original never runs",), ()),
+    ("q8", (SCAN.replace("j <= min", "j < min"),), ("never run (i, j) = (0, 0) at N = 1, which the original runs",),
+     ()),
+    pytest.param("q8", (SCAN.replace("for (i = 0; i < N; i++)\n  for (j = 0; j <= min(2 * i, N - 1 - i); j++)",
+                                     "for (j = 0; j < N; j++)\n  for (i = (j + 1) / 2; i <= N - 1 - j; i++)"),),
+                 ("first element that differs is trace[1][1]",), (), marks=needs_cc),
+]
+
+
+@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
+                         ids=[f"{w.values[0] if hasattr(w, 'values') else w[0]}-{k}" for k, w in enumerate(WRONG)])
+def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
+    q = get_lab("lab1").question(question)
+    names_the_mistake(f"lab1.{question}", answers, words,
+                      answer_forms(SOLUTION, q.answers) + hidden + ("min(2 * i, N - 1 - i)", "min(2*i, N-1-i)"))

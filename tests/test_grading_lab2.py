@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grading_helpers import full_marks, grade, hides
+from grading_helpers import answer_forms, full_marks, grade, hides, names_the_mistake
 from polylab.grading import Call, Calls, Case, check, get_lab, load_hidden
 from polylab.grading.checks import compare_sets
 from polylab.grading.labs import lab2
@@ -103,10 +103,10 @@ def test_q3_hidden_cases_are_shown_by_label_only():
 
 def test_q4_and_q5_wrong_paths():
     r, fb = grade("lab2.q4", (0, 9))
-    assert "the lower bound 0 is wrong: take the smallest 3i (i = 0) and the largest 5i' (i' = 3)" in fb
+    assert "the lower bound 0 is too high: the point (i, i') = (3, 2) of the box" in fb
     assert hides(fb, "-15")
     r, fb = grade("lab2.q4", (-15, 15))
-    assert "the upper bound 15 is wrong" in fb and r.score == 0
+    assert "the upper bound 15 is higher than 3i - 5i' goes anywhere" in fb and r.score == 0
     r, fb = grade("lab2.q5", {"gcd"})
     assert "2 conservative tests missing" in fb and r.status == "partial"
     r, fb = grade("lab2.q5", {"omega"})
@@ -169,7 +169,7 @@ def test_q8_a_pragma_on_a_carrying_loop_names_the_race():
 @needs_cc
 def test_q8_a_shared_inner_iterator_is_named():
     r, fb = grade("lab2.q8", OMP.replace(" private(k)", ""))
-    assert "k would be shared by the threads of the loop j" in fb and "private(k)" in fb   # the fix, not the loop
+    assert "k would be shared by the threads of the loop j" in fb and hides(fb, "private(k)")  # what it breaks
     assert r.score <= 1
     assert grade("lab2.q8", OMP.replace(" private(k)", "").replace("for (k = 1", "for (int k = 1"))[0].correct
 
@@ -196,3 +196,56 @@ def test_q8_the_run_uses_several_thread_counts():
     v = lab2.judge_student_code(lab2.scop(lab2.PLANES), lab2.candidate_program(lab2.scop(lab2.PLANES), code),
                               params={"N": lab2.PLANES_N}, threads=lab2.THREADS)
     assert v.correct and len(lab2.THREADS) >= 3
+
+
+#: every wrong-answer path of every question: (question, answers, what the feedback must name, more texts of
+#: the answer it must not state); the answers' own texts (tests/grading_helpers.answer_forms) are hidden too
+RAW, WAR = SOLUTION["sl3_raw"], SOLUTION["sl3_war"]
+WRONG = [
+    ("q1", ({(1, 0), (0, -1)},), ("(0, -1) is not a distance vector here", "source minus sink"), ("(0, 1)",)),
+    ("q1", ({(1, 0), (0, 1), (-1, 1)},), ("(-1, 1)", "first non-zero entry is not positive"), ()),
+    ("q1", ({(1, 0), (2, 2)},), ("(2, 2)", "no read of a is at that offset", "1 distance vector missing"), ("(0, 1)",)),
+    ("q2", (Y_WAW.replace(" and i < i2", ""),), ("S0[0, 0] -> S0[0, 0]", "does not run after"), ("2i + 4j",)),
+    ("q2", ("[N] -> { S0[i, j] -> S0[i2, j2] : i2 = i + 2 and j2 = j - 1 }",), ("outside the domain",), ("2i + 4j",)),
+    ("q2", (Y_WAW.replace("2i + 4j = 2i2 + 4j2", "i + j = i2 + j2"),), ("they write different elements, Y[",), ()),
+    ("q2", ("[N] -> { S0[i, j] -> S0[i2, j2] : i2 = i + 2 and j2 = j - 1 and 0 <= i, j, i2, j2 < N }",),
+     ("lacks S0[0, 2] -> S0[4, 0] (at N = 5): both write Y[8]",), ("2i + 4j",)),
+    ("q2", ("[N] -> { S0[i] -> S0[i2] : i < i2 }",), ("Y_waw lives in",), ()),
+    ("q3", (lambda a, b: True,), ("gcd_test([2, -2], 1) returned True",), ("math.gcd", "% g")),
+    ("q3", (lambda a, b: 1 / 0,), ("gcd_test([2, -2], 1) raised ZeroDivisionError",), ()),
+    ("q4", ((0, 9),), ("the lower bound 0 is too high: the point (i, i') = (3, 2)",), ("-15",)),
+    ("q4", ((-16, 9),), ("the lower bound -16 is lower than 3i - 5i' goes",), ("-15",)),
+    ("q4", ((-15, 8),), ("the upper bound 8 is too low: the point (i, i') = (3, 0)",), ("(-15, 9)",)),
+    ("q4", ((-15, 15),), ("the upper bound 15 is higher",), ("(-15, 9)",)),
+    ("q5", ({"gcd"},), ("2 conservative tests missing", "'maybe dependent' while isl says independent"),
+     ("integer system", "banerjee")),
+    ("q6", (WAR, RAW), ("sl3_raw: 1 RAW distance missing", "(1, 1, 1) is not a WAR distance here: it is a distance "
+                                                           "of the RAW dependences"), ()),
+    ("q6", ((RAW - {(1, 1, 1)}) | {(-1, -1, -1)}, WAR | {(2, 0, 0)}),
+     ("(-1, -1, -1)", "source minus sink", "(2, 0, 0) is not a WAR distance here: no read of the sweep"),
+     ("(1, 1, 1)",)),
+    ("q7", ({(0, 1), (0, 2)}, 12), ("(0, 2) is not a value-based flow distance here: it is a memory-based",
+                                    "12 counts the value-based pairs"), ("24 pairs", "= 24")),
+    ("q7", ({(1, 0)}, 30), ("no value flows at that distance", "1 value-based flow distance missing",
+                            "30 pairs is not right"), ("(0, 1)", "24 pairs")),
+    ("q7", ({(0, 1)}, 64), ("64 counts every pair (j, j')",), ("24 pairs",)),
+    ("q8", ("for (i = 1; i < N; i++) for (k = 1; k < N; k++) x[i][0][k] = x[i - 1][0][k - 1];",),
+     ("your nest is not the given one",), ()),
+    ("q8", ("for (i = 1; i < N; i++) for (j = 0; j < N * j; j++) for (k = 1; k < N; k++) x[i][j][k] = 0.0;",),
+     ("polylab cannot read your nest (pragmas removed)",), ()),
+    ("q8", (OMP.replace("k = 1;", "k = 2;"),), ("runs other points or another statement",), ()),
+    ("q8", (NEST,), ("has no #pragma omp parallel for",), ("omp parallel for private",)),
+    ("q8", (OMP.replace("parallel for private(k)", "simd"),), ("'#pragma omp simd' is not 'omp parallel for'",), ()),
+    pytest.param("q8", ("#pragma omp parallel for private(j, k)\n" + NEST,),
+                 ("the loop i carries the flow dependence x[i][j][k] -> x[i - 1][j][k - 1]",
+                  "S0[1, 0, 1] and S0[2, 0, 2] (at N = 3)"), (), marks=needs_cc),
+    pytest.param("q8", (OMP.replace(" private(k)", ""),), ("k would be shared by the threads of the loop j",), (),
+                 marks=needs_cc),
+]
+
+
+@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
+                         ids=[f"{w.values[0] if hasattr(w, 'values') else w[0]}-{k}" for k, w in enumerate(WRONG)])
+def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
+    q = get_lab("lab2").question(question)
+    names_the_mistake(f"lab2.{question}", answers, words, answer_forms(SOLUTION, q.answers) + hidden + ("private(k)",))

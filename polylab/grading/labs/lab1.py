@@ -224,7 +224,8 @@ def _strided_count(answer: object) -> Verdict:
     n = A.integer(answer, "strided_count")
     return expect(n, _fixed_count(statement(STRIDED).domain, STRIDED_N),
                   (STRIDED_N - 2, f"{{given}} counts every i from 2 to {STRIDED_N - 1}; the loop steps by 3"),
-                  (STRIDED_N // 3, f"{{given}} counts the multiples of 3 below {STRIDED_N}; the loop starts at 2"),
+                  (len(range(0, STRIDED_N, 3)), f"{{given}} counts the multiples of 3 below {STRIDED_N}; the loop "
+                                                 "starts at 2"),
                   otherwise=f"{{given}} instances is not right: list the values of i the loop takes for "
                             f"N = {STRIDED_N}")
 

@@ -174,13 +174,22 @@ def banerjee_report():
 def _bounds(answer: object) -> Verdict:
     lo, hi = A.vector(answer, 2, "banerjee_bounds")
     want_lo, want_hi = banerjee_bounds()
+    box = [(i, ip, 3 * i - 5 * ip) for i in range(BANERJEE_N) for ip in range(BANERJEE_N)]
     lines = []
-    if lo != want_lo:
-        lines.append(f"the lower bound {lo} is wrong: take the smallest 3i (i = 0) and the largest 5i' "
-                     f"(i' = {BANERJEE_N - 1})")
-    if hi != want_hi:
-        lines.append(f"the upper bound {hi} is wrong: take the largest 3i (i = {BANERJEE_N - 1}) and the "
-                     "smallest 5i' (i' = 0)")
+    if lo > want_lo:   # a point of the box below it, the closest one: what the bound must cover
+        i, ip, _ = max((p for p in box if p[2] < lo), key=lambda p: p[2])
+        lines.append(f"the lower bound {lo} is too high: the point (i, i') = ({i}, {ip}) of the box "
+                     f"0 <= i, i' <= {BANERJEE_N - 1} gives 3i - 5i' below it")
+    elif lo < want_lo:
+        lines.append(f"the lower bound {lo} is lower than 3i - 5i' goes anywhere in the box 0 <= i, i' <= "
+                     f"{BANERJEE_N - 1}: Banerjee's bound is the exact minimum over the box, reached at a corner")
+    if hi < want_hi:
+        i, ip, _ = min((p for p in box if p[2] > hi), key=lambda p: p[2])
+        lines.append(f"the upper bound {hi} is too low: the point (i, i') = ({i}, {ip}) of the box "
+                     f"0 <= i, i' <= {BANERJEE_N - 1} gives 3i - 5i' above it")
+    elif hi > want_hi:
+        lines.append(f"the upper bound {hi} is higher than 3i - 5i' goes anywhere in the box 0 <= i, i' <= "
+                     f"{BANERJEE_N - 1}: Banerjee's bound is the exact maximum over the box, reached at a corner")
     return right() if not lines else wrong(*lines)
 
 
@@ -327,8 +336,8 @@ def _private(code: StudentCode, loop: Loop) -> str | None:
     if not shared:
         return None
     return (f"{', '.join(shared)} would be shared by the threads of the loop {loop.iterator}: every thread's "
-            f"inner loop would step the same variable (declare it in its loop, for (int {shared[0]} = ...), or "
-            f"add private({', '.join(shared)}))")
+            "inner loop would step the same variable, and their iterations would mix (each thread needs its own "
+            "copy)")
 
 
 @memo_by_text
