@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from grading_helpers import full_marks, grade, hides
+from grading_helpers import answer_forms, full_marks, grade, hides, names_the_mistake
+from polylab.grading import get_lab
 from polylab.toolchain import c_compiler
 
 SOLUTION = {"bad_pair": ((1, 1), (1, 2)),
@@ -95,7 +96,7 @@ def test_q5_wrong_paths():
     r, fb = grade("lab3.q5", 20, 4)
     assert "20 waves is not right" in fb and "(count both ends)" in fb and r.status == "partial"
     r, fb = grade("lab3.q5", 21, 3)
-    assert "processor 1 owns j = 4..7" in fb and hides(fb, " 4 instances")
+    assert "3 is too few: processor 1 runs more instances at t = 9" in fb and hides(fb, " 4 instances")
     r, fb = grade("lab3.q5", "21", None)
     assert r.status == "missing"
 
@@ -113,3 +114,44 @@ def test_q6_wrong_paths():
     assert grade("lab3.q6", "{ S0[i, j] -> [3i + 2j, j] }")[0].correct   # any t with a . d >= 1
     r, fb = grade("lab3.q6", "{ S0[i, j] -> [2i + j, j }")
     assert "isl cannot read space_time_map" in fb
+
+
+#: every wrong-answer path of every question: (question, answers, what the feedback must name, more texts of
+#: the answer it must not state); the answers' own texts (tests/grading_helpers.answer_forms) are hidden too
+WRONG = [
+    ("q1", (((1, 1), (2, 1)),), ("theta keeps this pair in order", "(0, 1)", "(1, 2)"), ("S0[1, 2]",)),
+    ("q1", (((1, 1), (2, 2)),), ("does not depend on S0[1, 1]: their difference (1, 1) is no distance",), ()),
+    ("q1", (((0, 1), (1, 1)),), ("(0, 1) is no instance of the sweep",), ("S0[1, 2]",)),
+    ("q2", ({"A": None, "B": None, "C": None, "D": None, "E": None},), ("B: you say it is legal",), ("(1, -1)",)),
+    ("q2", ({**SOLUTION["violations"], "A": (0, 1)},), ("A: Theta (0, 1) = (0, 1) is lexicographically positive",),
+     ("(1, -1)",)),
+    ("q2", ({**SOLUTION["violations"], "B": (2, 2)},), ("B: (2, 2) is no distance vector of this nest",),
+     ("(1, -1)",)),
+    ("q2", ({"A": None, "B": (1, -1), "C": None, "D": (1, -1)},), ("no entry for E",), ()),
+    ("q3", ([[1, 0], [0, 1]],), ("the second dimension is not parallel", "(0, 1)"), ()),
+    ("q3", ([[2, 1], [0, 1]],), ("det(Theta) = 2", "leaves holes"), ()),
+    ("q3", ([[2, 1], [4, 2]],), ("det(Theta) = 0", "maps two instances to the same time"), ()),
+    ("q3", ([[1, -1], [1, 0]],), ("is illegal: flow dependence", "S0[1, 1] writes a[1][1]"), ()),
+    ("q4", (("2", "2 * N - 2"), ("1", "t - 1")), ("your loops scan (t, j) = (4, 1) at N = 3, which is no instance",),
+     ("t - N + 1", "min(N - 1")),
+    ("q4", (("2", "2 * N - 3"), ("max(1, t - N + 2)", "min(N - 1, t - 1)")),
+     ("is missing from your range", "your loops miss (t, j) ="), ("2 * N - 2", "2N - 2", "t - N + 1")),
+    ("q4", (("1", "2 * N"), SOLUTION["wave_j_bounds"]), ("t = 1 at N = 2 is in your range, but no instance has",),
+     ("2 * N - 2", "2N - 2")),
+    ("q5", (20, 4), ("20 waves is not right", "(count both ends)"), ("21 waves",)),
+    ("q5", (30, 4), ("30 waves is not right: t = i + j runs",), ("21 waves",)),
+    ("q5", (21, 3), ("3 is too few: processor 1 runs more instances at t = 9",), ("4 instances",)),
+    ("q5", (21, 5), ("5 is more than processor 1 runs at t = 9",), ("4 instances",)),
+    pytest.param("q6", ("{ S0[i, j] -> [i + j, j] }",), ("space_time_map is illegal: flow dependence",), ("2i + j",),
+                 marks=needs_cc),
+    pytest.param("q6", ("{ S0[i, j] -> [i, j] }",), ("p is not parallel",), ("2i + j",), marks=needs_cc),
+    pytest.param("q6", ("{ S0[i, j] -> [2i + j, i] }",), ("not the processor p = j",), (), marks=needs_cc),
+    pytest.param("q6", ("{ S0[i, j] -> [2i + j] }",), ("1 output dimensions, not 2",), (), marks=needs_cc),
+]
+
+
+@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
+                         ids=[f"{w.values[0] if hasattr(w, 'values') else w[0]}-{k}" for k, w in enumerate(WRONG)])
+def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
+    q = get_lab("lab3").question(question)
+    names_the_mistake(f"lab3.{question}", answers, words, answer_forms(SOLUTION, q.answers) + hidden)

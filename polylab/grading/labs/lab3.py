@@ -294,10 +294,17 @@ def _waves(answer: object) -> Verdict:
 
 
 def _busy(answer: object) -> Verdict:
-    return expect(A.integer(answer, "busy_p1_t9"), wave_counts()[1],
-                  otherwise=f"{{given}} is not right: processor {PROCESSOR} owns j = {BLOCK * PROCESSOR}.."
-                            f"{BLOCK * PROCESSOR + BLOCK - 1}; at t = {TIME} each such j runs i = {TIME} - j, when "
-                            f"that i is inside 1..{WAVE_N - 1}")
+    given, want = A.integer(answer, "busy_p1_t9"), wave_counts()[1]
+    if given == want:
+        return right()
+    owned = f"j = {BLOCK * PROCESSOR}..{BLOCK * PROCESSOR + BLOCK - 1}"
+    if given > want:
+        return wrong(f"{given} is more than processor {PROCESSOR} runs at t = {TIME}: it owns {owned}, and at one "
+                     f"time a j has at most one instance, i = {TIME} - j (when that i lies in 1..{WAVE_N - 1})")
+    j = max(j for j in range(BLOCK * PROCESSOR, BLOCK * (PROCESSOR + 1)) if 1 <= TIME - j <= WAVE_N - 1)
+    return wrong(f"{given} is too few: processor {PROCESSOR} runs more instances at t = {TIME} (one of them is "
+                 f"(i, j) = ({TIME - j}, {j})); count every j it owns ({owned}) whose i = {TIME} - j lies in "
+                 f"1..{WAVE_N - 1}")
 
 
 def check_q5(n_waves: object, busy_p1_t9: object) -> Verdict:
