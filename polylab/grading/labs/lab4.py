@@ -299,9 +299,12 @@ def check_q7(answer: object) -> Verdict:
     innermost loop write."""
     e = [int(x) for x in sl3().arrays[0].extents]
     return expect(abs(A.integer(answer, "wave_stride")), innermost_stride(),
-                  (lambda g: g in (1, e[2] - 1, e[2] + 1, e[1] * e[2]),
-                   f"{{given}} is not it: from one iteration to the next k grows by 1 and i = t - j - k shrinks by "
-                   f"1; a step of i moves {e[1]} x {e[2]} elements, a step of k one"),
+                  (1, "{given} is the step of k alone: from one iteration of the innermost loop to the next, "
+                      "i = t - j - k changes as well"),
+                  (lambda g: g in (e[2] - 1, e[2] + 1), f"{{given}} moves j by one row ({e[2]} elements) and k by "
+                                                         "one: but j is fixed in the innermost loop, and it is "
+                                                         "i = t - j - k that changes with k"),
+                  (e[1] * e[2], "{given} is the step of i alone: k changes as well, in the other direction"),
                   otherwise=f"{{given}} is not the distance: write the address of x[i][j][k] as "
                             f"(i * {e[1]} + j) * {e[2]} + k")
 
