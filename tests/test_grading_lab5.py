@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from grading_helpers import full_marks, grade, hides, recorded_runs
+from grading_helpers import answer_forms, full_marks, grade, hides, names_the_mistake, recorded_runs
+from polylab.grading import get_lab
 from polylab.grading.labs import lab5
 from polylab.toolchain import c_compiler
 
@@ -122,3 +123,46 @@ def test_q6_reading_a_measurement():
 
 def test_the_lab_shows_the_recorded_runs_the_check_reads():
     assert recorded_runs("lab5_tiling.ipynb") == lab5.RECORDED
+
+
+#: every wrong-answer path of every question: (question, answers, what the feedback must name, more texts of
+#: the answer it must not state); the answers' own texts (tests/grading_helpers.answer_forms) are hidden too.
+#: Not reachable, so not here: q3's run that changes the output (the code of a legal schedule) and q3's
+#: "no loop is marked parallel" (tile_wavefront marks the loop over a wave's tiles parallel itself)
+SKEW_TEXTS = ("t + i, 2t + i + j", "2t + i + j", "[2, 1, 1]")
+WRONG = [
+    ("q1", ((0, 1, 1),), ("(0, 1, 1) is a distance of seidel2d (flow), but no entry is negative",), ()),
+    ("q1", ((0, 2, -1),), ("(0, 2, -1) is not a distance of seidel2d",), ("A[i + 1][j - 1]",)),
+    ("q2", ([[1, 0, 0], [1, 1, 0], [1, 1, 1]],),
+     ("permutable: the flow distance (1, -1, -1)", "becomes (1, 0, -1), which has a negative entry"), SKEW_TEXTS),
+    ("q2", ([[0, 1, 0], [1, 0, 0], [0, 0, 1]],), ("legality: the skewed schedule is illegal",), SKEW_TEXTS),
+    ("q2", ([[2, 0, 0], [1, 1, 0], [2, 1, 1]],), ("unimodular: det(Theta) = 2",), ()),
+    ("q3", ("",), ("seidel_recipe is empty",), SKEW_TEXTS),
+    ("q3", ("auto; tile_wavefront(4, 4, 4); parallel",), ("seidel_recipe uses auto",), SKEW_TEXTS),
+    ("q3", ("tile_wavefront(4, 4, 4)",), ("does not start with a schedule in isl text",), SKEW_TEXTS),
+    ("q3", ("{ S0[t, i, j] -> [t, i, j] }; tile_wavefront(4, 4, 4)",),
+     ("the recipe is illegal: tile_wavefront(4, 4, 4) is illegal: flow dependence",), SKEW_TEXTS),
+    ("q3", ("{ S0[t, i, j] -> [t, -i, j] }",), ("the recipe's schedule is illegal: flow dependence S0 -> S0 on A",),
+     SKEW_TEXTS),
+    ("q3", ("{ S0[t, i, j] -> [t, t + i, 2t + i + j] }; tile(4, 4, 4)",),
+     ("does not tile its band into a tile-level wavefront",), ()),
+    ("q3", (RECIPE.replace("(4, 4, 4)", "(4, 4)"),), ("tile_wavefront(4, 4) tiles 2 of the 3 loops",), ()),
+    ("q3", (RECIPE.replace("(4, 4, 4)", "(2, 2, 2)"),), ("tile_wavefront(2, 2, 2) has tiles of 2 x 2 x 2",), ()),
+    ("q4", (8, 3), ("8 tile waves is not right", "3 is not the largest number of tiles"),
+     ("7 tile waves", "is 7", "4 tiles")),
+    ("q5", (512, 63), ("512 is the number of iterations of the tile",), ("296",)),
+    ("q5", (100, 80), ("one time step's square with its halo", "with s = 80 one tile reads 208,000 bytes, 159%"),
+     ("296", " 63")),
+    ("q5", (300, 16), ("300 is not the number of distinct elements", "only 7% of the 131,072 bytes"),
+     ("296", " 63")),
+    ("q5", (296, 0), ("tile_size = 0: a tile has at least one point per dimension",), (" 63",)),
+    ("q6", ("faster",), ("the medians alone do not decide",), ("no measurable difference",)),
+    ("q6", ("slower",), ("the medians say otherwise",), ("no measurable difference",)),
+]
+
+
+@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
+                         ids=[f"{w.values[0] if hasattr(w, 'values') else w[0]}-{k}" for k, w in enumerate(WRONG)])
+def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
+    q = get_lab("lab5").question(question)
+    names_the_mistake(f"lab5.{question}", answers, words, answer_forms(SOLUTION, q.answers) + hidden)
