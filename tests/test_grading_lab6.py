@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from grading_helpers import full_marks, grade, hides, recorded_runs
+from grading_helpers import answer_forms, full_marks, grade, hides, names_the_mistake, recorded_runs
+from polylab.grading import get_lab
 from polylab.grading.labs import lab6
 from polylab.toolchain import c_compiler
 
@@ -66,13 +67,15 @@ def test_q3_the_proof_triple_wrong_paths():
     assert r.score == 1 and "not between the write at (1, 1, 1, 1) and the read at (2, 1, 1, 1)" in fb
     assert "read before it is overwritten" in fb
     r, fb = grade("lab6.q3", 2, ("S1[1, 1, 1]", "S1[1, 1, 2]", "S1[2, 1, 1]"))
-    assert "writes x[1][1][2], which does not share a slot of xbuf[i % 1][j][k] with x[1][1][1]" in fb
+    assert "writes x[1][1][2], which differs from x[1][1][1] in j or k" in fb
     r, fb = grade("lab6.q3", 2, ("S1[1, 1, 1]", "S1[2, 1, 1]", "S1[3, 3, 3]"))
     assert "does not read the value S1[1, 1, 1] writes" in fb
     r, fb = grade("lab6.q3", 2, ("S1[0, 1, 1]", "S1[2, 1, 1]", "S1[2, 2, 2]"))
     assert "S1[0, 1, 1] is no instance" in fb
     r, fb = grade("lab6.q3", 3, SOLUTION["lost_value"])
-    assert r.score == 0 and "3 planes is safe but not the smallest" in fb and "xbuf[i % 2]" in fb
+    assert r.score == 0 and "3 planes is safe but more than needed" in fb                  # says what, not which
+    assert "1 plane(s) away from x[1][1][1]: with one plane fewer than your planes" in fb
+    assert hides(fb, "xbuf[i % 2]", "i % 2", "2 planes", "planes = 2")
     r, fb = grade("lab6.q3", 1, SOLUTION["lost_value"])
     assert "1 plane(s) is too few" in fb and "no smaller modulus to refute" in fb
     r, fb = grade("lab6.q3", 2, "S1[1, 1, 1]")
@@ -109,3 +112,51 @@ def test_q5_reading_a_measurement():
 
 def test_the_lab_shows_the_recorded_runs_the_check_reads():
     assert recorded_runs("lab6_storage.ipynb") == lab6.RECORDED
+
+
+#: every wrong-answer path of every question: (question, answers, what the feedback must name, more texts of
+#: the answer it must not state); the answers' own texts (tests/grading_helpers.answer_forms) are hidden too
+PROOF = SOLUTION["lost_value"]
+MODULUS = ("xbuf[i % 2]", "i % 2", "2 planes", "planes = 2")
+WRONG = [
+    ("q1", ({"x[i + 1][j][k]", "x[i - 1][j][k]"},),
+     ("'x[i - 1][j][k]' is not a folded read here: it still reads values computed by the sweep",
+      "2 folded reads missing"), ("x[i][j + 1][k]", "x[i][j][k + 1]")),
+    ("q1", ({"x[i + 1][j][k]", "y[i]"},), ("'y[i]' is not a folded read here: the sweep has no such read",),
+     ("x[i][j + 1][k]",)),
+    ("q1", ({"x[i + 1][j][k]", "x[[i]"},), ("'x[[i]' is not a folded read here", "not a C expression"),
+     ("x[i][j + 1][k]",)),
+    ("q2", ("[n] -> { S1[i, j, k] : 1 <= i <= n - 2 and 1 <= j <= n - 2 and 1 <= k <= n - 2 }",),
+     ("diagonal_live_in contains", "never writes before that read"), ("i = 1 or j = 1",)),
+    ("q2", ("[n] -> { S1[i, j, k] : i = 1 and 1 <= j <= n - 2 and 1 <= k <= n - 2 }",), ("diagonal_live_in lacks",),
+     ("i = 1 or j = 1",)),
+    ("q2", ("[n] -> { S1[i, j] : i = 1 }",), ("diagonal_live_in lives in",), ()),
+    ("q3", (3, PROOF), ("3 planes is safe but more than needed", "1 plane(s) away from x[1][1][1]"), MODULUS),
+    ("q3", (1, PROOF), ("1 plane(s) is too few", "no smaller modulus to refute"), MODULUS),
+    ("q3", (2, ("S1[0, 1, 1]", "S1[2, 1, 1]", "S1[2, 2, 2]")), ("S1[0, 1, 1] is no instance",), MODULUS),
+    ("q3", (2, ("S1[1, 1, 1]", "S1[2, 1, 1]", "S1[3, 3, 3]")),
+     ("S1[3, 3, 3] does not read the value S1[1, 1, 1] writes",), MODULUS),
+    ("q3", (2, ("S1[1, 1, 1]", "S1[1, 1, 1]", "S1[2, 2, 2]")), ("S1[1, 1, 1] does not write another element",),
+     MODULUS),
+    ("q3", (2, ("S1[1, 1, 1]", "S1[1, 1, 2]", "S1[2, 1, 1]")),
+     ("writes x[1][1][2], which differs from x[1][1][1] in j or k",), MODULUS),
+    ("q3", (2, ("S1[1, 1, 1]", "S1[3, 1, 1]", "S1[2, 1, 1]")),
+     ("S1[3, 1, 1] runs at (3, 1, 1, 1), not between the write at (1, 1, 1, 1) and the read at (2, 1, 1, 1)",),
+     MODULUS),
+    ("q4", (HEAT.replace("buf[0][i] = u[0][i];", "buf[0][i] = u[0][i]; u[1][i] = 0.0;"),), ("still writes u",),
+     ("buf[(t - 1) % 2]",)),
+    ("q4", (HEAT.replace("double buf[2][N]", "double buf[2][M]"),), ("not an expression of N and T",), ()),
+    ("q4", (HEAT.replace("double buf[2][N]", "double buf[T][N]"),),
+     ("declares 100000 elements at T = 1000, N = 100", "more than 2 rows"), ("buf[(t - 1) % 2]",)),
+    pytest.param("q4", (HEAT.replace("out[i] = buf[(T - 1) % 2][i]", "out[i] = buf[T % 2][i]"),),
+                 ("first element that differs is out[1]", "T = 7, N = 12"), ("(T - 1) % 2",), marks=needs_cc),
+    ("q5", ("no measurable difference",), ("compute it (speedup_interval)",), ("faster",)),
+    ("q5", ("slower",), ("the medians say otherwise",), ("faster",)),
+]
+
+
+@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
+                         ids=[f"{w.values[0] if hasattr(w, 'values') else w[0]}-{k}" for k, w in enumerate(WRONG)])
+def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
+    q = get_lab("lab6").question(question)
+    names_the_mistake(f"lab6.{question}", answers, words, answer_forms(SOLUTION, q.answers) + hidden)

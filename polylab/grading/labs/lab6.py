@@ -229,9 +229,13 @@ def _refutes(triple: object, modulus: int) -> Verdict:
     e, e2 = _written(*w, n), _written(*w2, n)
     if e2 is None or e2 == e:
         return wrong(f"{w2[0]}{list(w2[1])} does not write another element of x: it cannot overwrite the value")
-    if e2[1:] != e[1:] or (e2[0] - e[0]) % modulus:
-        return wrong(f"{w2[0]}{list(w2[1])} writes {_element(e2)}, which does not share a slot of "
-                     f"xbuf[i % {modulus}][j][k] with {_element(e)}")
+    if e2[1:] != e[1:]:
+        return wrong(f"{w2[0]}{list(w2[1])} writes {_element(e2)}, which differs from {_element(e)} in j or k: "
+                     "contraction along i gives them different slots whatever the number of planes")
+    if (e2[0] - e[0]) % modulus:
+        return wrong(f"{w2[0]}{list(w2[1])} writes {_element(e2)}, {e2[0] - e[0]} plane(s) away from {_element(e)}: "
+                     "with one plane fewer than your planes, that is not a multiple of the number of planes, so the "
+                     "two elements get different slots")
     tw, tw2, tr = _time(*w), _time(*w2), _time(*r)
     if not tw <= tw2 < tr:
         return wrong(f"{w2[0]}{list(w2[1])} runs at {tw2}, not between the write at {tw} and the read at {tr}: "
@@ -244,7 +248,8 @@ def _planes(planes: object) -> Verdict:
     return expect(m, point_modulus(),
                   (lambda g: g < point_modulus(), "{given} plane(s) is too few: some value would be overwritten "
                                                   "before its last read (find the triple that shows it)"),
-                  otherwise="{given} planes is safe but not the smallest: the proof finds a smaller safe modulus")
+                  otherwise="{given} planes is safe but more than needed: a buffer with fewer planes still keeps "
+                            "every value until its last read (a triple that refutes one plane fewer cannot exist)")
 
 
 def check_q3(planes: object, lost_value: object) -> Verdict:
