@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grading_helpers import hides, recorded_runs
+from grading_helpers import answer_forms, hides, names_the_mistake, recorded_runs
 from polylab.frontend import parse
 from polylab.grading import check, get_lab, load_hidden
 from polylab.grading.labs import lab7
@@ -106,11 +106,12 @@ def test_q2_wrong_paths():
 
 def test_q3_wrong_paths():
     r, fb = grade("lab7.q3", "{ S0[i, j] -> [i, j] }")
-    assert r.score == 0 and "innermost loop of your schedule is j, not i" in fb and hides(fb, "[j, i]")
+    assert r.score == 0 and "your innermost loop (j) steps j" in fb and "y[j][i] (N elements apart)" in fb
+    assert hides(fb, "[j, i]", "not i", "i innermost")
     r, fb = grade("lab7.q3", "{ S0[i, j] -> [j] }")
     assert "run at the same time step" in fb and hides(fb, "[j, i]")
     r, fb = grade("lab7.q3", "tile(4, 4)")
-    assert "not i" in fb
+    assert "steps j" in fb and "are not coalesced" in fb
     r, fb = grade("lab7.q3", "{ S0[i, j] -> [j + i, i] }")  # legal, one-to-one, inner loop i: also right
     assert r.correct
     r, fb = grade("lab7.q3", "{ S0[i, j] -> [j, i")
@@ -266,3 +267,60 @@ def test_memory_stride_is_the_address_difference(coeffs, offset, k):
     address = [sum(int(v[d]) * layout[d] for d in range(3)) // 8 for v in
                (np.array(F) @ x + np.array(offset) for x in (x0, x1))]
     assert address[1] - address[0] == int(stride)
+
+
+#: every wrong-answer path of every question: (question, answers, what the feedback must name, more texts of
+#: the answer it must not state); the answers' own texts (tests/grading_helpers.answer_forms) are hidden too.
+#: Not reachable, so not here: q3's illegal schedule (the kernel has no dependence: the check is tested on
+#: another kernel above) and its schedule without a loop dimension (not one-to-one first), q4's emulated run that
+#: changes the output once every iteration runs exactly once (the Jacobi step reads A and writes B only)
+IDLE, (GBS, SHARE) = SOLUTION["idle_threads"], lab7.recorded_rates()
+WRONG = [
+    ("q1", ((125, 32), IDLE), ("x and y swapped",), (str(IDLE),)),
+    ("q1", ((998 // 32, 998 // 8), IDLE), ("round the number of blocks up",), (str(IDLE),)),
+    ("q1", ((31, 7), IDLE), ("grid (31, 7) is not it", "divide by the block's extent"), (str(IDLE),)),
+    ("q1", ((32, 125), -3), ("idle_threads = -3 is negative",), (str(IDLE),)),
+    ("q1", ((32, 125), 0), ("idle_threads = 0 is not it", "blocks x threads per block"), (str(IDLE),)),
+    ("q2", ({"y[j][i]", "a[j][i]", "b[i][j]"}, {"b[i][j]"}),
+     ("'b[i][j]' is not a coalesced access here: with i on threadIdx.x, neighbouring threads (i and i + 1) are N "
+      "elements apart", "1 coalesced access missing"), ("c[j][i]",)),
+    ("q2", ({"y[j][i]", "a[j][i]", "c[j][i]", "z[i]"}, {"b[i][j]"}), ("'z[i]'", "the statement has no such access"),
+     ()),
+    ("q2", ({"y[j][i]", "a[j][i]", "c[j][i]"}, set()), ("coalesced_j: 1 coalesced access missing",), ()),
+    ("q3", ("{ S0[i, j] -> [i, j] }",), ("your innermost loop (j) steps j", "y[j][i] (N elements apart)"),
+     ("[j, i]", "not i", "i innermost")),
+    ("q3", ("{ S0[i, j] -> [i + j, j] }",), ("your innermost loop (j) moves (i, j) by (-1, 1)",), ("[j, i]", "not i")),
+    ("q3", ("{ S0[i, j] -> [i - j, i + j] }",), ("your innermost loop (i + j) skips values",), ("[j, i]", "not i")),
+    ("q3", ("{ S0[i, j] -> [j] }",), ("two iterations of your schedule run at the same time step",), ("[j, i]",)),
+    ("q4", ({**MAPPING, "guard": "i / (j - j) > 0"},), ("divides by zero",), ()),
+    pytest.param("q4", ({**MAPPING, "guard": "1"},),
+                 ("the thread blockIdx = (1, 0), threadIdx = (6, 0) passes the guard with (i, j) = (1, 39)",),
+                 ("i < N - 1 && j < N - 1",), marks=needs_cc),
+    pytest.param("q4", ({**MAPPING, "j": "threadIdx.x + 1"},),
+                 ("both compute (i, j) = (1, 1): two threads write the same element",),
+                 ("blockIdx.x * blockDim.x + threadIdx.x + 1",), marks=needs_cc),
+    pytest.param("q4", ({**MAPPING, "guard": "i < N - 2 && j < N - 1"},),
+                 ("no thread passes the guard with (i, j) = (38, 1) at N = 40",), ("i < N - 1 && j < N - 1",),
+                 marks=needs_cc),
+    pytest.param("q4", ({"i": MAPPING["j"], "j": MAPPING["i"], "guard": MAPPING["guard"]},),
+                 ("threads threadIdx.x = 0 and 1 of a warp compute (i, j) = (1, 1) and (2, 1)",),
+                 ("blockIdx.x * blockDim.x + threadIdx.x + 1",), marks=needs_cc),
+    ("q5", (lambda N: 2 * N,), ("point_waves(4) returned 8",), ("2 * N - 3", "2N - 3")),
+    ("q5", (lambda N: N / 0,), ("raised ZeroDivisionError",), ("2 * N - 3",)),
+    ("q6", ("[N, bx, by] -> { A[a, b] : 8by <= a <= 8by + 9 and 32bx <= b <= 32bx + 33 }",),
+     ("your set holds A[0, 0] at N = 34, bx = 0, by = 0, which no thread of that block reads",), ()),
+    ("q6", ("[N, bx, by] -> { A[a, b] : 8by + 1 <= a <= 8by + 8 and 32bx + 1 <= b <= 32bx + 32 }",),
+     ("your set lacks A[1, 33] at N = 34, bx = 0, by = 0: threadIdx = (31, 0)",), ()),
+    ("q6", ("[N] -> { A[a, b] : 0 <= a < N }",), ("block_reads lives in",), ()),
+    ("q7", (GBS * 1e9, SHARE * 100), ("is not in GB/s", "is a percentage"), ()),   # the student's own digits
+    ("q7", (GBS * 1.2, SHARE * 1.2), ("GB/s does not follow from the bytes",
+                                      "is not the recorded Jacobi step's GB/s divided by"),
+     (f"{GBS:.3g}", f"{SHARE:.3g}")),
+]
+
+
+@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
+                         ids=[f"{w.values[0] if hasattr(w, 'values') else w[0]}-{k}" for k, w in enumerate(WRONG)])
+def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
+    q = get_lab("lab7").question(question)
+    names_the_mistake(f"lab7.{question}", answers, words, answer_forms(SOLUTION, q.answers) + hidden)

@@ -222,8 +222,33 @@ def check_q3(answer: object) -> Verdict:
         stmt.domain)
     if inner.is_equal(target):
         return right()
-    return wrong(f"the innermost loop of your schedule is {sched.expressions(stmt.name)[last]}, not {want}: the "
-                 "loop that drives the stride-1 subscripts must be innermost (it becomes threadIdx.x)")
+    return wrong(_uncoalesced(scop, m, last, sched.expressions(stmt.name)[last]))
+
+
+def _uncoalesced(scop: Scop, m: isl.Map, last: int, expression: str) -> str:
+    """What a warp does when the innermost loop (dimension ``last`` of the schedule ``m``: instance -> time,
+    written ``expression``) becomes ``threadIdx.x``: the step between neighbouring iterations of that loop and
+    the accesses it moves far apart in memory."""
+    stmt = scop.statements[0]
+    n = m.dim(isl.dim_type.out)
+    ts = [f"t{k}" for k in range(n)]
+    step = isl.Map(f"{{ [{', '.join(ts)}] -> [{', '.join(t + (' + 1' if k == last else '') for k, t in enumerate(ts))}] }}")
+    deltas = m.apply_range(step.align_params(m.get_space())).apply_range(m.reverse()).deltas()
+    if deltas.is_empty():
+        return (f"your innermost loop ({expression}) skips values, so threadIdx.x would not map to it one to one: "
+                "write the loop that becomes threadIdx.x itself as the innermost dimension")
+    d = point_coordinates(deltas.sample_point())
+    if deltas.is_singleton():
+        moved = [k for k, x in enumerate(d) if x]
+        if len(moved) == 1 and abs(d[moved[0]]) == 1:
+            it = stmt.iterators[moved[0]]
+            far = [f"{a.text} ({memory_stride(scop, a, it)} elements apart)" for _, a in scop.accesses()
+                   if memory_stride(scop, a, it) not in (0, 1, -1)]
+            return (f"your innermost loop ({expression}) steps {it}: as threadIdx.x, neighbouring threads of a warp "
+                    "touch " + ", ".join(far) + ", so those accesses are not coalesced")
+    step_text = f"by {tuple(d)}" if deltas.is_singleton() else "differently at different points"
+    return (f"your innermost loop ({expression}) moves ({', '.join(stmt.iterators)}) {step_text} from one "
+            "iteration to the next: neighbouring threads of a warp would touch elements more than one apart")
 
 
 # -- footprints of the Jacobi step ---------------------------------------------------------------------------
@@ -560,7 +585,7 @@ LAB = Lab(
         Question("q2", 3, ("coalesced_i", "coalesced_j"), check_q2, title="what a warp coalesces",
                  example='coalesced_i = {"b[i][j]"}; coalesced_j = set()'),
         Question("q3", 2, ("coalesced_schedule",), check_q3, title="a schedule that coalesces",
-                 example='"{ S0[i, j] -> [i, j] }"'),
+                 kind="construction", example='"{ S0[i, j] -> [i, j] }"'),
         Question("q4", 3, ("cuda_mapping",), check_q4, title="a CUDA index mapping, emulated",
                  kind="construction", example='{"i": "threadIdx.y", "j": "threadIdx.x", "guard": "1"}'),
         Question("q5", 2, ("point_waves",), check_q5, title="waves of the point wavefront",
