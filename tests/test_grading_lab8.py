@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from grading_helpers import answer_forms, names_the_mistake
 from polylab import stencil
 from polylab.grading import check, get_lab, load_hidden
 from polylab.grading.labs import lab8
@@ -125,7 +126,7 @@ def test_q3_reference_is_the_diamond():
 
 
 @pytest.mark.parametrize("given, words", [(26, "each time a Laplacian reads it"), (25, "without res's own"),
-                                          (5, "one Laplacian's pattern"), (3, "fewer than"), (17, "draw them")])
+                                          (5, "one Laplacian's pattern"), (3, "fewer than"), (17, "count each once")])
 def test_q3_mistakes(given, words):
     r, fb = grade("lab8.q3", given)
     assert not r.correct and words in fb and "13" not in fb, fb
@@ -188,3 +189,63 @@ def test_q8_reads_the_students_own_interval():
     assert not r.correct and "median(plain) / median(inlined)" in fb
     r, fb = grade("lab8.q8", PLAIN[:3], SLOWER[:3], "slower")
     assert not r.correct and "at least 5 times" in fb
+
+
+#: every wrong-answer path of every question: (question, answers, what the feedback must name, more texts of
+#: the answer it must not state); the answers' own texts (tests/grading_helpers.answer_forms) are hidden too
+def _smooth(change) -> str:
+    return lab8.SMOOTH_TEMPLATE.replace("BODY", change(BODY))
+
+
+LAP, LOAD = SOLUTION["lap_box"], SOLUTION["load_box"]
+STORED, INLINED = lab8.evaluations_reference()
+ONE_READ = "%n = stencil.access %a[OFFSET] : !stencil.temp<?x?xf64>\n      stencil.return %n : f64"
+WRONG = [
+    ("q1", (_smooth(lambda b: b.replace("%a[0, 1]", "%a[1, 1]")),),
+     ("the access at offset [1, 1] reads a point the operator does not use",), ("0.25", "[0, 1]")),
+    ("q1", (_smooth(lambda b: b.replace("0.25", "0.2")),), ("a weight or an operation is off", "out at the point"),
+     ("0.25",)),
+    ("q1", (_smooth(lambda b: b.replace("arith.addf %n, %s", "arith.addf %n %s")),),
+     ("the program does not read: line 11, column 27",), ("0.25",)),
+    ("q1", (_smooth(lambda b: b).replace("stencil.store %v to %fo", "stencil.store %v to %fi"),),
+     ("keep the template: one apply, stored into out",), ()),
+    ("q1", (lab8.SMOOTH_TEMPLATE.replace("BODY", ONE_READ.replace("OFFSET", "-5, 0")),),
+     ("the reference interpreter cannot run it", "outside its bounds"), ("0.25", "[0, 1]")),
+    ("q2", (((-1, -1, 0), (64, 64, 15)), LOAD), ("lap_box: the upper bound [64, 64, 15] is inclusive",), ()),
+    ("q2", (((0, 0, 0), (64, 64, 16)), LOAD), ("lap_box is the stored box",), ()),
+    ("q2", (LAP, ((-1, -1, 0), (65, 65, 16))), ("load_box is lap's box",), ()),
+    ("q2", (LAP, ((-4, -4, 0), (68, 68, 16))), ("load_box is the field's bounds",), ()),
+    ("q2", (LAP, ((-2, -3, 0), (66, 66, 16))), ("load_box is wrong along j",), ()),
+    ("q3", (26,), ("each time a Laplacian reads it",), ("13",)),
+    ("q3", (25,), ("without res's own read of u",), ("13",)),
+    ("q3", (5,), ("one Laplacian's pattern",), ("13",)),
+    ("q3", (3,), ("fewer than one Laplacian's pattern",), ("13",)),
+    ("q3", (17,), ("u_distinct = 17", "count each once"), ("13", "|di| + |dj| <= 2")),
+    ("q4", ((64 * 64 * 16, INLINED),), ("stored: 65536 Laplacians", "larger than the output"), (str(STORED),)),
+    ("q4", ((100, INLINED),), ("stored: 100 Laplacians: count the points of lap's box",), (str(STORED),)),
+    ("q4", ((STORED, STORED),), ("inlined: 69696 Laplacians", "one Laplacian per access"), (str(INLINED),)),
+    ("q4", ((STORED, 100),), ("inlined: 100 Laplacians: one per access of res to lap",), (str(INLINED),)),
+    ("q5", ((-2, 0, 0),), ("indexed from 0",), ("(2, 4, 0)",)),
+    ("q5", ((6, 4, 0),), ("moves down",), ("(2, 4, 0)",)),
+    ("q5", ((2, 4, 4),), ("along k the field's bounds start at 0",), ("(2, 4, 0)",)),
+    ("q5", ((3, 3, 0),), ("memref_index = [3, 3, 0]",), ("(2, 4, 0)", "[2, 4, 0]")),
+    ("q6", ("a",), ("kernel_start = 'a' is not it", "inline form"), ("gpu.launch_func", "'b'")),
+    ("q6", ("c",), ("defines the kernel in the gpu.module",), ("gpu.launch_func", "'b'")),
+    ("q6", ("d",), ("the loop before the mapping",), ("gpu.launch_func", "'b'")),
+    ("q7", (1,), ("1 row is what one apply reaches",), ("2 rows", "halo_rows = 2", "one row away")),
+    ("q7", (4,), ("4 is the field's halo",), ("2 rows", "halo_rows = 2")),
+    ("q7", (0,), ("read rows its neighbour owns",), ("2 rows", "halo_rows = 2")),
+    ("q7", (3,), ("halo_rows = 3", "add up how far"), ("2 rows", "halo_rows = 2")),
+    ("q8", (PLAIN, [t * 1.001 if k % 2 else t * 0.999 for k, t in enumerate(PLAIN)], "faster"),
+     ("the 95 % interval of the speedup contains 1",), ("no measurable difference",)),
+    ("q8", (PLAIN, SLOWER, "no measurable difference"), ("does not contain 1",), ("slower",)),
+    ("q8", (PLAIN, SLOWER, "faster"), ("median(plain) / median(inlined)",), ("slower",)),
+    ("q8", (PLAIN[:3], SLOWER[:3], "slower"), ("at least 5 times",), ()),
+]
+
+
+@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
+                         ids=[f"{w[0]}-{k}" for k, w in enumerate(WRONG)])
+def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
+    q = get_lab("lab8").question(question)
+    names_the_mistake(f"lab8.{question}", answers, words, answer_forms(SOLUTION, q.answers) + hidden)

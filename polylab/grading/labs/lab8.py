@@ -228,8 +228,8 @@ def check_q3(answer: object) -> Verdict:
                   (5, "5 is one Laplacian's pattern: res reads lap at five offsets, each a Laplacian around it"),
                   (lambda g: g < 5, "fewer than one Laplacian's pattern: every inlined Laplacian reads its own "
                                     "neighbourhood"),
-                  otherwise=f"u_distinct = {k}: the offsets are a + b for a, b in the 5-point pattern; draw them "
-                            "(|di| + |dj| <= 2) and count each once")
+                  otherwise=f"u_distinct = {k}: inlining puts a Laplacian around each offset at which res reads "
+                            "lap; list the offsets of u these Laplacians read and count each once")
 
 
 # -- Q4: what inlining recomputes (derivation) -------------------------------------------------------------------
@@ -319,8 +319,8 @@ def halo_reference() -> int:
 def check_q7(answer: object) -> Verdict:
     k = A.integer(answer, "halo_rows")
     return expect(k, halo_reference(),
-                  (1, "1 row is what one apply reaches; lap reads u one row away, and res reads lap one row away "
-                      "from points the rank owns"),
+                  (1, "1 row is what one apply reaches: res needs lap on rows beyond the rank's own, and lap "
+                      "there needs u further out still"),
                   (4, "4 is the field's halo, not what the applies read: a rank receives only what it reads"),
                   (0, "a rank's points next to the cut read rows its neighbour owns"),
                   otherwise=f"halo_rows = {k}: add up how far, along i, the applies read beyond a rank's own rows")
