@@ -141,8 +141,9 @@ def test_compare_sets_credit_is_bounded_and_exact_only_when_equal(given_, expect
 
 def test_compare_matrices_names_each_entry():
     v = checks.compare_matrices(((1, 0), (1, 1)), ((1, 0), (0, 1)), name="F", rows=("i", "j - 1"), cols=("i", "j"))
-    assert v.fraction == Fraction(3, 4)
+    assert v.fraction == Fraction(1, 2)                        # three right, one wrong: a wrong entry cancels one
     assert v.feedback == ("F[2][1] (row 2: j - 1; column 1: i) is 1, which is wrong",)
+    assert checks.compare_matrices(((0, 0), (0, 0)), ((1, 0), (0, 1))).fraction == 0   # the zero matrix: nothing
     v = checks.compare_matrices(((1, 2),), ((1, 3),), name="c", reveal=True)
     assert v.feedback == ("c[2] is 2, expected 3",)
 

@@ -69,6 +69,13 @@ def test_q2_names_rows_and_columns():
     assert "F[1][1]" in fb and "F[1][2]" in fb and r.status == "partial" and hides(fb, "[[1, 2], [0, 1]]")
 
 
+def test_q1_q2_zero_matrices_earn_nothing():
+    """A zero F and c are right wherever the answer has a zero: a vacuous answer, so it earns nothing."""
+    assert grade("lab1.q1", [[0, 0]], (0,))[0].score == 0
+    r, fb = grade("lab1.q2", [[0, 0], [0, 0]], (0, 0))
+    assert r.score == 0 and "F[1][1]" in fb and "c[2]" in fb and hides(fb, "[[1, 2], [0, 1]]", "(0, 1)")
+
+
 def test_q3_equivalent_systems_are_right():
     rows = SOLUTION["rect_system"]
     assert grade("lab1.q3", list(reversed(rows)))[0].correct                      # order of rows

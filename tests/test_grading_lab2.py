@@ -159,7 +159,8 @@ def test_check_of_several_questions_reports_each():
 @needs_cc
 def test_q8_a_pragma_on_a_carrying_loop_names_the_race():
     r, fb = grade("lab2.q8", "#pragma omp parallel for private(j, k)\n" + NEST)
-    assert r.score <= 1 and "the loop i carries the flow dependence x[i][j][k] -> x[i - 1][j][k - 1]" in fb
+    assert r.score == 0 and "the loop i carries the flow dependence x[i][j][k] -> x[i - 1][j][k - 1]" in fb
+    assert "the run: not run: the dependence check must pass first" in fb   # a race that a run misses earns nothing
     assert "S0[1, 0, 1] and S0[2, 0, 2] (at N = 3)" in fb and hides(fb, "private(k)")
     inner = NEST.replace("    for (k = 1; k < N; k++)\n", "    {\n    #pragma omp parallel for\n    for (k = 1; k < N; k++)\n")
     r, fb = grade("lab2.q8", inner + "\n    }")
@@ -170,7 +171,7 @@ def test_q8_a_pragma_on_a_carrying_loop_names_the_race():
 def test_q8_a_shared_inner_iterator_is_named():
     r, fb = grade("lab2.q8", OMP.replace(" private(k)", ""))
     assert "k would be shared by the threads of the loop j" in fb and hides(fb, "private(k)")  # what it breaks
-    assert r.score <= 1
+    assert r.score == 0
     assert grade("lab2.q8", OMP.replace(" private(k)", "").replace("for (k = 1", "for (int k = 1"))[0].correct
 
 

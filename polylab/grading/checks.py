@@ -166,7 +166,8 @@ def compare_matrices(given: Sequence[Sequence[Fraction]], expected: Sequence[Seq
                      reveal: bool = False) -> Verdict:
     """Entry-by-entry comparison of two matrices of the same shape (the reader checks the shape). Each
     differing entry is named: ``F[2][1] (row 2: j - 1; column 1: i) is 1, which is wrong`` (with the expected
-    value when ``reveal``). Partial credit: the share of entries that are right."""
+    value when ``reveal``). Partial credit: ``(right - wrong) / entries`` (a wrong entry cancels a right one,
+    so the zero matrix, whose zeros are right wherever the answer has a zero, earns nothing)."""
     lines, wrong_entries, total = [], 0, 0
     for r, (grow, erow) in enumerate(zip(given, expected)):
         for c, (g, e) in enumerate(zip(grow, erow)):
@@ -180,7 +181,7 @@ def compare_matrices(given: Sequence[Sequence[Fraction]], expected: Sequence[Seq
                              + (f"expected {_fmt(e)}" if reveal else "which is wrong"))
     if not wrong_entries:
         return right()
-    return partial(total - wrong_entries, total, *_cap(lines, wrong_entries))
+    return partial(total - 2 * wrong_entries, total, *_cap(lines, wrong_entries))
 
 
 def compare_isl(given: isl.Set | isl.Map | isl.UnionMap | isl.UnionSet, expected, *, what: str = "the set",
