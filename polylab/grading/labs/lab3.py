@@ -93,7 +93,8 @@ def check_q1(bad_pair: object) -> Verdict:
     t_src, t_snk = (src[0] - src[1], src[0]), (snk[0] - snk[1], snk[0])
     if t_snk > t_src:
         return wrong(f"theta keeps this pair in order: theta(S0{list(src)}) = {t_src} comes before "
-                     f"theta(S0{list(snk)}) = {t_snk}; compute theta for a pair of the other distance")
+                     f"theta(S0{list(snk)}) = {t_snk}; a pair theta reverses has a distance d whose image "
+                     "(d_i - d_j, d_i) is not lexicographically positive")
     return right()
 
 
