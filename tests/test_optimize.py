@@ -28,9 +28,10 @@ from polylab.reference.interpret import same_live_out
 from polylab.schedule import check, original, parallel, parse_schedule
 from polylab.schedule.deps import dependences
 from polylab.schedule.optimize import (TIME_TILE, JamKind, JamOutcome, Machine, SerialReason, ShapeKind, Structure,
-                                       TimeTiling, cache_tile_sizes, chain_shadowed, exact_parallel_loops,
-                                       innermost_pairs, is_stride_one, loop_dims, optimize_schedule, parallel_loops,
-                                       private_start, settings_of, stream_tile_sizes, wave_tile_sizes)
+                                       TimeTiling, cache_tile_sizes, carries_chain, chain_shadowed,
+                                       exact_parallel_loops, innermost_pairs, is_stride_one, loop_dims,
+                                       optimize_schedule, parallel_loops, private_start, settings_of,
+                                       stream_tile_sizes, wave_tile_sizes)
 from polylab.schedule.shiftfuse import same_inner_ranges
 from polylab.schedule.transform import distribute, mark_parallel
 from polylab.storage import recipe_steps
@@ -124,6 +125,78 @@ def test_sweeps_get_strips_and_sl3_its_storage_steps():
     # cache model
     sweep = optimized(scop_of("sweep2d.c"), "optimize(1)")
     assert report(sweep).choices[0].kind is ShapeKind.STRIPS_WAVE
+
+
+FLOYD = """double path[N][N];
+for (k = 0; k < N; k++)
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      path[i][j] = path[i][j] < path[i][k] + path[k][j] ? path[i][j] : path[i][k] + path[k][j];
+"""
+
+
+def test_without_a_chain_one_thread_keeps_the_stride_one_source_order():
+    """floyd-warshall: no loop is parallel (``path[i][k]`` and ``path[k][j]`` are written at ``j = k`` and
+    ``i = k``), but inside a row every instance waits for at most the one instance ``j = k``: no chain,
+    so with one thread the strips would only walk the rows across (0.51x of the source order, measured in
+    PolyBench's harness); with two threads their tile wavefront is the only parallel loop there is."""
+    scop = polylab.parse(FLOYD).scop
+    s = original(scop)
+    assert [carries_chain(s, "S0", d) for d in loop_dims(s, "S0")] == [True, False, False]
+    one = optimized(scop, "optimize(1)")
+    assert [c.kind for c in report(one).choices] == [ShapeKind.KEEP] and one.text() == s.text()
+    assert not report(one).choices[0].score.chain
+    two = optimized(scop, "optimize(2)")
+    assert report(two).choices[0].kind is ShapeKind.STRIPS_WAVE and two.marked
+    # the sweeps are chains along their innermost loops: they keep their strips (the test above)
+    for name in ("seidel2d.c", "sweep2d.c"):
+        base = original(scop_of(name))
+        assert carries_chain(base, "S0", loop_dims(base, "S0")[-1]), name
+
+
+def _points(s: isl.Set) -> list:
+    out: list = []
+    s.foreach_point(out.append)
+    return out
+
+
+def _chain_by_enumeration(s, name: str, d: int, values: dict[str, int]) -> bool:
+    """The oracle of :func:`carries_chain` at parameter ``values``: the statement's instances and their
+    time vectors enumerated point by point, its flow dependence pairs too, the pairs carried by ``d``
+    kept by comparing the time vectors, and a path of two of them looked for."""
+    stmt = s.scop.statement(name)
+    domain = stmt.domain.intersect_params(s.scop.context)
+    for p, v in values.items():
+        if domain.find_dim_by_name(isl.dim_type.param, p) >= 0:
+            domain = domain.fix_val(isl.dim_type.param, domain.find_dim_by_name(isl.dim_type.param, p), v)
+    time = {}
+    for pt in _points(domain):
+        x = tuple(int(pt.get_coordinate_val(isl.dim_type.set, k).to_python()) for k in range(stmt.depth))
+        time[x] = tuple(a.eval(pt).to_python() for a in s.affs[name])
+    carried = set()
+    for dep in s.dependences:
+        if dep.kind == "flow" and dep.source == dep.sink == name:
+            rel = dep.relation.intersect_domain(domain).intersect_range(domain)
+            for pt in _points(rel.wrap()):
+                c = [int(pt.get_coordinate_val(isl.dim_type.set, k).to_python()) for k in range(2 * stmt.depth)]
+                x, y = tuple(c[:stmt.depth]), tuple(c[stmt.depth:])
+                if time[x][:d] == time[y][:d] and time[x][d] < time[y][d]:
+                    carried.add((x, y))
+    sinks = {y for _, y in carried}
+    return any(x in sinks for x, _ in carried)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(src=affine_nests(max_depth=3, max_statements=2))
+def test_chains_are_those_found_by_enumeration(src):
+    values = {"N": 4, "M": 3}
+    scop = _random_scop(src, values)
+    for s in (original(scop), optimized(scop, "optimize(1)")):
+        for st in s.scop.statements:
+            for d in loop_dims(s, st.name):
+                found = carries_chain(s, st.name, d)
+                event(f"chain {found}")
+                assert found == _chain_by_enumeration(s, st.name, d, values), (src, s.text(), st.name, d)
 
 
 def test_a_distribution_out_of_a_chains_shadow_is_no_gain():
@@ -299,20 +372,27 @@ def test_private_loops_and_stride():
     assert sizes[1] == 4 * sizes[0] and sizes[0] >= 8
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(src=affine_nests(max_depth=3, max_statements=3))
-def test_optimize_is_exact_on_random_nests(src):
+def _random_scop(src: str, values: dict[str, int]):
+    """The random nest ``src`` with its parameters fixed, its dependences analysed (a nest that does not
+    parse, has an empty statement or exceeds the analysis layer's limits, tested there, is assumed away)."""
     try:
         program = polylab.parse(src)
     except polylab.PolylabError:
         assume(False)
     assume(program.scops)
-    scop = program.scop.with_parameters({"N": 3, "M": 2})
+    scop = program.scop.with_parameters(values)
     assume(all(not st.domain.is_empty() for st in scop.statements))
     try:
         dependences(scop)
-    except AnalysisError:  # the analysis layer's own limits are tested there
+    except AnalysisError:
         assume(False)
+    return scop
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(src=affine_nests(max_depth=3, max_statements=3))
+def test_optimize_is_exact_on_random_nests(src):
+    scop = _random_scop(src, {"N": 3, "M": 2})
     try:
         s = optimized(scop)
     except ScheduleError as err:  # a step refused with a reason is not a wrong answer

@@ -9,9 +9,9 @@ from typing import Sequence
 import islpy as isl
 
 from polylab.model import Statement
-from polylab.model.islutil import point_coordinates
+from polylab.model.islutil import point_coordinates, union_all
 from polylab.model.memo import memo
-from polylab.schedule.core import Schedule, const_value, map_from_affs
+from polylab.schedule.core import Schedule, const_value, map_from_affs, on_domains
 
 
 Aff = isl.PwAff
@@ -149,6 +149,33 @@ def local_span(stmt: Statement, outer: tuple[Aff, ...], aff: Aff, domain: isl.Se
     # the differences are symmetric (-m .. m): their extent 2m + 1 gives the largest one, m
     extent = _extent(R.reverse().apply_range(R).deltas())
     return None if extent is None else (extent + 1) // 2 if extent else 0
+
+
+def carries_chain(s: Schedule, name: str, d: int) -> bool:
+    """Dimension ``d`` of statement ``name`` in ``s`` carries a *chain*: within one iteration of the
+    dimensions before ``d``, some instance waits for a value that was itself computed from a value of an
+    earlier instance along ``d`` (a path of two flow dependences of the statement on itself, each carried
+    by ``d``). Exact: with ``C = { x -> y in R : theta(x) and theta(y) equal before d, theta(x)_d <
+    theta(y)_d }`` for ``R`` the statement's flow dependences on itself, a chain is ``C o C`` non-empty.
+    A chain is latency-bound (``S[i][j] = S[i][j - 1] + ..``, a sum into one element: each iteration
+    waits for the previous one's result); without one, every instance waits for at most one other, so the
+    processor overlaps the iterations as it does independent ones (floyd-warshall's ``path[i][j]`` along
+    ``j`` reads ``path[i][k]``, written by the one instance ``j = k`` of the same row). Anti and output
+    dependences only order memory accesses, they make no instance wait for a result."""
+    flows = [on_domains(dep.relation, s.scop, name, name) for dep in s.dependences
+             if dep.kind == "flow" and dep.source == dep.sink == name]
+    if not flows:
+        return False
+    pspace = s.scop.context.get_space()
+    theta = s.maps[name].align_params(pspace)
+    times = theta.get_space().range()
+    later = isl.Map.universe(isl.Space.map_from_domain_and_range(times, times))
+    for e in range(d):
+        later = later.equate(isl.dim_type.in_, e, isl.dim_type.out, e)
+    later = later.order_lt(isl.dim_type.in_, d, isl.dim_type.out, d)
+    carried = theta.apply_range(later).apply_range(theta.reverse())
+    chain = union_all([rel.intersect(carried) for rel in flows], isl.Map.empty(carried.get_space()))
+    return not chain.apply_range(chain).is_empty()
 
 
 def uses(acc, k: int) -> bool:

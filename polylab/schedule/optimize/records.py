@@ -22,7 +22,10 @@ class StatementScore:
     more than one value; None: none; a statement without any loop counts as parallel at depth 0, nothing
     of it runs in sequence); ``innermost``: its innermost loop; ``stride``: how well the innermost loop
     walks memory (:func:`~polylab.schedule.optimize.loops.stride_score`); ``tiled``: tiled for the cache;
-    ``loops``: its loops; ``parallel``: its parallel loops that scale."""
+    ``loops``: its loops; ``parallel``: its parallel loops that scale; ``chain``: its innermost loop
+    carries a chain of flow dependences (:func:`~polylab.schedule.optimize.loops.carries_chain`: an
+    iteration waits for a result computed from an earlier one's), which the strips of independent chains
+    are for."""
 
     outermost_parallel: int | None
     innermost: Innermost
@@ -30,6 +33,7 @@ class StatementScore:
     tiled: bool
     loops: int
     parallel: int
+    chain: bool = False
 
     def key(self, threads: int) -> tuple:
         """The order of two scores, larger is better: a parallel loop, then the shallower; the innermost

@@ -16,14 +16,14 @@ from typing import Sequence
 from polylab.model import Statement
 from polylab.schedule.core import Schedule
 from polylab.schedule.optimize.kinds import Innermost, ShapeKind
-from polylab.schedule.optimize.loops import (Aff, is_stride_one, iterator_of, loop_dims, parallel_loops, stride_score,
-                                             value_span)
+from polylab.schedule.optimize.loops import (Aff, carries_chain, is_stride_one, iterator_of, loop_dims, parallel_loops,
+                                             stride_score, value_span)
 from polylab.schedule.optimize.records import ProgramScore, StatementChoice, StatementScore
 from polylab.schedule.tuning import MIN_PARALLEL_SPAN, UNROLLED_SPAN
 
 
-def statement_score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement, tiled: bool = False
-                    ) -> StatementScore:
+def statement_score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement, tiled: bool = False,
+                    schedule: Schedule | None = None) -> StatementScore:
     """The score of statement ``stmt`` with time vector ``vec`` and parallel dimensions ``marked``
     (``tiled``: its shape tiles it for the cache). A dimension of constant span 1 (:func:`value_span`) is
     not a loop, and a parallel loop counts as parallel only when its span grows with the parameters or is
@@ -32,7 +32,9 @@ def statement_score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement,
     that loop for a handful of iterations' work: 250 times slower than the original on ``for (t = 0; t <
     10; t++) for (i ..; i += 2) c[i] += 0.25 * c[i - 2]`` under a tile-level wavefront). The innermost
     loop counts as a vector loop (or as independent chains) when it is parallel, whatever its span: vectors
-    need no thread team."""
+    need no thread team. ``schedule``: the schedule whose time vector ``vec`` is, with its dependences,
+    to tell whether an innermost loop that is not parallel carries a chain
+    (:func:`~polylab.schedule.optimize.loops.carries_chain`; without it, such a loop counts as one)."""
     span = {d: value_span(a, stmt.domain) for d, a in enumerate(vec) if not a.is_cst()}
 
     def at_least(d: int, bound: int) -> bool:  # unbounded (None) and empty (0) spans count as long
@@ -53,14 +55,20 @@ def statement_score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement,
     # vectors need no thread team: a parallel stride-1 loop of a few dozen iterations still vectorizes
     inner = (Innermost.VECTOR if last in marked and stride1 else Innermost.STRIDE_ONE if stride1
              else Innermost.PARALLEL if last in marked else Innermost.NONE)
-    return StatementScore(par[0] if par else None, inner, stride_score(stmt, k), tiled, len(dims), len(par))
+    chain = last not in marked and (schedule is None or carries_chain(schedule, stmt.name, last))
+    return StatementScore(par[0] if par else None, inner, stride_score(stmt, k), tiled, len(dims), len(par), chain)
 
 
-def skips(best: StatementScore, best_kind: ShapeKind, first_private: int, next_kind: ShapeKind) -> bool:
+def skips(best: StatementScore, best_kind: ShapeKind, first_private: int, next_kind: ShapeKind,
+          threads: int = 1) -> bool:
     """The per-statement search skips the next shape: the best so far has a parallel loop at the first
     private depth (or outside) and a vectorizable innermost loop (nothing scores higher), or it has a
     parallel loop and the next shapes are the strips, which are only for statements with no parallel loop
-    (a parallel innermost loop of any span counts); or the best is the strips' time wavefront without a
+    (a parallel innermost loop of any span counts); or, with one thread, the next shapes are the strips
+    and the best so far's innermost loop carries no chain (the strips overlap chains: with one thread that
+    is all they do, and where there is none they only walk the rows across, floyd-warshall's
+    ``path[i][j]`` along ``j``, whose one dependence inside a row comes from the instance ``j = k``: 0.51x
+    of the source order with the strips' tile wavefront, measured); or the best is the strips' time wavefront without a
     time skew and the next is one with it; or the next is the best's kind of strips with a larger skew
     ``f`` while the best's innermost loop is already parallel (only ``f`` differs, and the score does not
     depend on it then). The tiling shapes (only offered when the cache model asks for them) are always
@@ -75,7 +83,7 @@ def skips(best: StatementScore, best_kind: ShapeKind, first_private: int, next_k
         return True
     # a parallel innermost loop is a parallel loop too, however short: no chains to overlap
     parallel = best.outermost_parallel is not None or best.innermost in (Innermost.PARALLEL, Innermost.VECTOR)
-    return parallel and next_kind.strips and not best_kind.strips
+    return next_kind.strips and not best_kind.strips and (parallel or (threads == 1 and not best.chain))
 
 
 def program_score(s: Schedule, choices: Sequence[StatementChoice], threads: int, lost: int = 0,

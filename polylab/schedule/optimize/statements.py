@@ -68,7 +68,7 @@ def _pick(layout: Layout, rows: dict[str, list[Aff]], n: str, settings: Settings
     element = max((sizes_of.get(x, 8) for x in touched), default=8)
     threads = settings.threads
     for shape in shapes(stmt, layout.private[n], names, settings, point_bytes, element, layout.scop):
-        if best is not None and skips(best[0], best[1].kind, first_private, shape.kind):
+        if best is not None and skips(best[0], best[1].kind, first_private, shape.kind, threads):
             continue
         trial = dict(rows)
         trial[n] = list(shape.loops)
@@ -87,7 +87,8 @@ def _pick(layout: Layout, rows: dict[str, list[Aff]], n: str, settings: Settings
         n_par = sum(1 for d, a in enumerate(vec) if not a.is_cst() and d in cand.marked)
         if n_par < floor_par:
             continue
-        score = statement_score(vec, cand.marked, stmt, shape.kind.tiled)
+        # the chains only decide with one thread (:func:`skips`)
+        score = statement_score(vec, cand.marked, stmt, shape.kind.tiled, cand if threads == 1 else None)
         if best is None or score.key(threads) > best[0].key(threads):
             best = (score, shape, cand)
     if best is None:
