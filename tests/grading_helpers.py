@@ -51,6 +51,24 @@ def names_the_mistake(name: str, answers: tuple, words: tuple[str, ...], hidden:
     return r, fb
 
 
+def wrong_answer_table(lab: str, solution: dict, rows: list, always_hidden: tuple[str, ...] = ()):
+    """The test of a lab's table of wrong answers (``WRONG`` in ``tests/test_grading_labN.py``): one case per
+    row ``(question, answers, words, hidden)`` (or a ``pytest.param`` of one), checked by
+    :func:`names_the_mistake` with the answer's texts hidden (:func:`answer_forms` of the question's answers,
+    the row's ``hidden`` and ``always_hidden``). Assign it to a ``test_...`` name of the test module."""
+    import pytest
+
+    ids = [f"{(r.values if hasattr(r, 'values') else r)[0]}-{k}" for k, r in enumerate(rows)]
+
+    @pytest.mark.parametrize("question, answers, words, hidden", rows, ids=ids)
+    def test(question, answers, words, hidden):
+        names = get_lab(lab).question(question).answers
+        names_the_mistake(f"{lab}.{question}", answers, words,
+                          answer_forms(solution, names) + tuple(hidden) + tuple(always_hidden))
+
+    return test
+
+
 def recorded_runs(notebook: str) -> dict:
     """The ``RECORDED`` runs a solved lab shows (its cell that starts with ``RECORDED = {``), to compare with the
     copy its check reads."""

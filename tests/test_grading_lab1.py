@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import sympy
 
-from grading_helpers import answer_forms, full_marks, grade, hides, names_the_mistake
+from grading_helpers import full_marks, grade, hides, wrong_answer_table
 from polylab.grading import get_lab, load_hidden
 from polylab.toolchain import c_compiler
 
@@ -239,9 +239,4 @@ WRONG = [
 ]
 
 
-@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
-                         ids=[f"{w.values[0] if hasattr(w, 'values') else w[0]}-{k}" for k, w in enumerate(WRONG)])
-def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
-    q = get_lab("lab1").question(question)
-    names_the_mistake(f"lab1.{question}", answers, words,
-                      answer_forms(SOLUTION, q.answers) + hidden + ("min(2 * i, N - 1 - i)", "min(2*i, N-1-i)"))
+test_each_wrong_answer_names_its_mistake_and_hides_the_answer = wrong_answer_table("lab1", SOLUTION, WRONG, ("min(2 * i, N - 1 - i)", "min(2*i, N-1-i)"))

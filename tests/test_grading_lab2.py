@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grading_helpers import answer_forms, full_marks, grade, hides, names_the_mistake
+from grading_helpers import full_marks, grade, hides, wrong_answer_table
 from polylab.grading import Call, Calls, Case, check, get_lab, load_hidden
 from polylab.grading.checks import compare_sets
 from polylab.grading.labs import lab2
@@ -245,8 +245,4 @@ WRONG = [
 ]
 
 
-@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
-                         ids=[f"{w.values[0] if hasattr(w, 'values') else w[0]}-{k}" for k, w in enumerate(WRONG)])
-def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
-    q = get_lab("lab2").question(question)
-    names_the_mistake(f"lab2.{question}", answers, words, answer_forms(SOLUTION, q.answers) + hidden + ("private(k)",))
+test_each_wrong_answer_names_its_mistake_and_hides_the_answer = wrong_answer_table("lab2", SOLUTION, WRONG, ("private(k)",))

@@ -10,7 +10,7 @@ from pathlib import Path
 import islpy as isl
 import pytest
 
-from grading_helpers import answer_forms, full_marks, grade, hides, names_the_mistake, recorded_runs
+from grading_helpers import full_marks, grade, hides, recorded_runs, wrong_answer_table
 from polylab.analysis import compute_dependences
 from polylab.grading import get_lab, load_hidden
 from polylab.grading.kernels import scop
@@ -190,8 +190,4 @@ WRONG = [
 ]
 
 
-@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
-                         ids=[f"{w.values[0] if hasattr(w, 'values') else w[0]}-{k}" for k, w in enumerate(WRONG)])
-def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
-    q = get_lab("lab4").question(question)
-    names_the_mistake(f"lab4.{question}", answers, words, answer_forms(SOLUTION, q.answers) + hidden)
+test_each_wrong_answer_names_its_mistake_and_hides_the_answer = wrong_answer_table("lab4", SOLUTION, WRONG)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from grading_helpers import answer_forms, full_marks, grade, hides, names_the_mistake, recorded_runs
-from polylab.grading import get_lab
+from grading_helpers import full_marks, grade, hides, recorded_runs, wrong_answer_table
 from polylab.grading.labs import lab5
 from polylab.toolchain import c_compiler
 
@@ -161,8 +160,4 @@ WRONG = [
 ]
 
 
-@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
-                         ids=[f"{w.values[0] if hasattr(w, 'values') else w[0]}-{k}" for k, w in enumerate(WRONG)])
-def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
-    q = get_lab("lab5").question(question)
-    names_the_mistake(f"lab5.{question}", answers, words, answer_forms(SOLUTION, q.answers) + hidden)
+test_each_wrong_answer_names_its_mistake_and_hides_the_answer = wrong_answer_table("lab5", SOLUTION, WRONG)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grading_helpers import answer_forms, hides, names_the_mistake, recorded_runs
+from grading_helpers import hides, recorded_runs, wrong_answer_table
 from polylab.frontend import parse
 from polylab.grading import check, get_lab, load_hidden
 from polylab.grading.labs import lab7
@@ -319,8 +319,4 @@ WRONG = [
 ]
 
 
-@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
-                         ids=[f"{w.values[0] if hasattr(w, 'values') else w[0]}-{k}" for k, w in enumerate(WRONG)])
-def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
-    q = get_lab("lab7").question(question)
-    names_the_mistake(f"lab7.{question}", answers, words, answer_forms(SOLUTION, q.answers) + hidden)
+test_each_wrong_answer_names_its_mistake_and_hides_the_answer = wrong_answer_table("lab7", SOLUTION, WRONG)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grading_helpers import answer_forms, names_the_mistake
+from grading_helpers import wrong_answer_table
 from polylab import stencil
 from polylab.grading import check, get_lab, load_hidden
 from polylab.grading.labs import lab8
@@ -244,8 +244,4 @@ WRONG = [
 ]
 
 
-@pytest.mark.parametrize("question, answers, words, hidden", WRONG,
-                         ids=[f"{w[0]}-{k}" for k, w in enumerate(WRONG)])
-def test_each_wrong_answer_names_its_mistake_and_hides_the_answer(question, answers, words, hidden):
-    q = get_lab("lab8").question(question)
-    names_the_mistake(f"lab8.{question}", answers, words, answer_forms(SOLUTION, q.answers) + hidden)
+test_each_wrong_answer_names_its_mistake_and_hides_the_answer = wrong_answer_table("lab8", SOLUTION, WRONG)
