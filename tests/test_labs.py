@@ -225,7 +225,7 @@ ANSWERS = {
     "lab4_wavefront.ipynb": ["a = [1, 1, 1]", "a = [2, 2, 1]", "c >= 2s - t", "((0, 2), (1, 1, 1))",
                              "a[c0 - 1] = b[c0 - 1]", "-n + c1 - c2 + 1",
                              "(0.86x, 95 % interval 0.52-1.01x)",
-                             "S1[i] -> [i + 1, 1]"],
+                             "S1[i] -> [i + 1, 1]", "c1 - c2 - c3"],
     "lab5_tiling.ipynb": ["S0[0, 2, 3] later reads", "2t + i + j", "floor((t + i)/4)", "W(s) =    296",
                           "(1.03x, 95 % interval 0.93-1.08x)"],
     "lab6_storage.ipynb": ["every instance reads 1.0f stored by S0", "for i >= 2 and j >= 2 and k >= 2",

@@ -134,11 +134,13 @@ def expect_verdict(given: str, baseline: Sequence[float], variant: Sequence[floa
 
 def compare_sets(given: frozenset, expected: frozenset, *, item: str = "element",
                  why_extra: Callable[[Any], str] | None = None, missing_hint: str = "",
-                 name_missing: bool = False) -> Verdict:
+                 name_missing: bool = False, count_missing: bool = True) -> Verdict:
     """``given`` against ``expected``: right when equal. Partial credit ``(right - wrong) / |expected|``
     (an extra element cancels a right one, so listing everything earns nothing). Feedback: one line per
     extra element with ``why_extra(element)`` when given, and the number of missing elements with
-    ``missing_hint`` (or the elements themselves when ``name_missing``)."""
+    ``missing_hint`` (or the elements themselves when ``name_missing``). Where the expected set is one subset
+    of a handful of options a count would narrow the answer to a few tries: ``count_missing=False`` says only
+    that something is missing."""
     extra, missing = given - expected, expected - given
     if not extra and not missing:
         return right()
@@ -150,7 +152,9 @@ def compare_sets(given: frozenset, expected: frozenset, *, item: str = "element"
     if missing:
         what = (": " + ", ".join(describe(m) for m in _sorted(missing))) if name_missing else ""
         n = len(missing)
-        lines.append(f"{n} {item}{'s' if n > 1 else ''} missing{what}" + (f" ({missing_hint})" if missing_hint else ""))
+        count = f"{n} {item}{'s' if n > 1 else ''} missing" if count_missing or name_missing else \
+            f"your set lacks at least one {item}"
+        lines.append(f"{count}{what}" + (f" ({missing_hint})" if missing_hint else ""))
     if not expected:  # the right answer is the empty set: anything in it is wrong
         return partial(0, 1, *lines)
     return partial(len(given & expected) - len(extra), len(expected), *lines)

@@ -199,7 +199,8 @@ def _conservative(answer: object) -> Verdict:
     exact = frozenset(report.conservative_only)
     return compare_sets(given, exact, item="conservative test",
                         why_extra=lambda t: f"it proved independence by itself (it said {report.verdicts[t]!r})",
-                        missing_hint="every test whose verdict is 'maybe dependent' while isl says independent")
+                        missing_hint="work out each test's verdict: a test belongs here when it says 'maybe "
+                                     "dependent' while isl says independent", count_missing=False)
 
 
 def check_q4(banerjee_bounds: object) -> Verdict:
@@ -261,7 +262,7 @@ def _value_based(answer: object) -> Verdict:
         return ("it is a memory-based distance: the value read was overwritten by a later write before the read"
                 if v[0] == 0 and v[1] > 1 else "no value flows at that distance")
 
-    return compare_sets(given, exact, item="value-based flow distance", why_extra=why,
+    return compare_sets(given, exact, item="value-based flow distance", why_extra=why, count_missing=False,
                         missing_hint="each read sees the last write before it")
 
 
@@ -272,7 +273,9 @@ def _pairs(answer: object) -> Verdict:
                                       "later j' < M reads what j wrote"),
                   ((n - 1) * m * m, "{given} counts every pair (j, j'), also those whose reader runs first or "
                                     "is the writer itself"),
-                  otherwise="{given} pairs is not right: for each i, count the pairs j < j' with 0 <= j, j' < M")
+                  otherwise="{given} is not the number of memory-based flow pairs at N = 5, M = 4: a pair is a "
+                            "write of Z[i - 1] and a later instance that reads that element, whatever writes lie "
+                            "between them")
 
 
 def check_q7(shift_value_flow: object, shift_memory_flow_pairs: object) -> Verdict:
@@ -388,7 +391,7 @@ LAB = Lab(
         Question("q6", 2, ("sl3_raw", "sl3_war"), check_q6, title="RAW and WAR distances of sl3",
                  example="{(1, 0, 0)} and {(0, 1, 0)}"),
         Question("q7", 2, ("shift_value_flow", "shift_memory_flow_pairs"), check_q7,
-                 title="memory- against value-based", example="{(0, 2)} and 10"),
+                 title="memory- against value-based", example="{(1, 1)} and 10"),
         Question("q8", 3, ("omp_code",), check_q8, title="an OpenMP pragma on the parallel loop",
                  kind="construction", example='"#pragma omp parallel for\\nfor (i = 1; i < N; i++) ..."'),
     ),

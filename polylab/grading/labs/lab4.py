@@ -90,8 +90,9 @@ def _hyperplane(which: str, answer: object, what: str) -> Verdict:
         return wrong(f"{a} has a negative coefficient; the program asks for a >= 0")
     bad = [d for d in sweep_distances(which) if _dot(a, d) < 1]
     if bad:
-        return wrong(*[f"a = {a} gives a . {d} = {_dot(a, d)} < 1: the dependence with distance {d} would not go "
-                       "forward in time" for d in bad])
+        d = bad[0]   # one violated distance at a time: the feedback is no listing of the nest's distances
+        return wrong(f"a = {a} gives a . {d} = {_dot(a, d)} < 1: the dependence with distance {d} would not go "
+                     "forward in time")
     best = best_hyperplane(which)
     if a == best:
         return right()
@@ -324,7 +325,7 @@ LAB = Lab(
     title="The wavefront, Farkas and a Pluto-style cost",
     notebook="lab4_wavefront.ipynb",
     questions=(
-        Question("q1", 2, ("sl3_hyperplane",), check_q1, title="the wavefront of sl3", example="(2, 1, 1)"),
+        Question("q1", 2, ("sl3_hyperplane",), check_q1, title="the wavefront of sl3", example="(1, 0, 0)"),
         Question("q2", 2, ("steep_hyperplane",), check_q2, title="a nest that needs a larger hyperplane",
                  example="(1, 0, 2)"),
         Question("q3", 3, ("farkas_constraints",), check_q3, title="the Farkas constraints of two statements",
