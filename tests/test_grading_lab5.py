@@ -44,14 +44,17 @@ def test_q1_wrong_paths():
 
 def test_q2_wrong_paths_and_no_credit_for_a_legal_order_alone():
     r, fb = grade("lab5.q2", [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
-    assert "permutable: the flow distance (1, -1, -1)" in fb and "becomes (1, 0, -1), which has a negative entry" in fb
-    assert r.score == 0 and hides(fb, "[2, 1, 1]")
-    r, fb = grade("lab5.q2", [[1, 0, 0], [0, 1, 0], [0, 0, 1]])          # the original order: legal, unimodular
-    assert r.score == 0 and "the flow distance (0, 1, -1)" in fb and "... and" in fb   # long lists are capped
+    assert "permutable: the flow dependence A[i][j] -> A[i + 1][j + 1]: for one of its distances d, the third entry " \
+           "of Theta d is negative" in fb
+    assert r.score == 0 and hides(fb, "[2, 1, 1]", "(1, 0, -1)", "(1, -1, -1)")
+    # the original order (the example): the dependences by their references, never a distance (question 1)
+    r, fb = grade("lab5.q2", [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    assert r.score == 0 and "the flow dependence A[i][j] -> A[i - 1][j + 1]" in fb and "... and more" in fb
+    assert hides(fb, "(0, 1, -1)", "(0, -1, 1)", "(1, -1, 0)", "(1, -1, -1)", "(1, 0, -1)", "S0[")
     r, fb = grade("lab5.q2", [[2, 0, 0], [1, 1, 0], [2, 1, 1]])
     assert r.score == 2 and "unimodular: det(Theta) = 2" in fb
     r, fb = grade("lab5.q2", [[0, 1, 0], [1, 0, 0], [0, 0, 1]])
-    assert "legality: the skewed schedule is illegal" in fb and r.score == 0
+    assert "the skewed schedule also runs a dependence backwards" in fb and r.score == 0 and hides(fb, "S0[")
     r, fb = grade("lab5.q2", [[1, 0], [0, 1]])
     assert "is 2 x 2, not 3 x 3" in fb
     r, fb = grade("lab5.q2", [[1, 0, 0], [0.5, 1, 0], [2, 1, 1]])
@@ -62,7 +65,7 @@ def test_q2_wrong_paths_and_no_credit_for_a_legal_order_alone():
     (RECIPE.replace("(4, 4, 4)", "(2, 2, 2)"), "tile_wavefront(2, 2, 2) has tiles of 2 x 2 x 2; the question asks for 4 x 4 x 4"),
     (RECIPE.replace("(4, 4, 4)", "(64,64,64)"), "has tiles of 64 x 64 x 64"),
     (RECIPE.replace("(4, 4, 4)", "(4, 4)"), "tile_wavefront(4, 4) tiles 2 of the 3 loops"),
-    ("{ S0[t, i, j] -> [t, i, j] }; tile_wavefront(4, 4, 4)", "the recipe is illegal: tile_wavefront(4, 4, 4) is illegal: flow dependence"),
+    ("{ S0[t, i, j] -> [t, i, j] }; tile_wavefront(4, 4, 4)", "the recipe is illegal: tile_wavefront(4, 4, 4) is illegal: under your skew some dependence distance still has a negative entry"),
     ("{ S0[t, i, j] -> [t, t + i, 2t + i + j] }; tile(4, 4, 4)", "does not tile its band into a tile-level wavefront"),
     ("auto; tile_wavefront(4, 4, 4); parallel", "seidel_recipe uses auto: write the skew yourself"),
     ("tile_wavefront(4, 4, 4)", "does not start with a schedule in isl text"),
@@ -104,11 +107,16 @@ def test_q5_tile_size_wrong_paths_name_the_working_set():
     assert grade("lab5.q5", 296, 64)[0].correct and grade("lab5.q5", 296, 56)[0].correct   # the tolerance
     r, fb = grade("lab5.q5", 512, 63)
     assert r.status == "partial" and "512 is the number of iterations of the tile" in fb
-    r, fb = grade("lab5.q5", 100, 80)
-    assert "one time step's square with its halo" in fb and "with s = 80 one tile reads 208,000 bytes, 159%" in fb
-    assert "does not stay in the cache" in fb and hides(fb, "296", " 63")
-    r, fb = grade("lab5.q5", 296, 16)
-    assert r.score == 1 and "only 7% of the 131,072 bytes" in fb and "larger tiles fit" in fb
+    r, fb = grade("lab5.q5", 100, 120)
+    assert "one time step's square with its halo" in fb and "tile_size = 120 is not the largest tile" in fb
+    # the feedback never evaluates the model for the student's s: no bytes, no share, no direction
+    for s in (8, 16, 64 + 1, 120):
+        r, fb = grade("lab5.q5", 296, s)
+        assert r.score == 1 and hides(fb, "296", " 63", "bytes,", "%", "too large", "too small", "larger tiles")
+    r, fb = grade("lab5.q5", 296, 88)     # the whole cache instead of C / 2
+    assert "fills the whole cache: the model gives one tile only C / 2" in fb
+    r, fb = grade("lab5.q5", 296, 180)    # elements instead of bytes
+    assert "fits the budget counted in elements" in fb
     r, fb = grade("lab5.q5", 300, 0)
     assert "at least one point per dimension" in fb and "is not the number of distinct elements" in fb
 
@@ -133,14 +141,17 @@ WRONG = [
     ("q1", ((0, 1, 1),), ("(0, 1, 1) is a distance of seidel2d (flow), but no entry is negative",), ()),
     ("q1", ((0, 2, -1),), ("(0, 2, -1) is not a distance of seidel2d",), ("A[i + 1][j - 1]",)),
     ("q2", ([[1, 0, 0], [1, 1, 0], [1, 1, 1]],),
-     ("permutable: the flow distance (1, -1, -1)", "becomes (1, 0, -1), which has a negative entry"), SKEW_TEXTS),
-    ("q2", ([[0, 1, 0], [1, 0, 0], [0, 0, 1]],), ("legality: the skewed schedule is illegal",), SKEW_TEXTS),
+     ("permutable: the flow dependence A[i][j] -> A[i + 1][j + 1]", "the third entry of Theta d is negative"),
+     SKEW_TEXTS + ("(1, -1, -1)",)),
+    ("q2", ([[0, 1, 0], [1, 0, 0], [0, 0, 1]],), ("the skewed schedule also runs a dependence backwards",),
+     SKEW_TEXTS + ("S0[",)),
     ("q2", ([[2, 0, 0], [1, 1, 0], [2, 1, 1]],), ("unimodular: det(Theta) = 2",), ()),
     ("q3", ("",), ("seidel_recipe is empty",), SKEW_TEXTS),
     ("q3", ("auto; tile_wavefront(4, 4, 4); parallel",), ("seidel_recipe uses auto",), SKEW_TEXTS),
     ("q3", ("tile_wavefront(4, 4, 4)",), ("does not start with a schedule in isl text",), SKEW_TEXTS),
     ("q3", ("{ S0[t, i, j] -> [t, i, j] }; tile_wavefront(4, 4, 4)",),
-     ("the recipe is illegal: tile_wavefront(4, 4, 4) is illegal: flow dependence",), SKEW_TEXTS),
+     ("the recipe is illegal: tile_wavefront(4, 4, 4) is illegal", "the band is not permutable"),
+     SKEW_TEXTS + ("S0[", "auto", "(0, 1, -1)")),
     ("q3", ("{ S0[t, i, j] -> [t, -i, j] }",), ("the recipe's schedule is illegal: flow dependence S0 -> S0 on A",),
      SKEW_TEXTS),
     ("q3", ("{ S0[t, i, j] -> [t, t + i, 2t + i + j] }; tile(4, 4, 4)",),
@@ -150,10 +161,12 @@ WRONG = [
     ("q4", (8, 3), ("8 tile waves is not right", "3 is not the largest number of tiles"),
      ("7 tile waves", "is 7", "4 tiles")),
     ("q5", (512, 63), ("512 is the number of iterations of the tile",), ("296",)),
-    ("q5", (100, 80), ("one time step's square with its halo", "with s = 80 one tile reads 208,000 bytes, 159%"),
-     ("296", " 63")),
-    ("q5", (300, 16), ("300 is not the number of distinct elements", "only 7% of the 131,072 bytes"),
-     ("296", " 63")),
+    ("q5", (100, 120), ("one time step's square with its halo", "tile_size = 120 is not the largest tile"),
+     ("296", " 63", "bytes,", "%")),
+    ("q5", (300, 16), ("300 is not the number of distinct elements", "tile_size = 16 is not the largest tile"),
+     ("296", " 63", "bytes,", "%")),
+    ("q5", (296, 88), ("tile_size = 88 fills the whole cache",), (" 63", "%")),
+    ("q5", (296, 180), ("tile_size = 180 fits the budget counted in elements",), (" 63", "%")),
     ("q5", (296, 0), ("tile_size = 0: a tile has at least one point per dimension",), (" 63",)),
     ("q6", ("faster",), ("the medians alone do not decide",), ("no measurable difference",)),
     ("q6", ("slower",), ("the medians say otherwise",), ("no measurable difference",)),

@@ -70,7 +70,14 @@ def theta_schedule(source: str, rows: tuple[tuple[int, ...], ...]) -> Schedule:
 @cache
 def seidel_distance_sets() -> tuple[tuple[str, isl.Set], ...]:
     """``(kind, distance set)`` of every memory-based dependence of seidel2d."""
-    return tuple((d.kind, d.distance_set) for d in compute_dependences(scop(SEIDEL)))
+    return tuple((kind, dset) for kind, _, dset in seidel_dependences())
+
+
+@cache
+def seidel_dependences() -> tuple[tuple[str, str, isl.Set], ...]:
+    """``(kind, "source -> sink" references, distance set)`` of every memory-based dependence of seidel2d."""
+    return tuple((d.kind, f"{d.source_ref.text} -> {d.sink_ref.text}", d.distance_set)
+                 for d in compute_dependences(scop(SEIDEL)))
 
 
 # -- Q1: a distance that forbids tiling -----------------------------------------------------------------------
@@ -94,13 +101,16 @@ def check_q1(answer: object) -> Verdict:
 
 def _nonnegative_images(rows: tuple[tuple[int, ...], ...]) -> list[str]:
     """For each dependence whose distances ``Theta`` maps outside the non-negative orthant: a line naming
-    one such distance and its image."""
+    the dependence by its references and the entry of ``Theta d`` that is negative. Neither the distance nor
+    its image is printed: for the identity (question 2's example) the image is the distance, which is
+    question 1's answer."""
     theta = isl.Map("[T, N] -> { [a, b, c] -> ["
                     + ", ".join(f"{r[0]}a + {r[1]}b + {r[2]}c" for r in rows) + "] }")
     orthant = isl.Set("[T, N] -> { [x, y, z] : x >= 0 and y >= 0 and z >= 0 }")
     lines: list[str] = []
     seen: set[tuple[int, ...]] = set()
-    for kind, dset in seidel_distance_sets():
+    names = ("first", "second", "third")
+    for kind, refs, dset in seidel_dependences():
         bad_d = dset.intersect(orthant.complement().apply(theta.reverse()))
         if not bad_d.is_empty():
             d = bad_d.sample_point()
@@ -108,9 +118,10 @@ def _nonnegative_images(rows: tuple[tuple[int, ...], ...]) -> list[str]:
                 continue
             seen.add(_coords(d))
             image = isl.Set(f"[T, N] -> {{ [{', '.join(map(str, _coords(d)))}] }}").apply(theta).sample_point()
-            lines.append(f"the {kind} distance {_coords(d)} (at {_params(d)}) becomes {_coords(image)}, "
-                         "which has a negative entry")
-    return lines if len(lines) <= 4 else lines[:4] + [f"... and {len(lines) - 4} more"]
+            k = next(k for k, x in enumerate(_coords(image)) if x < 0)
+            lines.append(f"the {kind} dependence {refs}: for one of its distances d, the {names[k]} entry of "
+                         "Theta d is negative")
+    return lines if len(lines) <= 4 else lines[:4] + ["... and more dependences"]
 
 
 def _params(p: isl.Point) -> str:
@@ -135,9 +146,15 @@ def check_q2(answer: object) -> Verdict:
     perm = right() if not bad else wrong(*bad, "every distance must map to non-negative entries for "
                                                "rectangular tiles (a permutable band)")
     legal = legal_schedule(theta_schedule(SEIDEL, ints), what="the skewed schedule")
-    if not (perm.correct and legal.correct):   # legality alone earns nothing: the original order is legal
-        return wrong(*(f"permutable: {x}" for x in perm.feedback), *(f"legality: {x}" for x in legal.feedback),
-                     *(f"unimodular: {x}" for x in uni.feedback), pictures=legal.pictures)
+    if not perm.correct:   # legality alone earns nothing: the original order is legal
+        # the dependences by their references only: a violating pair of instances would be a distance with a
+        # negative entry, question 1's answer (for the identity, its example)
+        also = () if legal.correct else ("legality: the skewed schedule also runs a dependence backwards",)
+        return wrong(*(f"permutable: {x}" for x in perm.feedback), *also,
+                     *(f"unimodular: {x}" for x in uni.feedback))
+    if not legal.correct:
+        return wrong(*(f"legality: {x}" for x in legal.feedback), *(f"unimodular: {x}" for x in uni.feedback),
+                     pictures=legal.pictures)
     return combine([("a legal, permutable skew", right()), ("unimodular", uni)], weights=[2, 1])
 
 
@@ -173,7 +190,12 @@ def check_q3(answer: object) -> Verdict:
     try:
         sched = parse_schedule(scop(SEIDEL), recipe)
     except IllegalTransformationError as err:
-        return wrong(f"the recipe is illegal: {err.message}" + (f" ({err.hint})" if err.hint else ""))
+        step = err.message.split(":", 1)[0]
+        if step.startswith("tile"):   # not the engine's pair (a negative distance: question 1) nor its hint (auto)
+            return wrong(f"the recipe is illegal: {step}: under your skew some dependence distance still has a "
+                         "negative entry on the tiled dimensions, so the band is not permutable (seidel_skew's "
+                         "check names the dependences)")
+        return wrong(f"the recipe is illegal: {err.message}")
     legal = legal_schedule(sched, what="the recipe's schedule")
     if not legal.correct:
         return legal
@@ -220,8 +242,8 @@ def _tile_waves(answer: object) -> Verdict:
 
 def _widest(answer: object) -> Verdict:
     return expect(A.integer(answer, "widest_tile_wave"), tile_counts()[1],
-                  otherwise="{given} is not the largest number of tiles in one wave: count the tiles on the longest "
-                            "anti-diagonal of the grid of tiles")
+                  otherwise=f"{{given}} is not the largest number of tiles in one wave: the tiles of one wave are "
+                            f"those (floor(i/{TILE}), floor(j/{TILE})) with the same sum")
 
 
 def check_q4(tile_waves: object, widest_tile_wave: object) -> Verdict:
@@ -270,18 +292,28 @@ def _footprint(answer: object) -> Verdict:
 
 
 def _tile_size(answer: object) -> Verdict:
+    """Right within the model's tolerance. A wrong size is told which step of the derivation it misses when
+    it is a known slip (the whole cache instead of the half, elements instead of bytes); otherwise only that
+    it is outside the tolerance: the feedback never evaluates ``W(s)`` (its bytes, its share, or whether it
+    is too large or too small), since that would be the model itself, to be bisected for any ``s``."""
     s = A.integer(answer, "tile_size")
     if s < 1:
         return wrong(f"tile_size = {s}: a tile has at least one point per dimension")
-    share = ELEMENT_BYTES * tile_footprint(s) / budget()
     lo, hi = TOLERANCE
-    if lo <= share <= hi:
+
+    def within(share: float) -> bool:
+        return lo <= share <= hi
+
+    if within(ELEMENT_BYTES * tile_footprint(s) / budget()):
         return right()
-    if share > hi:
-        return wrong(f"with s = {s} one tile reads {ELEMENT_BYTES * tile_footprint(s):,} bytes, {share:.0%} of "
-                     f"the {budget():,.0f} bytes a tile may use: its data does not stay in the cache")
-    return wrong(f"with s = {s} one tile reads {ELEMENT_BYTES * tile_footprint(s):,} bytes, only {share:.0%} of "
-                 f"the {budget():,.0f} bytes a tile may use: larger tiles fit, with fewer tiles and barriers")
+    if within(ELEMENT_BYTES * tile_footprint(s) / CACHE_BYTES):
+        return wrong(f"tile_size = {s} fills the whole cache: the model gives one tile only C / 2, the other half "
+                     "is for the halos, the stack and the conflicts")
+    if within(tile_footprint(s) / budget()):
+        return wrong(f"tile_size = {s} fits the budget counted in elements: the budget is in bytes, and each "
+                     f"element of A is a double of {ELEMENT_BYTES} bytes")
+    return wrong(f"tile_size = {s} is not the largest tile whose working set fits the model: find W(s) for any s "
+                 "from a few counts (how it grows with s), then solve 8 W(s) <= C / 2 for the largest s")
 
 
 def check_q5(tile_footprint_8: object, tile_size: object) -> Verdict:
