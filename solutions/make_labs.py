@@ -8,6 +8,9 @@ The solved notebooks are the source of truth. In each one:
 * a code cell tagged ``check`` is one call, ``polylab.grading.check("lab1", "q1")``, that grades the answer
   on the spot and never raises (the checks live in ``polylab/grading/labs/``, see docs/grading.md); it is
   copied unchanged;
+* a code cell that starts with ``%%see_why`` keeps that line and gets its code *sealed*
+  (:func:`polylab.notebook.course.seal`: comment lines that carry it encoded, so the student's copy shows
+  none of it and runs nothing without the magic; the magic unseals and runs it once the question is right);
 * every other cell is copied unchanged.
 
 Both kinds of notebook are committed without outputs and execution counts.
@@ -81,12 +84,27 @@ def tags(cell: dict) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
 
+SEE_WHY = "%%see_why"
+
+
+def sealed_source(text: str) -> str:
+    """The student's version of a see-why cell: its magic line, then its code sealed."""
+    from polylab.notebook.course import seal
+
+    magic, _, code = text.partition("\n")
+    return f"{magic}\n{seal(code)}"
+
+
 def make_lab(nb: dict) -> dict:
     """The student notebook for the solved notebook ``nb``."""
     lab = strip_outputs(nb)
     for cell in lab["cells"]:
-        if cell.get("cell_type") == "code" and "solution" in tags(cell):
+        if cell.get("cell_type") != "code":
+            continue
+        if "solution" in tags(cell):
             cell["source"] = _as_lines(stub_source(source_text(cell)))
+        elif source_text(cell).startswith(SEE_WHY):
+            cell["source"] = _as_lines(sealed_source(source_text(cell)))
     return lab
 
 

@@ -13,9 +13,10 @@ from polylab.notebook.display import figure_html
 from polylab.notebook.geometry import picture_params
 from polylab.render import esc
 
-_COLOURS = {"correct": ("#1a7f37", "#eefbf1"), "partial": ("#b35900", "#fff8e6")}
+_COLOURS = {"correct": ("#1a7f37", "#eefbf1"), "partial": ("#b35900", "#fff8e6"),
+            "recorded": ("#0b5cad", "#eef5fc")}
 _BAD = ("#d62728", "#fdf0f0")
-_MARKS = {"correct": "\u2714", "partial": "\u25d1"}
+_MARKS = {"correct": "\u2714", "partial": "\u25d1", "recorded": "\u270e"}
 
 
 def draw(picture: Picture):
@@ -56,7 +57,8 @@ def result_html(result: Result) -> str:
     return (f"<div class='polylab-grade' style='border-left:4px solid {fg};background:{bg};padding:6px 10px;"
             f"margin:4px 0;font-family:var(--jp-ui-font-family,sans-serif);font-size:13px'>"
             f"<b style='color:{fg}'>{mark} {esc(result.name)}</b>{title}: "
-            f"<b>{result.score:g} / {result.max:g}</b> points{status}{hidden}"
+            f"<b>{'?' if result.status == 'recorded' else f'{result.score:g}'} / {result.max:g}</b> points"
+            f"{status}{hidden}"
             + (f"<ul style='margin:4px 0 0 0'>{items}</ul>" if items else "")
             + _pictures_html(result) + "</div>")
 

@@ -8,6 +8,10 @@
 The result displays itself (✔ / ✘, points, feedback naming each specific error, a picture where it helps).
 Nothing a student does makes it raise: an unknown lab or question, a missing or malformed answer, and even
 a bug in a check become a displayed result, so "Run All" reaches the end of the notebook.
+
+A multiple-choice answer (``Question.kind == "choice"``) is checked *blind*: the check says it is recorded
+and well-formed (one of the options), never whether it is right, so that trying the options one by one
+eliminates none of them; the batch grader's report gives the verdict and the feedback.
 """
 
 from __future__ import annotations
@@ -43,11 +47,11 @@ def _check(target: str, rest: tuple[Any, ...], ns: Mapping[str, Any]) -> Result 
                 raise PolylabError(f"{target} takes {len(q.answers)} answer(s) ({', '.join(q.answers)}), "
                                    f"got {len(rest)}")
             ns = dict(zip(q.answers, rest))
-        return q.grade(ns, lab.name)
+        return q.grade(ns, lab.name, blind=True)
     names = [str(n) for n in rest]
     if len(names) == 1:
-        return lab.question(names[0]).grade(ns, lab.name)
-    return lab.grade(ns, names or None)
+        return lab.question(names[0]).grade(ns, lab.name, blind=True)
+    return lab.grade(ns, names or None, blind=True)
 
 
 __all__ = ["check"]

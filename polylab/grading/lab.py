@@ -28,6 +28,11 @@ from polylab.errors import PolylabError
 from polylab.grading.answers import AnswerError, describe, function
 from polylab.grading.verdict import Report, Result, Status, Verdict
 
+#: what a notebook's check says of a well-formed multiple-choice answer (``Question.grade(..., blind=True)``)
+RECORDED_NOTE = ("your answer is recorded: it is well-formed (made of the options the question names). A choice "
+                 "is judged by the grader only: its report gives the points and, for a wrong choice, what it "
+                 "misreads. Trying the options here tells you nothing.")
+
 #: the values a student leaves in a variable that is not answered yet
 UNANSWERED = (None, Ellipsis)
 
@@ -119,17 +124,21 @@ class Question:
     def is_function(self) -> bool:
         return bool(self.cases)
 
-    def grade(self, namespace: Mapping[str, Any], lab: str, hidden: Sequence[Case] = ()) -> Result:
+    def grade(self, namespace: Mapping[str, Any], lab: str, hidden: Sequence[Case] = (), *,
+              blind: bool = False) -> Result:
         """The result of this question for the answers in ``namespace`` (never raises for the student's
         doing). For a function question the namespace holds the function, or the :class:`Calls` the batch
-        grader recorded in the student's kernel."""
+        grader recorded in the student's kernel. ``blind`` (a notebook's check): a *choice* answer that is
+        well-formed (one of the options the question names: the check did not refuse it) is only said to be
+        recorded, status ``recorded``, whether it is right or not, so that trying the options one after the
+        other finds nothing; the grader's report gives the verdict and its feedback."""
         missing = [a for a in self.answers if a not in namespace or _is_unanswered(namespace[a])]
         if missing:
             hint = f", e.g. {self.example}" if self.example else ""
             return self._result(lab, 0.0, "missing",
                                 (f"define {' and '.join(missing)} in the cell with # YOUR ANSWER HERE{hint}",))
         values = [namespace[a] for a in self.answers]
-        hidden_count = 0
+        hidden_count, refused = 0, False
         try:
             if self.is_function:
                 calls = values[0] if isinstance(values[0], Calls) else None
@@ -139,9 +148,9 @@ class Question:
                 values = [calls]
             verdict = self.check(*values)
         except AnswerError as err:
-            verdict = Verdict(0, (_line(err),))
+            verdict, refused = Verdict(0, (_line(err),)), True
         except PolylabError as err:  # the engine refused the answer (a recipe that does not parse...)
-            verdict = Verdict(0, (f"polylab refused the answer: {err.render()}",))
+            verdict, refused = Verdict(0, (f"polylab refused the answer: {err.render()}",)), True
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # a bug in the check, not the student's mistake: say so, grade nothing
@@ -151,6 +160,8 @@ class Question:
         if not isinstance(verdict, Verdict):
             return self._result(lab, 0.0, "error", (f"the check returned {type(verdict).__name__}, not a Verdict "
                                                      "(a bug in polylab's grading)",))
+        if blind and self.kind == "choice" and not refused:
+            return self._result(lab, 0.0, "recorded", (RECORDED_NOTE,))
         score = round(float(self.points * verdict.fraction), 2)
         status: Status = "correct" if verdict.correct else ("partial" if verdict.fraction > 0 else "wrong")
         feedback = verdict.feedback if verdict.feedback or status == "correct" else ("not right",)
@@ -204,12 +215,13 @@ class Lab:
         return tuple(dict.fromkeys(a for q in self.questions for a in q.answers))
 
     def grade(self, namespace: Mapping[str, Any], questions: Sequence[str] | None = None,
-              hidden: Mapping[str, Sequence[Case]] | None = None) -> Report:
+              hidden: Mapping[str, Sequence[Case]] | None = None, *, blind: bool = False) -> Report:
         """Grade every question (or those named) on ``namespace``: every result is reported, failures
-        and successes alike."""
+        and successes alike (``blind``: see :meth:`Question.grade`)."""
         qs = self.questions if questions is None else tuple(self.question(n) for n in questions)
         hidden = hidden or {}
-        return Report(self.name, tuple(q.grade(namespace, self.name, tuple(hidden.get(q.name, ()))) for q in qs))
+        return Report(self.name, tuple(q.grade(namespace, self.name, tuple(hidden.get(q.name, ())), blind=blind)
+                                       for q in qs))
 
 
-__all__ = ["KINDS", "Call", "Calls", "Case", "Lab", "Question", "UNANSWERED", "call_cases"]
+__all__ = ["KINDS", "RECORDED_NOTE", "Call", "Calls", "Case", "Lab", "Question", "UNANSWERED", "call_cases"]

@@ -21,7 +21,7 @@ from typing import Iterable, Literal, Sequence
 from polylab import render
 from polylab.schedule import Schedule, Violation
 
-Status = Literal["correct", "partial", "wrong", "missing", "error", "not reached"]
+Status = Literal["correct", "partial", "wrong", "missing", "error", "not reached", "recorded"]
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,9 @@ class Result:
     """One graded question: ``score`` of ``max`` points, the status and the feedback lines.
 
     ``status`` is ``correct``, ``partial``, ``wrong``, ``missing`` (the answer's variable is not defined),
-    ``error`` (the check itself failed: a bug in polylab, said so) or ``not reached`` (a submission's
-    kernel stopped before the answer was defined). ``hidden_cases`` counts the instructor's hidden cases
+    ``error`` (the check itself failed: a bug in polylab, said so), ``not reached`` (a submission's
+    kernel stopped before the answer was defined) or ``recorded`` (a notebook's check of a multiple-choice
+    answer: well-formed, judged only by the grader, so no score is shown). ``hidden_cases`` counts the instructor's hidden cases
     that took part (0 in a student's notebook).
     """
 
@@ -126,8 +127,9 @@ class Result:
     @property
     def text(self) -> str:
         """Plain text: ``✔ lab1.q1 (2/2): ...`` and one indented line per feedback line."""
-        mark = {"correct": "\u2714", "partial": "\u25d1"}.get(self.status, "\u2718")
-        head = f"{mark} {self.name} {self.title + ' ' if self.title else ''}({_num(self.score)}/{_num(self.max)})"
+        mark = {"correct": "\u2714", "partial": "\u25d1", "recorded": "\u270e"}.get(self.status, "\u2718")
+        score = "?" if self.status == "recorded" else _num(self.score)
+        head = f"{mark} {self.name} {self.title + ' ' if self.title else ''}({score}/{_num(self.max)})"
         head += "" if self.status in ("correct", "partial", "wrong") else f": {self.status}"
         return "\n".join([head, *("    " + ln for fb in self.feedback for ln in fb.splitlines())])
 

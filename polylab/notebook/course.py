@@ -10,8 +10,17 @@ The magic grades the question's answer variables in the notebook (public cases, 
 when every question named on the line is right the cell runs as usual, otherwise it shows which answer
 opens it and runs nothing. So a student never meets an answer before giving it, and *Run All* of an
 untouched lab still reaches its end. The labs only put displays behind the gate: no later cell needs what
-a gated cell computes. (A student can always delete the line: the gate is a courtesy to the honest, not a
-lock; the grade comes from the grader.) :func:`answered_right` is the same test from Python.
+a gated cell computes.
+
+**Sealed bodies.** In the student release (``solutions/make_labs.py``) a see-why cell's code is *sealed*:
+:func:`seal` writes it as comment lines that carry it compressed and base64-encoded, so the release shows
+no line of it and a cell whose magic line is deleted runs nothing (it is only comments). The magic
+:func:`unseal` s the body once every named question is right, shows the code in a fold and runs it. A sealed
+cell that names a multiple-choice question never opens in the notebook (opening it only for the right
+option would eliminate the others; the grader's report judges a choice), while the instructor's solutions,
+whose bodies are plain, open as usual. The seal is a courtesy lock against copying, not security: whoever
+decodes base64 and zlib, or reads the package, can see the code; the grade always comes from the grader.
+:func:`answered_right` is the gate's test from Python.
 
 **Space-time mapping.** A readable processor allocation and a space-time diagram.
 
@@ -25,6 +34,8 @@ dealt to threads. :func:`allocation` shows that mapping as formulas instead of r
 
 from __future__ import annotations
 
+import base64
+import zlib
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -34,7 +45,8 @@ from IPython.display import HTML, display
 from matplotlib.figure import Figure
 
 from polylab.errors import ScheduleError
-from polylab.grading import check as grade_check
+from polylab.errors import PolylabError
+from polylab.grading import get_lab
 from polylab.grading.verdict import Result
 from polylab.notebook import geometry, plots
 from polylab.notebook.display import table_html, table_text
@@ -42,22 +54,73 @@ from polylab.render import esc
 from polylab.schedule import Schedule, processor_allocation, space_time
 
 
+#: the first words of every line of a sealed body (see the module text)
+SEALED = "# polylab-sealed "
+_SEALED_NOTE = "# See why: sealed until its question is answered right (the %%see_why line above opens it)."
+_WIDTH = 76
+
+
+def seal(code: str) -> str:
+    """``code`` as a sealed body: a note and comment lines ``# polylab-sealed <base64>`` of the zlib-compressed
+    text (inert without the magic; :func:`unseal` gives ``code`` back)."""
+    blob = base64.b64encode(zlib.compress(code.encode("utf-8"), 9)).decode("ascii")
+    return "\n".join([_SEALED_NOTE] + [SEALED + blob[i:i + _WIDTH] for i in range(0, len(blob), _WIDTH)])
+
+
+def unseal(body: str) -> str | None:
+    """The code a sealed ``body`` carries, or None when ``body`` is not sealed (plain code)."""
+    parts = [ln.strip()[len(SEALED):] for ln in body.splitlines() if ln.strip().startswith(SEALED.strip())]
+    if not parts:
+        return None
+    try:
+        return zlib.decompress(base64.b64decode("".join(p.strip() for p in parts))).decode("utf-8")
+    except (ValueError, zlib.error):  # a sealed body edited by hand: nothing to run
+        return ""
+
+
+def _question(target: str):
+    lab, _, qname = target.partition(".")
+    return get_lab(lab).question(qname)
+
+
 def answered_right(targets: Sequence[str], namespace: Mapping[str, Any]) -> tuple[Result, ...]:
     """The results of the questions ``targets`` (``"lab2.q1"``) on the answers in ``namespace``, graded
-    with their public cases (never raises: an unknown question is a result with status ``error``)."""
+    with their public cases and the grader's verdicts (never raises: an unknown question is a result with
+    status ``error``)."""
     out = []
     for t in targets:
-        r = grade_check(t, namespace=namespace)
-        out.append(r if isinstance(r, Result) else Result(t, "?", "", 0.0, 0.0, "error", ("not one question",)))
+        try:
+            out.append(_question(t).grade(namespace, t.partition(".")[0]))
+        except PolylabError as err:
+            out.append(Result(t, "?", "", 0.0, 0.0, "error", (err.message,)))
     return tuple(out)
 
 
-def _closed_note(results: Sequence[Result]) -> str:
-    waiting = [r for r in results if not r.correct]
-    names = ", ".join(f"<code>{esc(r.name)}</code>" for r in waiting)
-    return ("<div class='polylab-see-why' style='border-left:4px solid #8c8c8c;background:#f4f4f4;padding:6px 10px;"
-            "font-family:var(--jp-ui-font-family,sans-serif);font-size:13px'><b>See why</b>: this cell shows "
-            f"what answers {names}. It runs once your answer is right: answer, check, then come back.</div>")
+def _is_choice(target: str) -> bool:
+    try:
+        return _question(target).kind == "choice"
+    except PolylabError:
+        return False
+
+
+def _note(html: str, text: str) -> None:
+    display({"text/html": "<div class='polylab-see-why' style='border-left:4px solid #8c8c8c;background:#f4f4f4;"
+                          "padding:6px 10px;font-family:var(--jp-ui-font-family,sans-serif);font-size:13px'>"
+                          f"<b>See why</b>: {html}</div>",
+             "text/plain": f"See why: {text}"}, raw=True)
+
+
+def _closed_note(results: Sequence[Result]) -> None:
+    waiting = [r.name for r in results if not r.correct]
+    _note(f"this cell shows what answers {', '.join(f'<code>{esc(n)}</code>' for n in waiting)}. It runs once "
+          "your answer is right: answer, check, then come back.",
+          f"this cell shows what answers {', '.join(waiting)}. It runs once your answer is right: answer, check, "
+          "then come back.")
+
+
+def _code_fold(code: str) -> None:
+    display({"text/html": f"<details><summary>the code of this cell</summary><pre>{esc(code)}</pre></details>",
+             "text/plain": code}, raw=True)
 
 
 @magics_class
@@ -70,14 +133,20 @@ class CourseMagics(Magics):
         if not targets:
             display(HTML("<b>%%see_why</b> needs the questions the cell answers, e.g. <code>%%see_why lab2.q1</code>"))
             return
-        results = answered_right(targets, self.shell.user_ns)
-        if all(r.correct for r in results):
-            self.shell.run_cell(cell, store_history=False)
+        code = unseal(cell)
+        if code is not None and any(_is_choice(t) for t in targets):
+            names = ", ".join(targets)
+            _note(f"{esc(names)} is a choice, judged by the grader: its report says why; this cell opens in the "
+                  "solutions.", f"{names} is a choice, judged by the grader: its report says why; this cell opens "
+                  "in the solutions.")
             return
-        waiting = ", ".join(r.name for r in results if not r.correct)
-        display({"text/html": _closed_note(results),
-                 "text/plain": f"See why: this cell shows what answers {waiting}. It runs once your answer is "
-                               "right: answer, check, then come back."}, raw=True)
+        results = answered_right(targets, self.shell.user_ns)
+        if not all(r.correct for r in results):
+            _closed_note(results)
+            return
+        if code is not None:
+            _code_fold(code)
+        self.shell.run_cell(cell if code is None else code, store_history=False)
 
 
 @dataclass(frozen=True)
@@ -172,4 +241,5 @@ def space_time_diagram(schedule: Schedule, block: int, params: Mapping[str, int]
     return fig
 
 
-__all__ = ["Allocation", "CourseMagics", "allocation", "answered_right", "space_time_diagram"]
+__all__ = ["SEALED", "Allocation", "CourseMagics", "allocation", "answered_right", "seal", "space_time_diagram",
+           "unseal"]
