@@ -89,6 +89,8 @@ SEE_WHY = "%%see_why"
 
 def sealed_source(text: str) -> str:
     """The student's version of a see-why cell: its magic line, then its code sealed."""
+    if str(HERE.parent) not in sys.path:  # the repository's polylab, also when run as a plain script
+        sys.path.insert(0, str(HERE.parent))
     from polylab.notebook.course import seal
 
     magic, _, code = text.partition("\n")
