@@ -25,6 +25,7 @@ from functools import cached_property
 import islpy as isl
 
 from polylab.errors import AnalysisError
+from polylab.model.budget import tick
 from polylab.model.memo import ObjectMemo
 from polylab.model.scop import Scop
 
@@ -286,6 +287,7 @@ class _TreeReader:
             members.append(per)
         new = {n: list(dims[n]) for n in names}
         for n in names:
+            tick()
             for m, per in enumerate(members):
                 pa = per.get(n)
                 if pa is None:
@@ -304,8 +306,8 @@ class _TreeReader:
         placed: set[str] = set()
         for c in range(node.n_children()):
             child = node.child(c)
-            sub = self.stmts_of(child)
-            sub = [n for n in names if n in sub and n not in placed]
+            here = set(self.stmts_of(child))
+            sub = [n for n in names if n in here and n not in placed]
             if not sub:
                 continue
             placed.update(sub)
@@ -319,7 +321,8 @@ class _TreeReader:
         placed: set[str] = set()
         for c in range(node.n_children()):
             child = node.child(c)
-            sub = [n for n in names if n in self.stmts_of(child) and n not in placed]
+            here = set(self.stmts_of(child))  # once per child, not once per statement (1,000 statements: 40 s)
+            sub = [n for n in names if n in here and n not in placed]
             if sub:
                 placed.update(sub)
                 self.walk(child, path + (c,), {n: dims[n] for n in sub}, sub)
