@@ -25,6 +25,7 @@ import islpy as isl
 
 from polylab.analysis.dependences import compute_dependences
 from polylab.errors import AnalysisError
+from polylab.model.budget import budgeted
 from polylab.model.expr import ArrayRef, Call, Expr, Name, walk
 from polylab.model.scop import Scop, Statement
 from polylab.render import TextDisplay, text_table
@@ -202,6 +203,7 @@ def _all_elements(scop: Scop) -> isl.UnionSet:
     return scop.reads.union(scop.writes).range().coalesce()
 
 
+@budgeted("the dataflow analysis")
 def dataflow(scop: Scop, *, live: isl.UnionSet | str | None = None) -> Dataflow:
     """Sources, live-in reads and last writes of ``scop``.
 

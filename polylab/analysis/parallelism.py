@@ -16,6 +16,7 @@ import html
 from dataclasses import dataclass
 
 from polylab.analysis.dependences import Dependence, DependenceGraph, compute_dependences
+from polylab.model.budget import budgeted
 from polylab.model.scop import Scop
 from polylab.render import TextDisplay, text_table
 
@@ -94,6 +95,7 @@ class Parallelism(TextDisplay):
                 f"<th>parallel</th><th>carried dependences</th></tr>{rows}</table>")
 
 
+@budgeted("the parallelism analysis")
 def parallelism(scop_or_graph: Scop | DependenceGraph) -> Parallelism:
     """The parallel loops of the original schedule (see the module documentation).
 

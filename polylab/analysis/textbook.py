@@ -41,6 +41,7 @@ import sympy
 
 from polylab.analysis.loops import LoopStructure
 from polylab.errors import AnalysisError
+from polylab.model.budget import budgeted
 from polylab.model.islutil import point_coordinates
 from polylab.model.scop import Access, Scop
 from polylab.render import TextDisplay, text_table
@@ -417,6 +418,7 @@ def _term_range(a: int, b: int, bx, by, direction: str) -> tuple[Fraction, Fract
     return min(vals), max(vals)
 
 
+@budgeted("the textbook dependence tests")
 def textbook_test(scop: Scop, first, second, *, params: dict[str, int] | None = None) -> TextbookReport:
     """The textbook tests for two references, given as ``(statement, access index or text)``.
 
@@ -566,6 +568,7 @@ def _witness(m: isl.Map) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     return point_coordinates(p, 0, n_in), point_coordinates(p, n_in, m.dim(isl.dim_type.out))
 
 
+@budgeted("the textbook dependence tests")
 def textbook_all(scop: Scop, *, params: dict[str, int] | None = None) -> tuple[TextbookReport, ...]:
     """The textbook report for every pair of references to the same array with at least one write."""
     out = []

@@ -57,6 +57,7 @@ from polylab.codegen import ast as A
 from polylab.codegen.cexpr import c_expr
 from polylab.codegen.extents import extent_box, extent_values
 from polylab.errors import CodegenError, ModelError
+from polylab.model.budget import budgeted
 from polylab.model.islutil import point_coordinates
 from polylab.model.scop import Array, Scop
 from polylab.toolchain.compare import HARNESS_SUPPORT_C, OUTPUTS_VARIABLE, OUTPUTS_WRITTEN
@@ -593,6 +594,7 @@ def original_kernel(scop: Scop, *, scop_pragmas: bool = False) -> str:
     return f"{kernel_signature(scop)}\n{{\n{decl}#line {line} \"{SOURCE_FILE}\"\n{text}\n}}\n"
 
 
+@budgeted("code generation")
 def original_program(scop: Scop, *, scop_pragmas: bool = False) -> str:
     """The original program: ``Scop.source`` verbatim in the harness every variant uses (its text last,
     under ``#line`` directives that keep the student's line numbers; ``scop_pragmas``: see

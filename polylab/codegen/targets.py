@@ -32,6 +32,7 @@ from polylab.codegen.cexpr import C_HELPERS
 from polylab.codegen.harness import c_program, kernel_signature
 from polylab.codegen.header import comment, header_lines
 from polylab.errors import CodegenError, ToolchainError
+from polylab.model.budget import budgeted
 from polylab.model.scop import Scop
 
 __all__ = ["C", "CUDA", "CUDA_EMULATION", "MLIR", "OPENMP", "PROGRAM_TARGETS", "TARGETS", "GeneratedCode", "Target", "as_target",
@@ -219,6 +220,7 @@ class GeneratedCode:
         return f"```{self.language}\n{self.kernel}\n```"
 
 
+@budgeted("code generation")
 def generate(scop: Scop, schedule=None, target: Target | str = "c") -> GeneratedCode:
     """Generate ``target`` code for ``scop`` under ``schedule`` (None or ``"original"``: its own schedule).
 

@@ -18,24 +18,30 @@ with a hint). Three mechanisms, all configurable by environment variables:
   process when it is big. The parent waits in Python, so it stops the child at the wall-clock budget and
   answers an interrupt (Ctrl-C, the notebook's stop button) at once; the child sends back isl text, which
   is exact (a set read back from its text is the same set).
+
+Every public entry point that can run long is :func:`budgeted`: called outside any block (a script or a
+notebook cell calling the API directly), it opens one of its own, so the three mechanisms apply there too;
+inside a block (the CLI, a magic, a recipe step, another entry point) it adds nothing and the outer budget
+applies.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import select
 import signal
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar
 
 import islpy as isl
 
 from polylab.errors import TooComplexError
 
-__all__ = ["Limits", "bounded", "die_with_parent", "exhausted", "isolated", "limits", "tick"]
+__all__ = ["Limits", "bounded", "budgeted", "die_with_parent", "exhausted", "isolated", "limits", "tick"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +133,27 @@ def bounded(what: str, *, hint: str | None = None, seconds: float | None = None)
         if outer:
             ctx.set_max_operations(0)
             ctx.reset_operations()
+
+
+_F = TypeVar("_F", bound=Callable)
+
+
+def budgeted(what: str, *, hint: str | None = None) -> Callable[[_F], _F]:
+    """Decorate a public entry point that can run long: a call outside any :func:`bounded` block runs in
+    one of its own (``what`` names the computation in the message, ``hint`` its advice); a call inside a
+    block runs as it is, under the outer budget and the outer block's name."""
+
+    def decorate(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def entry(*args, **kwargs):
+            if _STACK:
+                return fn(*args, **kwargs)
+            with bounded(what, hint=hint):
+                return fn(*args, **kwargs)
+
+        return entry  # type: ignore[return-value]
+
+    return decorate
 
 
 def _expired() -> TooComplexError | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from polylab.analysis import DependenceGraph
 from polylab.model import Scop
+from polylab.model.budget import budgeted
 from polylab.schedule.core import Schedule, const_value
 from polylab.schedule.deps import dependences
 from polylab.schedule.isl_scheduler import isl_schedule
@@ -68,6 +69,7 @@ def _summary(name: str, s: Schedule, seconds: float) -> SchedulerSummary:
                             {st.name: s.expressions(st.name) for st in s.scop.statements}, fusion)
 
 
+@budgeted("the comparison of the schedulers")
 def compare_schedulers(scop: Scop, deps: DependenceGraph | None = None) -> SchedulerComparison:
     """Run both schedulers on ``scop`` and report how their answers differ (bands, parallelism, rows)."""
     dl = dependences(scop, deps)

@@ -29,7 +29,7 @@ import islpy as isl
 from polylab import render
 from polylab.errors import ScheduleError
 from polylab.model import Scop, Statement
-from polylab.model.budget import isolated, tick
+from polylab.model.budget import budgeted, isolated, tick
 from polylab.model.islutil import maps_of, union_all
 from polylab.model.memo import memo
 from polylab.schedule.deps import Dep, dependences
@@ -139,6 +139,7 @@ def lexmin_point(s: isl.Set) -> isl.Point:
     return s.sample_point()
 
 
+@budgeted("the Farkas step")
 def farkas_coefficients(s: isl.Set) -> isl.Set:
     """The affine form of the Farkas lemma, by isl: the set of ``(c0, c_params, c)`` such that
     ``c0 + c_params . p + c . x >= 0`` for every ``(p, x)`` in ``s`` (rationally), as a flat set.

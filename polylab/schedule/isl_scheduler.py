@@ -17,13 +17,14 @@ import islpy as isl
 
 from polylab.errors import ScheduleError
 from polylab.model import Scop
-from polylab.model.budget import isolated
+from polylab.model.budget import budgeted, isolated
 from polylab.model.islutil import maps_of, portable_text, read_portable
 from polylab.schedule.core import Schedule, map_from_affs
 from polylab.schedule.deps import dependences, union
 from polylab.schedule.transform import mark_parallel
 
 
+@budgeted("isl's scheduler")
 def isl_schedule(scop: Scop, deps=None) -> Schedule:
     """The schedule computed by isl (validity = proximity = coincidence = the memory-based dependences),
     flattened to per-statement maps, parallel dimensions marked.
@@ -69,6 +70,7 @@ def _isl_schedule_text(domain: isl.UnionSet, context: isl.Set, d: isl.UnionMap) 
     return _NONE
 
 
+@budgeted("isl's scheduler")
 def isl_step(s: Schedule) -> Schedule:
     """The ``isl`` step: replace the schedule by isl's (see :func:`isl_schedule`).
 

@@ -24,7 +24,7 @@ import islpy as isl
 from polylab import render
 from polylab.analysis import DependenceGraph
 from polylab.errors import IllegalTransformationError, ModelError
-from polylab.model.budget import bounded
+from polylab.model.budget import bounded, budgeted
 from polylab.model import Scop
 from polylab.model.islutil import fix_parameters, parameter_values, point_coordinates, point_set, union_all
 from polylab.model.memo import ObjectMemo, memo
@@ -67,6 +67,7 @@ def small_parameters(params_set: isl.Set) -> dict[str, int] | None:
     return None
 
 
+@budgeted("the smallest counterexample")
 def smallest_example(s: isl.Set) -> isl.Point:
     """The one counterexample search of polylab: a point of the non-empty set ``s`` that a person can
     check by hand. The parameters are fixed to :func:`small_parameters` (the smallest non-negative sum,
@@ -241,6 +242,7 @@ def counterexample(schedule: Schedule, dep: Dep, pairs: isl.Map) -> Violation:
                      _element(schedule.scop, dep, src, snk, params), pairs)
 
 
+@budgeted("the legality check")
 def violations(schedule: Schedule, deps: DependenceGraph | Iterable[Dep] | isl.UnionMap | None = None
                ) -> tuple[Violation, ...]:
     """Every dependence ``u -> v`` (of ``schedule.scop``, or ``deps`` when given) that ``schedule`` breaks,
@@ -333,6 +335,7 @@ def is_legal(schedule: Schedule) -> bool:
     return not any(is_violated(schedule, dep) for dep in schedule.dependences)
 
 
+@budgeted("the legality check")
 def coincident_members(schedule: Schedule) -> list[tuple[bool, ...]]:
     """Per band of the schedule, which members are coincident (may run in parallel), exactly."""
     return [tuple(schedule.is_coincident(d) for d in b.dims) for b in schedule.bands]

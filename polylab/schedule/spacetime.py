@@ -18,6 +18,7 @@ import sympy
 from polylab import render
 from polylab.errors import ScheduleError
 from polylab.model import affine_function
+from polylab.model.budget import budgeted
 from polylab.schedule.core import Schedule, floor_div, map_from_affs
 
 
@@ -48,6 +49,7 @@ class SpaceTimeMapping(render.Rendered):
         return tuple(d for d, k in enumerate(self.kinds) if k == "time")
 
 
+@budgeted("the space-time mapping")
 def space_time(s: Schedule) -> SpaceTimeMapping:
     """The space-time view of ``s``: dimensions marked parallel are space, when none is marked the
     exactly parallel loop dimensions are; the other loops are time."""
@@ -62,6 +64,7 @@ def space_time(s: Schedule) -> SpaceTimeMapping:
     return SpaceTimeMapping(s, kinds, tuple(out))
 
 
+@budgeted("the space-time mapping")
 def processor_allocation(s: Schedule, block: int | Sequence[int], dims: Sequence[int] | None = None
                          ) -> dict[str, isl.Map]:
     """``{ S[x] -> P[floor(theta_d(x) / T), ...] }`` per statement for the space dimensions ``dims``

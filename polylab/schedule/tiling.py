@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from polylab.errors import IllegalTransformationError, ScheduleError
+from polylab.model.budget import budgeted
 from polylab.schedule.core import Schedule, Tiles, floor_div
 from polylab.schedule.legality import check
 from polylab.schedule.transform import mark_parallel
@@ -76,6 +77,7 @@ def _refuse_if_illegal(out: Schedule, what: str) -> None:
                  "skew first (auto finds the skewing) or tile fewer dimensions")
 
 
+@budgeted("tiling")
 def tile(s: Schedule, *sizes: int, start: int | None = None) -> Schedule:
     """Rectangular tiling: ``t' = (.., floor(t_d1/T1), .., floor(t_dk/Tk), t_band.., ..)``.
 
@@ -90,6 +92,7 @@ def tile(s: Schedule, *sizes: int, start: int | None = None) -> Schedule:
     return out
 
 
+@budgeted("tiling")
 def tile_wavefront(s: Schedule, *sizes: int, start: int | None = None) -> Schedule:
     """Tiling followed by a wavefront over the tiles:
     ``t' = (.., w = sum_k floor(t_dk/Tk), floor(t_d2/T2), .., floor(t_dk/Tk), point loops..)``.
@@ -113,6 +116,7 @@ def tile_wavefront(s: Schedule, *sizes: int, start: int | None = None) -> Schedu
     return mark_parallel(waved)
 
 
+@budgeted("tiling")
 def band_is_tilable(s: Schedule, start: int, stop: int) -> bool:
     """True when dimensions ``start..stop-1`` form a permutable band (exact)."""
     return s.is_permutable(start, stop)

@@ -13,6 +13,7 @@ from typing import Sequence
 import islpy as isl
 
 from polylab.errors import ScheduleError
+from polylab.model.budget import budgeted
 from polylab.schedule.core import Schedule, const_aff, const_value
 
 
@@ -136,6 +137,7 @@ def scale(s: Schedule, dim: int, factor: int) -> Schedule:
     return s.with_affs(affs, _fmt("scale", dim, factor))
 
 
+@budgeted("the step distribute")
 def distribute(s: Schedule, dim: int = 0, order: Sequence[str] | None = None) -> Schedule:
     """Loop distribution (fission) at level ``dim``: insert a scalar dimension before ``dim`` whose value is
     the statement's position in ``order`` (default: textual order), ``t' = (t_0..t_{dim-1}, pos_S, t_dim..)``.
@@ -158,6 +160,7 @@ def distribute(s: Schedule, dim: int = 0, order: Sequence[str] | None = None) ->
     return s.with_affs(affs, _fmt("distribute", dim))
 
 
+@budgeted("the step fuse")
 def fuse(s: Schedule, dim: int | None = None) -> Schedule:
     """Loop fusion: move the scalar (statement-ordering) dimension ``dim`` to the innermost position,
     ``t' = (t_0..t_{dim-1}, t_{dim+1}.., t_dim)``, so the loops that followed it are shared.
@@ -182,6 +185,7 @@ def fuse(s: Schedule, dim: int | None = None) -> Schedule:
     return s.with_maps(permute(s, *order).maps, _fmt("fuse", dim))
 
 
+@budgeted("the step parallel")
 def parallel(s: Schedule) -> Schedule:
     """Mark every loop dimension that may run in parallel as coincident (a ``space`` dimension).
 

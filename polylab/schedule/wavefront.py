@@ -27,6 +27,7 @@ import islpy as isl
 
 from polylab import render
 from polylab.errors import ScheduleError
+from polylab.model.budget import budgeted
 from polylab.model.islutil import point_coordinates
 from polylab.schedule.core import Schedule, aff_text, farkas_coefficients, lexmin_point
 from polylab.schedule.transform import mark_parallel
@@ -104,6 +105,7 @@ def _points(s: isl.Set, limit: int = MAX_LISTED_DISTANCES) -> tuple[tuple[int, .
     return tuple(sorted(pts))
 
 
+@budgeted("the wavefront search")
 def find_wavefront(s: Schedule, start: int | None = None, stop: int | None = None) -> WavefrontSolution:
     """Solve the wavefront program on dimensions ``start..stop-1`` of ``s`` (default: the first run of
     consecutive loop dimensions that still has dependences to order); see the module docstring."""
@@ -175,6 +177,7 @@ def apply_wavefront(s: Schedule, a: tuple[int, ...], start: int, stop: int) -> S
     return mark_parallel(s.with_affs(affs, label))
 
 
+@budgeted("the wavefront search")
 def wavefront(s: Schedule, start: int | None = None, stop: int | None = None) -> Schedule:
     """The wavefront step: solve the wavefront program (:func:`find_wavefront`) and apply it.
 

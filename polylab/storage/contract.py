@@ -30,6 +30,7 @@ import islpy as isl
 
 from polylab.analysis import Dataflow, dataflow
 from polylab.errors import ModelError, StorageError
+from polylab.model.budget import budgeted
 from polylab.model.expr import ArrayRef, Assignment, Binary, Const, Expr, assignment_to_c, to_c, transform, walk
 from polylab.model.islutil import (equal_until, fix_parameters, maps_of, parameter_values, point_coordinates,
                                    sets_of)
@@ -390,6 +391,7 @@ class _Setup:
     copies: tuple[tuple[Statement, str, isl.Set], ...]   # (writer, copy-out name, its domain)
 
 
+@budgeted("the contraction (contract)")
 def contract(scop: Scop, schedule: Schedule | None = None, array: str = "", *,
              dims: Sequence[int] | None = None, modulus: int | Sequence[int] | None = None,
              max_modulus: int | None = None, buffer: str | None = None, explain: bool = True

@@ -29,6 +29,7 @@ import islpy as isl
 
 from polylab.analysis import dataflow
 from polylab.analysis.dataflow import Dataflow, live_elements, source_constant
+from polylab.model.budget import budgeted
 from polylab.model.islutil import sets_of
 from polylab.model.scop import Scop, Statement
 from polylab.render import Displayable, esc, text_table
@@ -94,6 +95,7 @@ class DeadWriteReport(Displayable):
                 f"<th>domain after</th></tr>{rows}</table></div>")
 
 
+@budgeted("the dead-write removal (remove_dead_writes)")
 def remove_dead_writes(scop: Scop, *, live_out: isl.UnionSet | str | None = None, rounds: int = 1,
                        statements: Iterable[str] | None = None, flow: Dataflow | None = None
                        ) -> tuple[Scop, DeadWriteReport]:

@@ -27,6 +27,7 @@ from typing import Any, Mapping
 from polylab.analysis import dataflow
 from polylab.analysis.dataflow import Dataflow, live_elements, source_constant
 from polylab.errors import ModelError
+from polylab.model.budget import budgeted
 from polylab.model.expr import ArrayRef, Assignment, Binary, Const, Expr, assignment_to_c, transform, walk
 from polylab.model.scop import Access, Scop, Statement
 from polylab.reference.cvalue import NotConstant, bits, const_value, convert, evaluate, literal, parse_expr
@@ -160,6 +161,7 @@ def replace_reads(s: Statement, constants: Mapping[int, Const]) -> Statement:
     return replace(s, accesses=accesses, body=new_body, text=assignment_to_c(new_body))
 
 
+@budgeted("the folding of live-in constants (fold_live_ins)")
 def fold_live_ins(scop: Scop, *, initial_values: Mapping[str, Any] | None = None
                   ) -> tuple[Scop, FoldReport]:
     """Replace every read that sees only one constant value by that constant (see the module text).

@@ -27,6 +27,7 @@ import islpy as isl
 from polylab.analysis import dataflow
 from polylab.analysis.dataflow import Dataflow
 from polylab.errors import IllegalTransformationError, ScheduleError
+from polylab.model.budget import budgeted
 from polylab.model.islutil import constant_point, maps_of, projection, sets_of
 from polylab.model.scop import Scop
 from polylab.schedule import Schedule, check
@@ -126,6 +127,7 @@ def _first_consumer_map(p: str, it: str, dom: isl.Set, F: isl.UnionMap, outer_c:
     return _prefix(m, 0)
 
 
+@budgeted("the interleaving (interleave)")
 def interleave(scop: Scop, schedule: Schedule | None = None, *, producers: Iterable[str] | None = None,
                explain: bool = True, flow: Dataflow | None = None) -> tuple[Schedule, InterleaveReport]:
     """A legal schedule that runs each producer instance in the outer iteration that first needs it.

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from polylab.errors import PolylabError
+from polylab.model.budget import budgeted
 from polylab.schedule import Schedule
 from polylab.schedule.optimize import (STRIP_ROWS, WAVE_TILE, Machine, OptimizeReport, Settings, optimize_schedule,
                                        parallel_loops, settings_of, step_text)
@@ -90,6 +91,7 @@ def _contract_all(schedule: Schedule, lines: list[str]) -> Schedule:
     return cur
 
 
+@budgeted("the storage optimizer")
 def optimize_program(schedule: Schedule, settings: Settings, threads_given: bool = True
                      ) -> tuple[Schedule, OptimizeReport]:
     """Storage steps and the loop optimizer (see the module text): the final schedule (of the rewritten

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from polylab.errors import PolylabError
+from polylab.model.budget import budgeted
 from polylab.model.scop import Scop
 from polylab.schedule import Schedule, original
 from polylab.storage.contract import contract
@@ -65,6 +66,7 @@ class Skipped(Displayable):
         return f"<p>{esc(self.reason)}</p>"
 
 
+@budgeted("the storage pipeline (storage)")
 def storage_pipeline(scop: Scop, schedule: Schedule | None = None, *,
                      initial_values: Mapping[str, Any] | None = None,
                      arrays: Iterable[str] | None = None, max_modulus: int | None = None) -> StoragePlan:

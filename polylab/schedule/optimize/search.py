@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from polylab.errors import ScheduleError
+from polylab.model.budget import budgeted
 from polylab.schedule.core import Provenance, Schedule
 from polylab.schedule.legality import is_legal
 from polylab.schedule.optimize.cachemodel import band_tile_size, time_tile_size
@@ -49,6 +50,7 @@ def settings_of(machine: Machine, threads: int | None = None, rows: int = STRIP_
     return Settings(machine, max(1, int(rows)), wave_t, bool(tile))
 
 
+@budgeted("the optimizer (optimize)")
 def optimize_schedule(s: Schedule, settings: Settings, step: str | None = None) -> Schedule:
     """The optimizer on schedule ``s`` (see :mod:`polylab.schedule.optimize`): the optimized schedule (legal,
     parallel dimensions marked exactly), its report in ``provenance.optimize`` and its explanation in its
