@@ -76,17 +76,29 @@ def test_auto_on_fifty_statements_stops_at_the_operation_budget(monkeypatch):
     assert not isl.Set("{ [i] : 0 <= i < 4 }").is_empty()
 
 
-def test_dependence_analysis_of_four_hundred_statements_stops(monkeypatch):
-    # 160,000 statement pairs on one array: far more than 0.5 s of analysis (1,000 statements took 25 s of
-    # the suite under load, most of it before the first check of the budget; 300 stop after 0.7 s of CPU)
-    monkeypatch.setenv("POLYLAB_MAX_SECONDS", "0.5")
-    stmts = [statement(f"S{k}", f"[N] -> {{ S{k}[i] : 0 <= i < N }}", "a[i]", f"a[i] + {k}.0")
-             for k in range(400)]
-    sched = "[N] -> { " + "; ".join(f"S{k}[i] -> [i, {k}]" for k in range(400)) + " }"
+def test_dependence_analysis_of_a_thousand_statements_stops_soon_after_the_budget(monkeypatch):
+    # a million statement pairs on one array: far more than 0.5 s of analysis. Reading the loop structure
+    # asked isl for the statements under a tree node once per statement (2,001 walks over 1,000 statements,
+    # about 8 s of CPU, all before the first check of the budget); it asks once per node now
+    import time
+
+    from polylab.analysis import loops
+
+    walks = []
+    real = loops._TreeReader.stmts_of
+    monkeypatch.setattr(loops._TreeReader, "stmts_of", lambda self, node: walks.append(1) or real(self, node))
+    n = 1000
+    stmts = [statement(f"S{k}", f"[N] -> {{ S{k}[i] : 0 <= i < N }}", "a[i]", f"a[i] + {k}.0") for k in range(n)]
+    sched = "[N] -> { " + "; ".join(f"S{k}[i] -> [i, {k}]" for k in range(n)) + " }"
     scop = make_scop("many", stmts, arrays=[("a", "double", ("N",))], schedule=sched)
+    monkeypatch.setenv("POLYLAB_MAX_SECONDS", "0.5")
+    cpu = time.process_time()
     with pytest.raises(TooComplexError, match="too complex for the dependence analysis: more than 0.5 s") as exc:
         compute_dependences(scop)
+    cpu = time.process_time() - cpu
     assert "fewer statements" in exc.value.hint
+    assert len(walks) < 10  # one walk per tree node (root, band, leaf), not one per statement and node
+    assert cpu < 0.5 + 3  # CPU time (not wall clock: the machine may be busy); it was about 8 s
 
 
 def test_dependence_analysis_of_a_fifty_deep_nest_stops(monkeypatch):
@@ -336,3 +348,55 @@ def test_an_isolated_computation_dies_with_its_process(tmp_path):
     else:
         os.kill(child, signal.SIGKILL)
         raise AssertionError("the isolated computation outlived its process")
+
+
+def _tiled_sweep2d():
+    scop = polylab.parse_file(polylab.example_path("sweep2d.c")).scop
+    return parse_schedule(scop, "optimize", steps=recipe_steps())
+
+
+def test_the_api_called_outside_any_block_is_bounded_by_a_block_of_its_own(monkeypatch):
+    # issue 28: a script calling the public API directly (no CLI, no magic, no recipe step around it) waited
+    # for the Farkas child without end: only a bounded block gave it a deadline
+    from polylab.schedule import wavefront
+
+    optimized = _tiled_sweep2d()
+    monkeypatch.setenv("POLYLAB_MAX_SECONDS", "1")
+    forked = _record_forks(monkeypatch)
+    assert not budget._STACK
+    with pytest.raises(TooComplexError, match="too complex for the wavefront search: more than 1 s"):
+        wavefront(optimized)
+    with pytest.raises(TooComplexError, match="too complex for the Farkas step: more than 1 s"):
+        core.farkas_coefficients(optimized.deltas)
+    assert not budget._STACK and isl.DEFAULT_CONTEXT.get_max_operations() == 0
+    assert forked
+    for pid in forked:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # every child killed and reaped
+
+
+def test_an_entry_point_inside_a_block_runs_under_the_outer_budget(monkeypatch):
+    from polylab.schedule import wavefront
+
+    optimized = _tiled_sweep2d()
+    monkeypatch.setenv("POLYLAB_MAX_SECONDS", "1")
+    with pytest.raises(TooComplexError, match="too complex for a notebook cell: more than 1 s"):
+        with budget.bounded("a notebook cell"):
+            wavefront(optimized)
+    assert not budget._STACK
+
+
+def test_the_public_entry_points_that_can_run_long_are_budgeted():
+    import inspect
+
+    from polylab import analysis, codegen, schedule, storage
+
+    entries = [analysis.dataflow, analysis.parallelism, analysis.textbook_all, analysis.textbook_test,
+               schedule.wavefront, schedule.find_wavefront, schedule.tile, schedule.tile_wavefront,
+               schedule.isl_schedule, schedule.optimize_schedule, schedule.space_time, schedule.violations,
+               schedule.smallest_example, core.farkas_coefficients, storage.contract, storage.remove_dead_writes,
+               storage.fold_live_ins, storage.interleave, storage.optimize_program, storage.storage_pipeline,
+               codegen.generate]
+    for fn in entries:
+        assert fn.__module__.startswith("polylab.") and hasattr(fn, "__wrapped__"), fn.__qualname__
+        assert inspect.signature(fn) == inspect.signature(fn.__wrapped__)  # recipe steps bind their arguments
