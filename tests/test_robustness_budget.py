@@ -400,3 +400,61 @@ def test_the_public_entry_points_that_can_run_long_are_budgeted():
     for fn in entries:
         assert fn.__module__.startswith("polylab.") and hasattr(fn, "__wrapped__"), fn.__qualname__
         assert inspect.signature(fn) == inspect.signature(fn.__wrapped__)  # recipe steps bind their arguments
+
+
+#: a nest of the differential campaign (seed 2818): the live-in reads of its dataflow are one
+#: ``subtract_domain`` of 20 s (a union of 32 pieces with integer divisions), in one isl call
+SLOW_DATAFLOW = """double A[6 * N + 6 * M + 24][6 * N + 6 * M + 24];
+double B[6 * N + 6 * M + 24][6 * N + 6 * M + 24];
+double C[6 * N + 6 * M + 24];
+for (i = N - 1; i >= 1; i--) {
+  for (j = i; j < M; j++) {
+    for (k = 0; k <= N - j - 1; k += 2) {
+      if (2 * j != M - 1) {
+        A[2 * i + 2 * j + 2 * k][(i + 2 * k + 1) % 2] = C[i + 2 * j + 2 * k + 2] + A[2 * i + 2 * j + k + 2][2 * i + j + 2 * k] + 1.0;
+      }
+      A[i + 2 * k + 2][2 * k] = A[(2 * i + j + k + 1) / 2][(2 * i + 2 * j + k + 2) / 2] + 1.0;
+    }
+    for (k = 1; k <= M - 1; k++) {
+      A[j][i + k] = B[2 * i + j + k + 2][(j + 2) / 2] + 0.5;
+    }
+  }
+}
+"""
+
+
+def test_a_long_isl_call_of_the_dataflow_stops_at_the_seconds_budget(monkeypatch):
+    # issue 28: fold_live_ins spent minutes in one isl_map_subtract (only isl's operation limit ended it,
+    # past POLYLAB_MAX_SECONDS); it runs in a child now, which the budget kills
+    from polylab.storage import fold_live_ins
+
+    scop = polylab.parse(SLOW_DATAFLOW).scop
+    monkeypatch.setenv("POLYLAB_MAX_SECONDS", "1")
+    forked = _record_forks(monkeypatch)
+    killed = []
+    real_kill = os.kill
+    monkeypatch.setattr(budget.os, "kill", lambda pid, sig: killed.append((pid, sig)) or real_kill(pid, sig))
+    with pytest.raises(TooComplexError, match="too complex for the folding of live-in constants .*: more than 1 s"):
+        fold_live_ins(scop)
+    assert forked and (forked[-1], signal.SIGKILL) in killed  # stopped in the middle of the isl call
+    assert not budget._STACK and isl.DEFAULT_CONTEXT.get_max_operations() == 0
+    for pid in forked:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def test_an_isl_call_in_a_child_comes_back_exact_with_its_names():
+    from polylab.model.islutil import in_child
+
+    m = isl.Map("[N, K] -> { S0[i, j] -> A[floor((i + j) / 2), (i + 2 * j) mod 3] : 0 <= i < N and 0 <= j < K }")
+    s = isl.Set("[N, K] -> { S0[i, j] : exists (e : i = 2e) and i + j < K; S0[i, j] : j mod 3 = 1 }")
+    # a parameter named like an isl keyword travels through the child's text too
+    m, s = m.set_dim_name(isl.dim_type.param, 1, "max"), s.set_dim_name(isl.dim_type.param, 1, "max")
+    direct = m.subtract_domain(s)
+    calls = []
+    got = in_child(lambda: calls.append(os.getpid()) or m.subtract_domain(s), m, s)
+    assert not calls  # computed in the child, not here
+    assert got.is_equal(direct) and got.get_space() == direct.get_space()
+    assert got.get_dim_name(isl.dim_type.in_, 1) == "j" and got.get_dim_name(isl.dim_type.param, 1) == "max"
+    plain = isl.Set("[N] -> { [i] : 0 <= i < N }")
+    assert in_child(lambda: calls.append(os.getpid()) or plain.coalesce(), plain) == plain and calls  # here

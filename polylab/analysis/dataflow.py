@@ -27,6 +27,7 @@ from polylab.analysis.dependences import compute_dependences
 from polylab.errors import AnalysisError
 from polylab.model.budget import budgeted
 from polylab.model.expr import ArrayRef, Call, Expr, Name, walk
+from polylab.model.islutil import in_child
 from polylab.model.scop import Scop, Statement
 from polylab.render import TextDisplay, text_table
 
@@ -228,7 +229,8 @@ def dataflow(scop: Scop, *, live: isl.UnionSet | str | None = None) -> Dataflow:
         for acc in stmt.reads:
             m = acc.relation.intersect_params(scop.context)
             if (stmt.name, acc.index) in sourced:
-                m = m.subtract_domain(sourced[(stmt.name, acc.index)])
+                src = sourced[(stmt.name, acc.index)]
+                m = in_child(lambda: m.subtract_domain(src), m, src)
             nosrc[(stmt.name, acc.index)] = m.coalesce()
     reads = []
     for stmt in scop.statements:
@@ -248,7 +250,8 @@ def dataflow(scop: Scop, *, live: isl.UnionSet | str | None = None) -> Dataflow:
             for d in memory.between(source=stmt.name):
                 if d.kind == "output" and d.source_access == acc.index:
                     killed = killed.union(d.relation.domain())
-            m = acc.relation.subtract_domain(killed).intersect_params(scop.context)
+            m = in_child(lambda: acc.relation.subtract_domain(killed), acc.relation, killed)
+            m = m.intersect_params(scop.context)
             m = isl.UnionMap.from_map(m).intersect_range(live_set)
             if not m.is_empty():
                 got: list[isl.Map] = []

@@ -6,7 +6,7 @@ layer above the model uses them (isl stays the arithmetic; nothing here computes
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence, TypeVar
+from typing import Callable, Mapping, Sequence, TypeVar
 
 import islpy as isl
 
@@ -14,11 +14,12 @@ from polylab.errors import TooComplexError
 from polylab.model.budget import isolated
 from polylab.model.memo import memo
 
-__all__ = ["constant_point", "equal_until", "fix_parameters", "has_local_variables", "integer_val", "isl_identifier",
-           "maps_of", "parameter_values", "point_coordinates", "point_set", "portable_text", "projection",
+__all__ = ["constant_point", "equal_until", "fix_parameters", "has_local_variables", "in_child", "integer_val",
+           "isl_identifier", "maps_of", "parameter_values", "point_coordinates", "point_set", "portable_text", "projection",
            "read_portable", "readable", "restore_identifiers", "sets_of", "union_all"]
 
 _IslObject = TypeVar("_IslObject", isl.Set, isl.Map, isl.UnionSet, isl.UnionMap, isl.BasicSet, isl.BasicMap)
+_Piece = TypeVar("_Piece", isl.Set, isl.Map)
 
 
 def point_coordinates(point: isl.Point, start: int = 0, count: int | None = None, *,
@@ -99,6 +100,37 @@ def readable(obj: isl.Set | isl.Map | isl.UnionSet | isl.UnionMap) -> str:
         return isolated(simplified, seconds=READABLE_SECONDS)
     except (isl.Error, TooComplexError):  # isl could not simplify (in time): its plain text is still exact
         return str(obj)
+
+
+def in_child(compute: Callable[[], _Piece], like: _Piece,
+             *operands: isl.Set | isl.Map | isl.UnionSet | isl.UnionMap) -> _Piece:
+    """``compute()``, one isl call whose result lies in the space of ``like`` (a subtraction, a coalescing,
+    ...), run where the time budget and an interrupt can stop it when ``like`` or ``operands`` have local
+    variables: such a call can run for minutes (the ``subtract_domain`` of a dataflow relation with integer
+    divisions, 20 s), where isl's operation limit comes late and :func:`~polylab.model.budget.tick` is not
+    called, so it runs in a child process
+    (:func:`polylab.model.budget.isolated`) and comes back as isl text, exact, with ``like``'s names and
+    parameter order. Without local variables it runs here (isl answers at once, and no fork is paid)."""
+    if not has_local_variables(like) and not any(has_local_variables(o) for o in operands):
+        return compute()
+    kinds = (isl.dim_type.param,) + ((isl.dim_type.in_, isl.dim_type.out) if isinstance(like, isl.Map)
+                                     else (isl.dim_type.set,))
+
+    def text() -> str:
+        obj = compute()
+        for kind in kinds:  # names isl's parser could misread (keywords) travel as stand-ins
+            for k in range(obj.dim(kind)):
+                name = (isl_identifier(obj.get_dim_name(kind, k)) if kind == isl.dim_type.param
+                        else f"polylab_{kind.name}_{k}")  # (one name in and out would read as equal)
+                obj = obj.set_dim_name(kind, k, name)
+        return str(obj)
+
+    got = restore_identifiers(type(like)(isolated(text))).align_params(like.get_space())
+    if got.dim(isl.dim_type.param) != like.dim(isl.dim_type.param):  # parameters ``like`` lacks: keep its own
+        return got
+    if isinstance(like, isl.Map):
+        return got.wrap().reset_space(like.wrap().get_space()).unwrap()
+    return got.reset_space(like.get_space())
 
 
 def fix_parameters(obj: _IslObject, values: Mapping[str, int]) -> _IslObject:

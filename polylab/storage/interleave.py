@@ -28,7 +28,7 @@ from polylab.analysis import dataflow
 from polylab.analysis.dataflow import Dataflow
 from polylab.errors import IllegalTransformationError, ScheduleError
 from polylab.model.budget import budgeted
-from polylab.model.islutil import constant_point, maps_of, projection, sets_of
+from polylab.model.islutil import constant_point, in_child, maps_of, projection, sets_of
 from polylab.model.scop import Scop
 from polylab.schedule import Schedule, check
 from polylab.schedule.legality import is_violated
@@ -104,11 +104,15 @@ def _prefix(m: isl.Map, value: int) -> isl.Map:
 def _first_consumer_map(p: str, it: str, dom: isl.Set, F: isl.UnionMap, outer_c: isl.UnionMap) -> isl.Map:
     """``P[p] -> [min { o(c) : p -> c is a flow }, 0, p]`` (producer instances nobody in the region reads:
     the first outer time of the consumers, or 0 for parameter values where the consumers never run)."""
-    first = F.intersect_domain(isl.UnionSet.from_set(dom)).apply_range(outer_c).lexmin()
-    fm = maps_of(first)
     # (spaces are not aligned by isl's space functions: the one-dimensional range gets dom's parameters)
-    m = fm[0] if fm else isl.Map.empty(isl.Space.map_from_domain_and_range(
+    none = isl.Map.empty(isl.Space.map_from_domain_and_range(
         dom.get_space(), isl.Space.set_alloc(dom.get_ctx(), 0, 1).align_params(dom.get_space())))
+
+    def first() -> isl.Map:  # a lexmin over flows with integer divisions can take isl minutes: in_child
+        fm = maps_of(F.intersect_domain(isl.UnionSet.from_set(dom)).apply_range(outer_c).lexmin())
+        return fm[0] if fm else none
+
+    m = in_child(first, none, dom, F, outer_c)
     unread = dom.subtract(m.domain())
     if not unread.is_empty():
         start = outer_c.range().lexmin()
