@@ -93,12 +93,15 @@ def test_q2_strides_come_from_F_and_the_extents():
 def test_q2_wrong_paths():
     r, fb = grade("lab7.q2", {"y[j][i]", "a[j][i]", "b[i][j]"}, {"b[i][j]"})
     assert "coalesced_i: 'b[i][j]' is not a coalesced access here: with i on threadIdx.x, neighbouring threads " \
-           "(i and i + 1) are N elements apart" in fb and "1 coalesced access missing" in fb
+           "(i and i + 1) are N elements apart" in fb and "lacks at least one coalesced access" in fb
+    assert "1 coalesced" not in fb and "accesss" not in fb   # four accesses: a count would leave one try
     assert r.status == "partial" and hides(fb, "c[j][i]")
     r, fb = grade("lab7.q2", {"y[j][i]", "a[j][i]", "c[j][i]", "z[i]"}, {"b[i][j]"})
     assert "the statement has no such access" in fb
     r, fb = grade("lab7.q2", {"y[j][i]", "a[j][i]", "c[j][i + 1]"}, set())
-    assert "no such access" in fb and "coalesced_j: 1 coalesced access missing" in fb
+    assert "no such access" in fb and "coalesced_j: your set lacks at least one coalesced access" in fb
+    r, fb = grade("lab7.q2", {"x[i][j]"}, set())    # the missing-answer example earns nothing
+    assert r.score == 0 and "no such access" in fb and hides(fb, "3 coalesced", "1 coalesced")
     r, fb = grade("lab7.q2", "y[j][i]", {"b[i][j]"})
     assert "single text" in fb
     assert grade("lab7.q2", ["y[j][ i ]", "a[j][i]", "(c[j][i])"], ["b[i][j]"])[0].correct   # C text is normalised
@@ -283,10 +286,11 @@ WRONG = [
     ("q1", ((32, 125), 0), ("idle_threads = 0 is not it", "blocks x threads per block"), (str(IDLE),)),
     ("q2", ({"y[j][i]", "a[j][i]", "b[i][j]"}, {"b[i][j]"}),
      ("'b[i][j]' is not a coalesced access here: with i on threadIdx.x, neighbouring threads (i and i + 1) are N "
-      "elements apart", "1 coalesced access missing"), ("c[j][i]",)),
+      "elements apart", "lacks at least one coalesced access"), ("c[j][i]", "1 coalesced")),
     ("q2", ({"y[j][i]", "a[j][i]", "c[j][i]", "z[i]"}, {"b[i][j]"}), ("'z[i]'", "the statement has no such access"),
      ()),
-    ("q2", ({"y[j][i]", "a[j][i]", "c[j][i]"}, set()), ("coalesced_j: 1 coalesced access missing",), ()),
+    ("q2", ({"y[j][i]", "a[j][i]", "c[j][i]"}, set()), ("coalesced_j: your set lacks at least one coalesced access",),
+     ("1 coalesced",)),
     ("q3", ("{ S0[i, j] -> [i, j] }",), ("your innermost loop (j) steps j", "y[j][i] (N elements apart)"),
      ("[j, i]", "not i", "i innermost")),
     ("q3", ("{ S0[i, j] -> [i + j, j] }",), ("your innermost loop (j) moves (i, j) by (-1, 1)",), ("[j, i]", "not i")),

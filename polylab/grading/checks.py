@@ -152,7 +152,8 @@ def compare_sets(given: frozenset, expected: frozenset, *, item: str = "element"
     if missing:
         what = (": " + ", ".join(describe(m) for m in _sorted(missing))) if name_missing else ""
         n = len(missing)
-        count = f"{n} {item}{'s' if n > 1 else ''} missing" if count_missing or name_missing else \
+        plural = item + ("es" if item.endswith("s") else "s") if n > 1 else item
+        count = f"{n} {plural} missing" if count_missing or name_missing else \
             f"your set lacks at least one {item}"
         lines.append(f"{count}{what}" + (f" ({missing_hint})" if missing_hint else ""))
     if not expected:  # the right answer is the empty set: anything in it is wrong

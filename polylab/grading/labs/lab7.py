@@ -185,7 +185,7 @@ def _coalesced(coalesced: object, loop: str, what: str) -> Verdict:
         return f"with {loop} on threadIdx.x, neighbouring threads ({loop} and {loop} + 1) are {s} elements apart"
 
     return compare_sets(given, coalesced_accesses(scop, loop), item="coalesced access", why_extra=why,
-                        missing_hint=f"an access is coalesced when threads {loop} and {loop} + 1 touch elements 1 "
+                        count_missing=False, missing_hint=f"an access is coalesced when threads {loop} and {loop} + 1 touch elements 1 "
                                      "or 0 apart")
 
 
@@ -583,7 +583,7 @@ LAB = Lab(
         Question("q1", 2, ("grid", "idle_threads"), check_q1, title="the grid of one Jacobi step",
                  example="grid = (4, 2); idle_threads = 17"),
         Question("q2", 3, ("coalesced_i", "coalesced_j"), check_q2, title="what a warp coalesces",
-                 example='coalesced_i = {"b[i][j]"}; coalesced_j = set()'),
+                 example='coalesced_i = {"x[i][j]"}; coalesced_j = set()'),
         Question("q3", 2, ("coalesced_schedule",), check_q3, title="a schedule that coalesces",
                  kind="construction", example='"{ S0[i, j] -> [i, j] }"'),
         Question("q4", 3, ("cuda_mapping",), check_q4, title="a CUDA index mapping, emulated",
