@@ -136,7 +136,7 @@ def test_q6_q7_wrong_paths_and_hidden_cases():
     r = get_lab("lab4").question("q6").grade({"sweep_waves": lambda n: 3 * n - 8}, "lab4", hidden)
     assert r.status == "partial" and "hidden case 'n = 2: the sweep is empty': wrong result" in "\n".join(r.feedback)
     r, fb = grade("lab4.q6", lambda n: float(3 * n - 8))
-    assert "returned 22.0, expected 22" in fb
+    assert "returned 22.0, a float where the function should return an int" in fb
     r, fb = grade("lab4.q7", 160000)
     assert "160000 is the step of i alone: k changes as well" in fb and hides(fb, "159999")
     r, fb = grade("lab4.q7", 12345)

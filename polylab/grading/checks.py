@@ -274,10 +274,17 @@ def same_outputs(reference: Scop, candidate: Scop, *, params: Mapping[str, int],
                                          what=what)
 
 
+def _a(value: Any) -> str:
+    name = type(value).__name__
+    return ("an " if name[:1] in "aeiou" else "a ") + name
+
+
 def compare_calls(calls: Calls, reference: Callable[..., Any], *,
                   equal: Callable[[Any, Any], bool] | None = None) -> Verdict:
     """The student's function against ``reference`` on every case: partial credit per case; each failing
-    public case is shown with its call, what it returned (or raised) and what was expected; a failing
+    public case is shown with its call and what it returned (or raised), never the expected value (a table of
+    the public cases would otherwise earn their points: docs/course.md rule 3), only the expected type when
+    the returned one differs; a failing
     hidden case is shown by its label only. The last line counts the cases passed: ``public cases: 3/3;
     the grader also runs hidden cases`` in a notebook, ``public cases: 3/3; hidden cases: 4/5`` when graded."""
     same = equal or (lambda a, b: a == b)
@@ -301,7 +308,9 @@ def compare_calls(calls: Calls, reference: Callable[..., Any], *,
             lines.append(f"{shown}: wrong result" + (f" ({call.case.label})" if call.case.label else ""))
         else:
             label = f" ({call.case.label})" if call.case.label else ""
-            lines.append(f"{shown} returned {describe(call.value)}, expected {describe(expected)}{label}")
+            kind = (f", {_a(call.value)} where the function should return {_a(expected)}"
+                    if type(call.value) is not type(expected) else "")
+            lines.append(f"{shown} returned {describe(call.value)}{kind}{label}: not the right value for this input")
     if not calls.calls:
         return right()
     public = len(calls.calls) - calls.hidden

@@ -224,8 +224,8 @@ def _strided_count(answer: object) -> Verdict:
     n = A.integer(answer, "strided_count")
     return expect(n, _fixed_count(statement(STRIDED).domain, STRIDED_N),
                   (STRIDED_N - 2, f"{{given}} counts every i from 2 to {STRIDED_N - 1}; the loop steps by 3"),
-                  (len(range(0, STRIDED_N, 3)), f"{{given}} counts the multiples of 3 below {STRIDED_N}; the loop "
-                                                 "starts at 2"),
+                  (len(range(0, STRIDED_N, 3)), f"{{given}} counts a loop with another start: list the values of "
+                                                 f"i this one takes for N = {STRIDED_N}"),
                   otherwise=f"{{given}} instances is not right: list the values of i the loop takes for "
                             f"N = {STRIDED_N}")
 
@@ -363,13 +363,13 @@ LAB = Lab(
     questions=(
         Question("q1", 2, ("Z_F", "Z_c"), check_q1, title="F and c of Z[i - 1]", example="[[0, 1]] and (5,)"),
         Question("q2", 2, ("B_F", "B_c"), check_q2, title="F and c of B[i + 2 * j][j + 1]",
-                 example="[[1, 0], [0, 1]] and (0, 0)"),
+                 example="[[2, 1], [1, 0]] and (1, 0)"),
         Question("q3", 2, ("rect_system",), check_q3, title="the rectangle as A x + B p + b >= 0",
-                 example="[[1, 0, 0, 0, 0], ...]"),
+                 example="[[1, 0, 0, 0, -1]]"),
         Question("q4", 2, ("tri_system",), check_q4, title="the triangle as A x + B p + b >= 0",
-                 example="[[1, 0, 0, 0], ...]"),
+                 example="[[1, 0, 0, -1]]"),
         Question("q5", 2, ("strided_domain", "strided_count"), check_q5, title="a strided domain",
-                 example='"[N] -> { S0[i] : 0 <= i < N }" and 7'),
+                 example='"[N] -> { S0[i] : 0 <= i < N }" and 100'),
         Question("q6", 2, ("triangle_count",), check_q6, title="counting the triangle",
                  example="def triangle_count(n): ...",
                  cases=(Case((4,), "n = 4"), Case((10,), "n = 10"), Case((1,), "n = 1"))),
