@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from grading_helpers import wrong_answer_table
+from grading_helpers import grade, hides, recorded_runs, wrong_answer_table
+from polylab.experiment import speedup_interval
 from polylab import stencil
-from polylab.grading import check, get_lab, load_hidden
+from polylab.grading import get_lab, load_hidden
 from polylab.grading.labs import lab8
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,13 +41,8 @@ SOLUTION = {
     "memref_index": (2, 4, 0),
     "kernel_start": "b",
     "halo_rows": 2,
-    "plain_runs": PLAIN, "inlined_runs": SLOWER, "inlining_verdict": "slower",
+    "inlining_interval": (0.89, 1.75), "inlining_verdict": "no measurable difference",
 }
-
-
-def grade(name: str, *answer):
-    r = check(name, *answer)
-    return r, "\n".join(r.feedback)
 
 
 def test_solution_scores_full_marks():
@@ -170,25 +166,33 @@ def test_q7_reference_is_the_sum_of_the_applies_reach():
     assert lab8.halo_reference() == reach
 
 
-@pytest.mark.parametrize("given, words", [(1, "one apply reaches"), (4, "field's halo"), (0, "neighbour owns"),
-                                          (3, "add up")])
+@pytest.mark.parametrize("given, words", [(1, "a row of u the rank has not received"), (4, "field's halo"),
+                                          (0, "neighbour owns"), (3, "follow res's reads back to u")])
 def test_q7_mistakes(given, words):
     r, fb = grade("lab8.q7", given)
     assert not r.correct and words in fb, fb
 
 
-def test_q8_reads_the_students_own_interval():
-    same = [t * 1.001 if k % 2 else t * 0.999 for k, t in enumerate(PLAIN)]
-    r, _ = grade("lab8.q8", PLAIN, same, "no measurable difference")
-    assert r.correct
-    r, fb = grade("lab8.q8", PLAIN, same, "faster")
-    assert not r.correct and "contains 1" in fb
-    r, fb = grade("lab8.q8", PLAIN, SLOWER, "no measurable difference")
-    assert not r.correct and "does not contain 1" in fb
-    r, fb = grade("lab8.q8", PLAIN, SLOWER, "faster")
-    assert not r.correct and "median(plain) / median(inlined)" in fb
-    r, fb = grade("lab8.q8", PLAIN[:3], SLOWER[:3], "slower")
-    assert not r.correct and "at least 5 times" in fb
+def test_q8_is_read_from_the_recorded_runs_the_lab_prints():
+    """The grader reruns a notebook elsewhere: q8 is judged on RECORDED, which the lab prints, so a correct
+    reading of the figures the student was shown earns full marks whatever the grader's own machine measures."""
+    iv = speedup_interval(lab8.RECORDED["plain"], lab8.RECORDED["inlined"])
+    shown = f"[{iv.low:.2f}, {iv.high:.2f}]"                       # the figures as a student reads them
+    r, _ = grade("lab8.q8", tuple(float(x) for x in shown.strip("[]").split(", ")), iv.verdict)
+    assert r.correct and r.score == 2
+    assert lab8.check_q8((iv.low, iv.high), iv.verdict).correct
+    assert recorded_runs("lab8_stencil.ipynb") == lab8.RECORDED, "the lab prints the runs the check reads"
+
+
+def test_q8_the_verdict_counts_once_the_interval_is_right():
+    iv = speedup_interval(lab8.RECORDED["plain"], lab8.RECORDED["inlined"])
+    for verdict in ("faster", "slower", "no measurable difference"):
+        r, fb = grade("lab8.q8", (0.5, 0.6), verdict)
+        assert r.score == 0 and "counts once the interval is right" in fb
+    wrong_verdicts = [v for v in ("faster", "slower", "no measurable difference") if v != iv.verdict]
+    for verdict in wrong_verdicts:
+        r, fb = grade("lab8.q8", (iv.low, iv.high), verdict)
+        assert r.score == 1 and "your interval" in fb and hides(fb, repr(iv.verdict))
 
 
 #: every wrong-answer path of every question: (question, answers, what the feedback must name, more texts of
@@ -232,15 +236,18 @@ WRONG = [
     ("q6", ("a",), ("kernel_start = 'a' is not it", "inline form"), ("gpu.launch_func", "'b'")),
     ("q6", ("c",), ("defines the kernel in the gpu.module",), ("gpu.launch_func", "'b'")),
     ("q6", ("d",), ("the loop before the mapping",), ("gpu.launch_func", "'b'")),
-    ("q7", (1,), ("1 row is what one apply reaches",), ("2 rows", "halo_rows = 2", "one row away")),
+    ("q7", (1,), ("res cannot be computed at a rank's row next to the cut",),
+     ("2 rows", "halo_rows = 2", "one row away", "further out", "1 + 1")),
     ("q7", (4,), ("4 is the field's halo",), ("2 rows", "halo_rows = 2")),
     ("q7", (0,), ("read rows its neighbour owns",), ("2 rows", "halo_rows = 2")),
-    ("q7", (3,), ("halo_rows = 3", "add up how far"), ("2 rows", "halo_rows = 2")),
-    ("q8", (PLAIN, [t * 1.001 if k % 2 else t * 0.999 for k, t in enumerate(PLAIN)], "faster"),
-     ("the 95 % interval of the speedup contains 1",), ("no measurable difference",)),
-    ("q8", (PLAIN, SLOWER, "no measurable difference"), ("does not contain 1",), ("slower",)),
-    ("q8", (PLAIN, SLOWER, "faster"), ("median(plain) / median(inlined)",), ("slower",)),
-    ("q8", (PLAIN[:3], SLOWER[:3], "slower"), ("at least 5 times",), ()),
+    ("q7", (3,), ("halo_rows = 3", "no fewer and no more"), ("2 rows", "halo_rows = 2", "add up")),
+    ("q8", ((0.5, 0.6), "no measurable difference"), ("is not the 95 % interval of the recorded runs",),
+     ("0.89", "1.75")),
+    ("q8", ((1 / 1.75, 1 / 0.89), "no measurable difference"), ("median(inlined) / median(plain)",),
+     ("0.89", "1.75")),
+    ("q8", ((1.2, 0.9), "faster"), ("its low end is above its high end",), ("0.89", "1.75")),
+    ("q8", ((0.89, 1.75), "faster"), ("contains 1", "do not tell the two programs apart"), ()),
+    ("q8", ("1-2", "faster"), ("not two numbers (low, high)",), ()),
 ]
 
 
