@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from polylab.schedule.optimize.kinds import JamKind, JamOutcome, SerialReason, ShapeKind, Structure, TimeTiling
+from polylab.schedule.optimize.kinds import (Innermost, JamKind, JamOutcome, SerialReason, ShapeKind, Structure,
+                                             TimeTiling)
 from polylab.schedule.optimize.machine import Machine
 from polylab.schedule.optimize.records import Jam, ProgramScore, SerialLoop, ShapeFacts, StatementChoice
 from polylab.schedule.tuning import MIN_TEAM_WORK, SEPARATE_LIMIT
@@ -72,6 +73,9 @@ def statement_line(choice: StatementChoice) -> str:
             f"{'s' if choice.parallel != 1 else ''}"
             + ("" if depth is None else f", outermost parallel at loop depth {depth}")
             + (", innermost loop parallel and stride-1 (vectorizable)" if choice.vector else "")
+            + (", innermost loop carries no chain (its iterations overlap: no strips with one thread)"
+               if sc is not None and sc.innermost in (Innermost.NONE, Innermost.STRIDE_ONE) and not sc.chain
+               else "")
             + f"  [{choice.tried} shapes tried, legality exact]")
 
 
