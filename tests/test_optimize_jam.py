@@ -17,7 +17,8 @@ from polylab.codegen import generate
 from polylab.reference.interpret import same_live_out
 from polylab.schedule import check, parse_schedule
 from polylab.schedule.jam import group, jammed
-from polylab.schedule.optimize import JamKind, JamOutcome, Machine, chain_loop, local_span, openmp_dims
+from polylab.schedule.optimize import (JamKind, JamOutcome, Machine, Structure, chain_loop, chain_rows, local_span,
+                                       openmp_dims)
 from polylab.storage import recipe_steps
 
 BICG = """double A[N][M]; double s[M]; double q[N]; double p[M]; double r[N];
@@ -101,6 +102,49 @@ def test_no_jam_where_a_row_needs_the_sum_of_the_row_before():
     s = optimized(scop, "optimize(1)")
     assert jams(s, JamKind.CHAINS, JamOutcome.ILLEGAL) and "floor" not in s.text()
     assert same_live_out(scop, s.scop, {"N": 13, "M": 5}, schedule=s.union_map) == []
+
+
+CHOLESKY = """double A[N][N];
+for (i = 0; i < N; i++) {
+  for (j = 0; j < i; j++) {
+    for (k = 0; k < j; k++)
+      A[i][j] -= A[i][k] * A[j][k];
+    A[i][j] /= A[j][j];
+  }
+  for (k = 0; k < i; k++)
+    A[i][i] -= A[i][k] * A[i][k];
+  A[i][i] = sqrt(A[i][i]);
+}
+"""
+
+
+def test_a_band_whose_tiles_let_an_outer_loop_s_rows_run_together():
+    """cholesky: ``A[i][j]`` accumulates along ``k`` (a chain), and in the source order no jam is legal
+    (the rows of ``j`` need ``A[i][j]`` divided before the next row reads it, the rows of ``i`` the
+    square root of the row before). Inside the tiles of the Pluto-style band (permutable) the rows of ``i``
+    can run together: with one thread that band is chosen for the jam, not for vector loops (it has
+    none), where the data does not fit in half the L2 cache; with two threads the band is not chosen for
+    it."""
+    scop = scop_of(CHOLESKY)
+    base = optimized(scop, "original")
+    st = scop.statement("S0")
+    assert chain_rows(base, st) is not None
+    assert all(jammed(base, d, group(base, "S0", d), 8) is None for d in chain_rows(base, st)[0])
+    s = optimized(scop, "optimize(1)")
+    rep = s.provenance.optimize
+    assert rep.structure is Structure.PLUTO_BAND, s.notes
+    (jam,) = jams(s, JamKind.CHAINS)
+    assert jam.outcome is JamOutcome.DONE and jam.chains == ("S0",) and jam.rows == 8
+    # the jammed rows are those of i (the innermost loop of S0 in the tiles), not of j
+    assert s.expressions("S0")[-1] == "i" and "(floor((i)/8))" in s.expressions("S0")
+    assert check(s).legal
+    for n in (3, 9, 21):
+        assert same_live_out(scop, s.scop, {"N": n}, schedule=s.union_map) == []
+    two = optimized(scop, "optimize(2)")
+    assert two.provenance.optimize.structure is not Structure.PLUTO_BAND or not jams(two, JamKind.CHAINS)
+    # data that fits in half the L2 cache (40 x 40 doubles): the tiles would cost more than the jam gains
+    small = optimized(scop_of(CHOLESKY.replace("N", "40")), "optimize(1)")
+    assert small.provenance.optimize.structure is not Structure.PLUTO_BAND and not jams(small, JamKind.CHAINS)
 
 
 def test_what_counts_as_a_chain():

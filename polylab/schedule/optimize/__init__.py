@@ -36,7 +36,7 @@ from __future__ import annotations
 from polylab.schedule.optimize.cachemodel import (band_tile_size, cache_tile_sizes, stream_tile_sizes, strip_width,
                                                   time_tile_size, wave_tile_sizes)
 from polylab.schedule.optimize.candidates import Candidate
-from polylab.schedule.optimize.jams import chain_loop, reduction_loop
+from polylab.schedule.optimize.jams import chain_loop, chain_rows, reduction_loop
 from polylab.schedule.optimize.kinds import (Innermost, JamKind, JamOutcome, SerialReason, ShapeKind, Structure,
                                              TimeTiling)
 from polylab.schedule.optimize.loops import (carries_chain, exact_parallel_loops, is_stride_one, local_span, loop_dims,
@@ -55,8 +55,8 @@ __all__ = ["Candidate", "Compared", "DEFAULT_VECTOR_BYTES", "Innermost", "Jam", 
            "MIN_PARALLEL_SPAN", "MIN_TEAM_WORK", "Machine", "OptimizeReport", "ProgramScore", "STRIP_ROWS",
            "SerialLoop", "SerialReason", "Settings", "Shape", "ShapeFacts", "ShapeKind", "StatementChoice",
            "StatementScore", "Structure", "TIME_TILE", "TimeTiling", "WAVE_TILE", "band_tile_size",
-           "cache_tile_sizes", "carries_chain", "chain_loop", "chain_shadowed", "exact_parallel_loops", "fits_in_cache",
-           "footprint_bytes", "innermost_pairs", "is_stride_one", "local_span", "loop_dims", "openmp_dims",
-           "optimize", "optimize_schedule", "parallel_loops", "private_start", "reduction_loop", "settings_of",
-           "shapes", "step_text", "stream_tile_sizes", "strip_width", "team_work", "time_tile_size", "value_span",
-           "wave_tile_sizes"]
+           "cache_tile_sizes", "carries_chain", "chain_loop", "chain_rows", "chain_shadowed", "exact_parallel_loops",
+           "fits_in_cache", "footprint_bytes", "innermost_pairs", "is_stride_one", "local_span", "loop_dims",
+           "openmp_dims", "optimize", "optimize_schedule", "parallel_loops", "private_start", "reduction_loop",
+           "settings_of", "shapes", "step_text", "stream_tile_sizes", "strip_width", "team_work", "time_tile_size",
+           "value_span", "wave_tile_sizes"]

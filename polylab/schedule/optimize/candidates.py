@@ -19,10 +19,12 @@ from polylab.errors import PolylabError
 from polylab.schedule.bandtile import tiled_band
 from polylab.schedule.core import Schedule
 from polylab.schedule.optimize.explain import rewritten_lines, shape_text, structure_label
-from polylab.schedule.optimize.kinds import ShapeKind, Structure, TimeTiling
+from polylab.schedule.optimize.jams import chain_rows, jam_rows
+from polylab.schedule.optimize.kinds import JamOutcome, ShapeKind, Structure, TimeTiling
 from polylab.schedule.optimize.loops import (exact_parallel_loops, is_stride_one, keeps_vectors, parallel_loops, uses,
                                              vector_floor, vector_innermost)
-from polylab.schedule.optimize.records import ProgramScore, ShapeFacts, StatementChoice
+from polylab.schedule.optimize.machine import fits_in_cache
+from polylab.schedule.optimize.records import Jam, ProgramScore, ShapeFacts, StatementChoice
 from polylab.schedule.optimize.scoring import program_score
 from polylab.schedule.optimize.shapes import Settings
 from polylab.schedule.optimize.statements import from_base
@@ -92,9 +94,12 @@ def band_candidate(s: Schedule, ranked: Sequence[Candidate], settings: Settings,
     """The Pluto-style band tiled as a wavefront (:mod:`polylab.schedule.bandtile`), as one more candidate,
     when the best candidate so far leaves a deepest statement without any exactly parallel loop (lu's lower
     part) and inside the tiles every deepest statement gets a vector loop (a parallel, stride-1 innermost
-    loop); None otherwise, or when the search's band cannot be tiled. ``size``: the tile size of every row
-    (the cache model's, :func:`~polylab.schedule.optimize.cachemodel.band_tile_size`, or the wavefront size
-    given to ``optimize``)."""
+    loop), or, with one thread and data that does not fit in half the L2 cache
+    (:func:`~polylab.schedule.optimize.machine.fits_in_cache`), the rows around its chain run together
+    (:func:`_chains_jammed`: cholesky, whose rows cannot be jammed in the source order); None otherwise, or when the search's band cannot be
+    tiled. ``size``: the tile size of every row (the cache model's,
+    :func:`~polylab.schedule.optimize.cachemodel.band_tile_size`, or the wavefront size given to
+    ``optimize``)."""
     if not ranked or len(s.scop.statements) > SEPARATE_LIMIT:
         return None
     best = max(ranked, key=Candidate.rank).schedule
@@ -104,9 +109,14 @@ def band_candidate(s: Schedule, ranked: Sequence[Candidate], settings: Settings,
         return None
     # a vector loop in the tiles needs, for each deepest statement, a stride-1 iterator that its write
     # depends on (along an iterator the write does not depend on, the statement is a reduction: that
-    # loop carries the statement's own dependence and is never parallel); cheap, and it spares the search
-    if not all(any(is_stride_one(st, k) and all(uses(w, k) for w in st.writes) for k in range(st.depth))
-               for st in deep):
+    # loop carries the statement's own dependence and is never parallel); with one thread, the jam needs
+    # a chain with rows around it that cannot be jammed in the best order, and data that does not fit in
+    # half the L2 cache (there the tiles' partial strips cost more than the jam gains: cholesky at
+    # PolyBench's SMALL size, 115 KiB, 0.92x of the source order, measured); cheap, and it spares the search
+    rows_jam = (settings.threads == 1 and not fits_in_cache(s.scop, settings.machine)
+                and _unjammed_chains(best, deep, settings.rows, floor))
+    if not rows_jam and not all(any(is_stride_one(st, k) and all(uses(w, k) for w in st.writes)
+                                    for k in range(st.depth)) for st in deep):
         return None
     try:
         searched = pluto_schedule(s.scop, s.deps, fallback=False).schedule
@@ -121,8 +131,10 @@ def band_candidate(s: Schedule, ranked: Sequence[Candidate], settings: Settings,
         return None
     cand, perm = tiled
     # every deepest statement must get a vector loop inside the tiles (bicg's tiles keep the chain
-    # q[i] += A[i][j] * p[j] innermost: 0.4x of the original, measured)
-    if vectors(cand) < len(deep) or any(parallel_loops(cand)[n] < v for n, v in floor.items()):
+    # q[i] += A[i][j] * p[j] innermost: 0.4x of the original, measured), or, with one thread, its chain's
+    # rows jammed
+    if any(parallel_loops(cand)[n] < v for n, v in floor.items()) or (
+            vectors(cand) < len(deep) and not (rows_jam and _chains_jammed(cand, deep, settings.rows, floor))):
         return None
     shown = ShapeFacts(ShapeKind.BAND_TILE, sizes=(size,))
     choices = tuple(StatementChoice(st.name, shown, shape_text(shown, settings.machine), parallel_loops(cand)[st.name],
@@ -131,3 +143,26 @@ def band_candidate(s: Schedule, ranked: Sequence[Candidate], settings: Settings,
     score = program_score(cand, choices, settings.threads, 0, frozenset(), 0, True)
     return Candidate(Structure.PLUTO_BAND, TimeTiling.NONE, len(ranked), cand, choices, True, score, label,
                      (f"{label}: {searched.text()} tiled",))
+
+
+def _unjammed_chains(s: Schedule, deep: Sequence, rows: int, floor: dict[str, int]) -> bool:
+    """Every statement of ``deep`` without a vector loop in ``s`` has a chain with rows around it
+    (:func:`~polylab.schedule.optimize.jams.chain_rows`), and some chain's rows cannot be jammed in ``s``
+    (:func:`~polylab.schedule.optimize.jams.jam_rows` jams none of them)."""
+    plain = [st for st in deep if not vector_innermost(s, st)]
+    if not plain or any(chain_rows(s, st) is None for st in plain):
+        return False
+    return not _chains_jammed(s, plain, rows, floor)
+
+
+def _chains_jammed(s: Schedule, deep: Sequence, rows: int, floor: dict[str, int]) -> bool:
+    """In ``s``, every statement of ``deep`` has a vector loop or the rows around its chain jammed by
+    :func:`~polylab.schedule.optimize.jams.jam_rows` (legal, exact): its chains run ``rows`` in flight.
+    With one thread that is what a band pays for where its tiles get no vector loop: inside the tiles of a
+    permutable band the rows of an outer loop can be jammed where the source order forbids it
+    (cholesky's ``A[i][j] -= A[i][k] * A[j][k]``, 8 rows of ``i``: 1.12x to 1.21x of the source order in
+    PolyBench's harness at MEDIUM, one thread, measured; in the source order no jam is legal)."""
+    jams: list[Jam] = []
+    jam_rows(s, rows, floor, jams)
+    broken = {n for j in jams if j.outcome is JamOutcome.DONE for n in j.chains}
+    return all(vector_innermost(s, st) or st.name in broken for st in deep)

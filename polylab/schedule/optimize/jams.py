@@ -28,14 +28,22 @@ from polylab.schedule.tuning import REDUCTION_ROWS, UNROLLED_SPAN, VECTOR_REGIST
 
 
 def chain_loop(s: Schedule, st: Statement) -> tuple[int, int] | None:
-    """``(d, p)`` when statement ``st``'s innermost loop in ``s`` (dimension ``p``, the last one of at
+    """``(d, p)`` when statement ``st``'s innermost loop in ``s`` (dimension ``p``) is a chain with rows
+    around it (:func:`chain_rows`), ``d`` the innermost of those rows' loops; None otherwise."""
+    found = chain_rows(s, st)
+    return (found[0][0], found[1]) if found else None
+
+
+def chain_rows(s: Schedule, st: Statement) -> tuple[tuple[int, ...], int] | None:
+    """``(ds, p)`` when statement ``st``'s innermost loop in ``s`` (dimension ``p``, the last one of at
     least :data:`UNROLLED_SPAN` iterations) is a *chain*: no write of ``st`` depends on its iterator and
     ``st`` reads the element it writes (an accumulation, ``q[i] = q[i] + A[i][j] * p[j]`` along ``j``:
     each iteration waits for the previous one's add), or ``p`` carries a dependence (it is not exactly
     parallel) and ``st`` reads what it wrote a constant distance along ``p`` (a recurrence,
-    ``S[i][j] = S[i][j] + S[i][j - 1]``, :func:`_recurrence`), and ``d`` is the innermost loop outside ``p`` whose
-    iterator every write depends on (its rows accumulate into different elements: independent chains);
-    None otherwise. A syntactic cost-model fact: whether jamming the rows is legal is checked exactly
+    ``S[i][j] = S[i][j] + S[i][j - 1]``, :func:`_recurrence`), and ``ds`` are the loops outside ``p``
+    whose iterator every write depends on, innermost first (the rows of each accumulate into different
+    elements: independent chains); None otherwise (also when no loop has such rows). A syntactic
+    cost-model fact: whether jamming the rows is legal is checked exactly
     (:func:`polylab.schedule.jam.jammed`)."""
     v = s.affs[st.name]
     domain = st.domain.intersect_params(s.scop.context)
@@ -51,11 +59,9 @@ def chain_loop(s: Schedule, st: Statement) -> tuple[int, int] | None:
     if not accumulates and not (p not in s.parallel_dims and any(_recurrence(w, r, k) for w in st.writes
                                                                   for r in st.reads)):
         return None
-    for d in reversed(live[:-1]):
-        kd = iterator_of(v[d], st)
-        if kd is not None and all(uses(w, kd) for w in st.writes):
-            return d, p
-    return None
+    rows = tuple(d for d in reversed(live[:-1]) if (kd := iterator_of(v[d], st)) is not None
+                 and all(uses(w, kd) for w in st.writes))
+    return (rows, p) if rows else None
 
 
 def _recurrence(w, r, k: int) -> bool:
@@ -71,7 +77,8 @@ def _recurrence(w, r, k: int) -> bool:
 
 def jam_rows(s: Schedule, rows: int, floor: dict[str, int], jams: list[Jam]) -> Schedule:
     """``s`` with ``rows`` rows jammed (:mod:`polylab.schedule.jam`) around every chain
-    (:func:`chain_loop`), where that is legal, keeps the parallel loops ``floor`` asks for, and the group
+    (:func:`chain_rows`: the rows of the innermost loop around it whose jam is legal), where that is
+    legal, keeps the parallel loops ``floor`` asks for, and the group
     has at least as many chains as statements whose vector loop it takes away (the row loop becomes
     the innermost loop of those with a vector loop inside it; one whose innermost loop is the row loop
     keeps it, in strips: bicg's ``s[j] += r[i] * A[i][j]`` loses its vector loop, ``q[i]``'s chain of
@@ -81,24 +88,30 @@ def jam_rows(s: Schedule, rows: int, floor: dict[str, int], jams: list[Jam]) -> 
         return s
     done: set[str] = set()
     for st in s.scop.statements:
-        found = chain_loop(s, st) if st.name not in done else None
+        found = chain_rows(s, st) if st.name not in done else None
         if found is None:
             continue
-        d = found[0]
-        names = group(s, st.name, d)
+        # the rows of the innermost loop around the chain whose jam is legal: an outer loop's rows only
+        # where the inner one's jam is illegal (cholesky's rows of j inside the tiles of its Pluto-style
+        # band; its rows of i are legal there)
+        for d in found[0]:
+            names = group(s, st.name, d)
+            chains = sorted(n for n in names if d in (chain_rows(s, s.scop.statement(n)) or ((),))[0])
+            # a statement whose innermost loop is the row loop itself keeps it (in strips of ``rows``)
+            lost = sorted(n for n in names if vector_innermost(s, s.scop.statement(n))
+                          and loop_dims(s, n)[-1] != d)
+            if len(chains) < len(lost):
+                jams.append(Jam(JamKind.CHAINS, JamOutcome.VECTORS_LOST, rows, d, tuple(sorted(names)),
+                                tuple(chains), tuple(lost)))
+                break
+            cand, outcome = _kept_jam(s, d, names, rows, floor)
+            if outcome is JamOutcome.ILLEGAL and d != found[0][-1]:
+                continue
+            jams.append(Jam(JamKind.CHAINS, outcome, rows, d, tuple(sorted(names)), tuple(chains), tuple(lost)))
+            if cand is not None:
+                s = cand
+            break
         done |= names
-        chains = sorted(n for n in names if (chain_loop(s, s.scop.statement(n)) or (None,))[0] == d)
-        # a statement whose innermost loop is the row loop itself keeps it (in strips of ``rows``)
-        lost = sorted(n for n in names if vector_innermost(s, s.scop.statement(n))
-                      and loop_dims(s, n)[-1] != d)
-        if len(chains) < len(lost):
-            jams.append(Jam(JamKind.CHAINS, JamOutcome.VECTORS_LOST, rows, d, tuple(sorted(names)), tuple(chains),
-                            tuple(lost)))
-            continue
-        cand, outcome = _kept_jam(s, d, names, rows, floor)
-        jams.append(Jam(JamKind.CHAINS, outcome, rows, d, tuple(sorted(names)), tuple(chains), tuple(lost)))
-        if cand is not None:
-            s = cand
     return s
 
 
