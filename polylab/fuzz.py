@@ -44,6 +44,7 @@ from typing import Callable, Iterator
 from polylab.corpus import example_path, examples
 from polylab.errors import PolylabError
 from polylab.model.budget import limits
+from polylab.processes import Terminated
 
 __all__ = ["Case", "Finding", "FuzzReport", "KINDS", "case", "run_case", "run_campaign"]
 
@@ -488,7 +489,7 @@ def run_case(c: Case, *, seconds: float = CASE_SECONDS,
         return "error", _slow(c, start)
     except _Hang:
         return "traceback", Finding(c, f"Hang: more than {seconds:g} s of CPU time", "?", "")
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):  # the person (Ctrl-C) or the system (SIGTERM, SIGHUP) ends the campaign
         raise
     except BaseException as exc:  # the point of fuzzing: anything else that escapes is a finding
         return "traceback", Finding(c, f"{type(exc).__name__}: {exc}"[:2000], _where(exc.__traceback__),
