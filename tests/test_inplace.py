@@ -90,6 +90,59 @@ def test_the_rewritten_program_prints_what_the_original_prints(tmp_path, spec, p
     assert want == got and len(set(want.split())) > 40
 
 
+#: a region that writes a scalar the function reads after it
+SCALAR = """\
+#include <stdio.h>
+#define N 30
+static double y[N];
+
+static void kernel(int n, double x[N])
+{
+  int i;
+  double s;
+#pragma scop
+  s = 0.0;
+  for (i = 0; i < n; i++) {
+    s = s + x[i];
+    y[i] = s * x[i];
+  }
+#pragma endscop
+  y[0] += s;
+}
+
+int main(void)
+{
+  double x[N];
+  for (int k = 0; k < N; k++)
+    x[k] = 1.0 / (k + 1);
+  kernel(N, x);
+  kernel(N - 4, x);
+  for (int k = 0; k < N; k++)
+    printf("%.17g\\n", y[k]);
+  return 0;
+}
+"""
+
+
+@needs_omp
+@pytest.mark.parametrize("target", ["c", "openmp"])
+def test_the_whole_region_runs_in_a_function_whose_arrays_are_restrict(tmp_path, target):
+    """Not only the OpenMP bodies: the sequential part of the code (here all of it, with the C target) gets
+    the arrays as restrict pointers, in a static function called in place of the region; a scalar the
+    region writes comes back to the user's variable."""
+    out = rewrite(parse(PROGRAM), PROGRAM, "tile(8, 8)", target).text
+    signature = ("static void polylab_scop0_region(int n, double alpha, double beta, double (*restrict A)[40], "
+                 "double *restrict x)\n{\n")
+    assert signature in out and "\n  polylab_scop0_region(n, alpha, beta, A, x);\n" in out
+    kernel = out[out.index("void kernel(int n"):out.index("int main(void)")]
+    assert "for (" not in kernel and "do not overlap in memory" in kernel
+    assert _build_and_run(out, tmp_path, "tiled").stdout == _build_and_run(PROGRAM, tmp_path, "original").stdout
+    scalar = rewrite(parse(SCALAR), SCALAR, "original", target).text
+    assert "double *polylab_ref_s" in scalar and "polylab_scop0_region(n, x, y, &s);" in scalar
+    want = _build_and_run(SCALAR, tmp_path, "scalar").stdout
+    assert _build_and_run(scalar, tmp_path, "scalar_out").stdout == want and len(set(want.split())) > 20
+
+
 # -- the untouched bytes are untouched (hypothesis) -------------------------------------------------------
 _TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FF, blacklist_characters="*/\\"), max_size=30)
 _ITEM = st.one_of(_TEXT.map(lambda t: f"/* {t} ; }} #pragma scop */"), _TEXT.map(lambda t: f"// {t} }};"),

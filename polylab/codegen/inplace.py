@@ -6,11 +6,24 @@ PLUTO's way, for polylab's schedules: the file compiles in the user's own build 
 What replaces a region (:func:`region_code`), on the lines from its ``#pragma scop`` to its ``#pragma
 endscop`` (:class:`~polylab.model.Placement`), indented like its first statement:
 
-* a comment with the schedule, the transformations and the statements (:mod:`polylab.codegen.header`);
+* a comment with the schedule, the transformations and the statements (:mod:`polylab.codegen.header`), and
+  the assumption the code states: the arrays named in the region do not overlap in memory;
+* a call of the region's function, ``polylab_<scop>_region(n, alpha, A, x)``, with the user's variables
+  (:func:`_outline_region`).
+
+The region's function, ``static``, holds the loops of the schedule. Its array parameters are ``restrict``
+pointers to rows with the declared extents: the dependences, hence every schedule's legality, were computed
+on a model in which distinct arrays are distinct storage (the analysis is exact under that assumption, which
+the user's code must meet: two array parameters bound to overlapping memory would be an error of the
+caller's), and ``restrict`` tells the compiler so; without it gcc checks for overlap at run time or leaves
+loops unvectorised (docs/performance.md: fdtd-2d). It also takes the parameters (``int``), the scalars the
+region reads (by value) and the scalars it writes (rank-0 arrays: by pointer, copied into a local of the
+user's name on entry and back on exit). In it:
+
 * the loops of the schedule, printed by the C printer with the user's own names: the arrays, scalars and
-  parameters of the region are the variables the region's text uses, in scope where the code stands; the
-  loop counters are new ones declared in the ``for`` headers (``c0``, ``c1``, ...: the model's names are
-  never reused, and a file that defines a macro of that name is refused). Parameters stay symbolic;
+  parameters of the region are the function's parameters, named like the variables the region's text
+  uses; the loop counters are new ones declared in the ``for`` headers (``c0``, ``c1``, ...: the model's
+  names are never reused, and a file that defines a macro of that name is refused). Parameters stay symbolic;
   parameters fixed by the user (``params``) get code specialised for those values, run when the
   parameters have them, and the general code otherwise (``if (n == 1000) { ... } else { ... }``), so the
   file is right for every value;
@@ -19,9 +32,11 @@ endscop`` (:class:`~polylab.model.Placement`), indented like its first statement
   (:mod:`polylab.codegen.c`), whose array parameters are ``restrict``: gcc outlines a parallel loop into a
   function that receives the arrays through a structure, which loses ``restrict``. The function takes the
   iterators in scope, the parameters (``int``), the scalars the region reads (by value) and the arrays
-  (pointers to rows with the declared extents), and is called with the user's variables;
-* on gcc and clang, a ``_Static_assert`` that the arrays' elements and the scalars have the types the code
-  was generated for (``-DDATA_TYPE_IS_FLOAT`` in the build but not in polylab's reading would change them).
+  (pointers to rows with the declared extents), and is called with the region function's variables.
+
+Before the call, on gcc and clang, a ``_Static_assert`` that the arrays' elements and the scalars have the
+types the code was generated for (``-DDATA_TYPE_IS_FLOAT`` in the build but not in polylab's reading would
+change them).
 
 What goes before the function that holds the regions, on the line where its definition starts
 (:func:`definitions`), once per function:
@@ -33,7 +48,7 @@ What goes before the function that holds the regions, on the line where its defi
   ``static inline`` functions inside ``#ifndef POLYLAB_INLINE_HELPERS`` (defined once per file) whose
   parameters carry polylab's prefix: a user's macro ``min``, ``max``, ``floord``, ``a`` or ``b`` (PolyBench
   and PLUTO's output define some) cannot touch them;
-* the outlined OpenMP functions of the regions.
+* the outlined OpenMP functions of the regions, then the regions' functions.
 
 Refused, with the reason (:class:`~polylab.errors.CodegenError`): a region without ``#pragma scop`` (a
 detected one), a target other than C and OpenMP, a storage step that introduces arrays the user's code does
@@ -68,6 +83,9 @@ static inline int polylab_ifloord(int polylab_a, int polylab_b)
 { return polylab_a >= 0 ? polylab_a / polylab_b : -((-polylab_a + polylab_b - 1) / polylab_b); }
 #endif
 """
+
+#: the assumption the model makes, and the generated code states with ``restrict``
+NO_OVERLAP = "polylab assumes that the arrays named in the region do not overlap in memory"
 
 _HELPER_CALL = re.compile(r"\bpolylab_i(?:min|max|floord)\(")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
@@ -162,6 +180,26 @@ def _type_guard(scop: Scop, original: Scop) -> str:
             "options\");\n#endif")
 
 
+def _outline_region(scop: Scop, code: str, name: str) -> tuple[str, str]:
+    """The region's code as a ``static`` function ``name`` and the call that replaces the region
+    (``scop``: the user's region, whose variables the call passes).
+
+    The function takes the parameters (``int``), the scalars the region reads (by value), the scalars it
+    writes (rank-0 arrays: through a pointer, copied into a local of the user's name on entry and back on
+    exit) and the arrays as ``restrict`` pointers to rows: the dependences (hence the schedule's legality)
+    were computed on the model where distinct arrays are distinct storage, and ``restrict`` says so to the
+    compiler, which otherwise checks for overlap at run time or leaves the loops unvectorised."""
+    written = [a for a in scop.arrays if a.rank == 0]
+    decls = [(d, n) for d, n in _outline_params(scop) if n not in {a.name for a in written}]
+    decls += [(f"{a.ctype} *polylab_ref_{a.name}", f"&{a.name}") for a in written]
+    enter = "".join(f"  {a.ctype} {a.name} = *polylab_ref_{a.name};\n" for a in written)
+    leave = "".join(f"  *polylab_ref_{a.name} = {a.name};\n" for a in written)
+    signature = ", ".join(d for d, _ in decls) or "void"
+    function = (f"/* polylab: the region's code, its arrays restrict ({NO_OVERLAP}) */\n"
+                f"static void {name}({signature})\n{{\n{enter}{_indent(code, '  ')}\n{leave}}}\n")
+    return f"{name}({', '.join(n for _, n in decls)});", function
+
+
 def _indent(text: str, pad: str) -> str:
     return "\n".join(pad + ln if ln.strip() and not ln.startswith("#if") and not ln.startswith("#endif") else ln
                      for ln in text.split("\n"))
@@ -195,11 +233,13 @@ def region_code(scop: Scop, schedule=None, target: Target | str = "openmp", *, o
     else:
         code, functions, program = _print(scop, schedule, kind, f"polylab_{original.name}_par")
     _check_outlined(scop, functions)
-    head = comment(header_lines(scop, schedule, program, f"{kind.name} (in place)"))
+    text = code + "".join(functions)
+    call, region = _outline_region(original, code, f"polylab_{original.name}_region")
+    head = comment(header_lines(scop, schedule, program, f"{kind.name} (in place)") + [NO_OVERLAP])
     pad = " " * max((original.location.column if original.location else 1) - 1, 0)
     guard = _type_guard(scop, original)
-    body = "\n".join(x for x in (_indent(head, pad), _indent(guard, pad), _indent(code, pad)) if x)
-    text = code + "".join(functions)
+    body = "\n".join(x for x in (_indent(head, pad), _indent(guard, pad), _indent(call, pad)) if x)
+    functions = [*functions, region]
     names = tuple(sorted(set(re.findall(r"\bint (c_*\d+)\b", text))))
     constants = tuple(sorted(set(original.constants) | set(scop.constants)))
     return RegionCode(original, place, body, tuple(functions), constants, bool(_HELPER_CALL.search(text)), names)
