@@ -86,3 +86,14 @@ def recorded_runs(notebook: str) -> dict:
     shown: dict = {}
     exec(cell, {}, shown)  # the cell is a literal dictionary of the solved notebook, written by the course
     return shown["RECORDED"]
+
+
+def prints_no_verdict(baseline, variant) -> bool:
+    """True when printing ``speedup_interval(baseline, variant)`` (what a timing question has the student do
+    on the recorded runs) shows the ratio and its interval but none of the verdicts the question asks for:
+    the verdict is the student's reading of where 1 lies."""
+    from polylab.experiment import speedup_interval
+    from polylab.grading.checks import VERDICTS
+
+    shown = str(speedup_interval(baseline, variant))
+    return "interval" in shown and hides(shown, *VERDICTS)

@@ -10,7 +10,7 @@ from pathlib import Path
 import islpy as isl
 import pytest
 
-from grading_helpers import full_marks, grade, hides, recorded_runs, wrong_answer_table
+from grading_helpers import full_marks, grade, hides, prints_no_verdict, recorded_runs, wrong_answer_table
 from polylab.analysis import compute_dependences
 from polylab.grading import get_lab, load_hidden
 from polylab.grading.kernels import scop
@@ -153,6 +153,12 @@ def test_q8_reading_a_measurement():
     assert "not one of 'faster', 'slower', 'no measurable difference'" in fb
     for given in ("slower", "faster"):
         assert hides(grade("lab4.q8", given)[1], "no measurable difference")
+
+
+def test_q8_the_printed_interval_leaves_the_reading_to_the_student():
+    """The question has the student print speedup_interval on the recorded runs: that prints the ratio and its
+    95 % interval, never the verdict that is an answer option (review 2: the printed verdict was the answer)."""
+    assert prints_no_verdict(lab4.RECORDED['point wavefront, 1 thread'], lab4.RECORDED['point wavefront, 2 threads'])
 
 
 def test_the_lab_shows_the_recorded_runs_the_check_reads():

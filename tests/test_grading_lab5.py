@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from grading_helpers import full_marks, grade, hides, recorded_runs, wrong_answer_table
+from grading_helpers import full_marks, grade, hides, prints_no_verdict, recorded_runs, wrong_answer_table
 from polylab.grading.labs import lab5
 from polylab.toolchain import c_compiler
 
@@ -126,6 +126,12 @@ def test_q6_reading_a_measurement():
     assert r.score == 0 and "the medians alone do not decide" in fb and hides(fb, "no measurable difference")
     r, fb = grade("lab5.q6", "slower")
     assert "the medians say otherwise" in fb
+
+
+def test_q6_the_printed_interval_leaves_the_reading_to_the_student():
+    """The question has the student print speedup_interval on the recorded runs: that prints the ratio and its
+    95 % interval, never the verdict that is an answer option (review 2: the printed verdict was the answer)."""
+    assert prints_no_verdict(lab5.RECORDED['original (gcc -O3)'], lab5.RECORDED['tiles 32x32x32'])
 
 
 def test_the_lab_shows_the_recorded_runs_the_check_reads():

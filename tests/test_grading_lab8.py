@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grading_helpers import grade, hides, recorded_runs, wrong_answer_table
+from grading_helpers import grade, hides, prints_no_verdict, recorded_runs, wrong_answer_table
 from polylab.experiment import speedup_interval
 from polylab import stencil
 from polylab.grading import get_lab, load_hidden
@@ -182,6 +182,12 @@ def test_q8_is_read_from_the_recorded_runs_the_lab_prints():
     assert r.correct and r.score == 2
     assert lab8.check_q8((iv.low, iv.high), iv.verdict).correct
     assert recorded_runs("lab8_stencil.ipynb") == lab8.RECORDED, "the lab prints the runs the check reads"
+
+
+def test_q8_the_printed_interval_leaves_the_reading_to_the_student():
+    """The question has the student print speedup_interval on the recorded runs: that prints the ratio and its
+    95 % interval, never the verdict that is an answer option (review 2: the printed verdict was the answer)."""
+    assert prints_no_verdict(lab8.RECORDED['plain'], lab8.RECORDED['inlined'])
 
 
 def test_q8_the_verdict_counts_once_the_interval_is_right():

@@ -244,13 +244,17 @@ class SpeedupInterval:
         """``"faster"``, ``"slower"`` or ``"no measurable difference"``."""
         return "faster" if self.low > 1 else "slower" if self.high < 1 else "no measurable difference"
 
-    def text(self) -> str:
-        """``1.30x, 95 % interval 1.10-1.50x`` (and ``no measurable difference: ...`` when it contains 1)."""
+    def text(self, verdict: bool = True) -> str:
+        """``1.30x, 95 % interval 1.10-1.50x``, and with ``verdict`` (as a timing table shows it)
+        ``no measurable difference (...)`` when the interval contains 1."""
         body = f"{self.ratio:.2f}x, {self.level:.0%} interval {self.low:.2f}-{self.high:.2f}x".replace("%", " %")
-        return body if self.significant else f"no measurable difference ({body})"
+        return body if self.significant or not verdict else f"no measurable difference ({body})"
 
     def __str__(self) -> str:
-        return self.text()
+        """The measurement alone (``text(verdict=False)``): printing an interval shows the ratio and where its
+        interval lies, and reading it against 1 is left to the reader (the labs' timing questions ask for
+        that reading); the timing table and :attr:`verdict` state it."""
+        return self.text(verdict=False)
 
 
 def _median_resamples(runs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
