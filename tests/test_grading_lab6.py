@@ -37,8 +37,12 @@ def test_solution_scores_full_marks():
 def test_q1_wrong_paths():
     assert grade("lab6.q1", ["x[i+1][j][k]", "x[i][(j + 1)][k]", "x[i][j][k+1]"])[0].correct  # spacing, parentheses
     r, fb = grade("lab6.q1", {"x[i + 1][j][k]", "x[i - 1][j][k]"})
-    assert "'x[i - 1][j][k]' is not a folded read here: it still reads values computed by the sweep" in fb
-    assert r.score == 0 and "2 folded reads missing" in fb and hides(fb, "x[i][j + 1][k]")
+    assert "one entry of your set is not a folded read: such a read sees values computed by the sweep" in fb
+    assert r.score == 0 and "2 folded reads missing" in fb and hides(fb, "x[i][j + 1][k]", "x[i - 1][j][k]")
+    every_read = {"x[i + 1][j][k]", "x[i][j + 1][k]", "x[i][j][k + 1]", "x[i - 1][j][k]", "x[i][j - 1][k]",
+                  "x[i][j][k - 1]", "x[i - 1][j - 1][k - 1]"}
+    r, fb = grade("lab6.q1", every_read)      # review 2: listing all 7 reads, then striking out the named ones
+    assert r.score == 0 and "4 entries of your set are not folded reads" in fb and hides(fb, *every_read)
     r, fb = grade("lab6.q1", {"x[i + 1][j][k]", "x[i][j + 1][k]", "x[i][j][k + 1]", "y[i]"})
     assert "'y[i]' is not a folded read here: the sweep has no such read" in fb and r.status == "partial"
     r, fb = grade("lab6.q1", {"x[i + 1][j][k]", "x[[i]"})
@@ -54,7 +58,10 @@ def test_q2_wrong_paths():
     assert "diagonal_live_in contains" in fb and "which it should not" in fb and "never writes before that read" in fb
     assert hides(fb, "i = 1 or j = 1")
     r, fb = grade("lab6.q2", "[n] -> { S1[i, j, k] : i = 1 and 1 <= j <= n - 2 and 1 <= k <= n - 2 }")
-    assert "diagonal_live_in lacks" in fb
+    assert "diagonal_live_in lacks instances whose diagonal read sees the initial value" in fb
+    assert "S1[" not in fb, "a missing instance is not named: each named one points at a face of the union"
+    r, fb = grade("lab6.q2", "[n] -> { S1[i, j, k] : i = n - 2 }")     # the lab's example
+    assert r.score == 0 and "which it should not" in fb and hides(fb, "i = 1", "j = 1", "k = 1")
     r, fb = grade("lab6.q2", "[n] -> { S1[i, j] : i = 1 }")
     assert "lives in" in fb
     assert grade("lab6.q2", "[n] -> { [i, j, k] : 1 <= i, j, k <= n - 2 and (i = 1 or j = 1 or k = 1) }")[0].correct
@@ -127,8 +134,8 @@ PROOF = SOLUTION["lost_value"]
 MODULUS = ("xbuf[i % 2]", "i % 2", "2 planes", "planes = 2")
 WRONG = [
     ("q1", ({"x[i + 1][j][k]", "x[i - 1][j][k]"},),
-     ("'x[i - 1][j][k]' is not a folded read here: it still reads values computed by the sweep",
-      "2 folded reads missing"), ("x[i][j + 1][k]", "x[i][j][k + 1]")),
+     ("one entry of your set is not a folded read: such a read sees values computed by the sweep",
+      "2 folded reads missing"), ("x[i][j + 1][k]", "x[i][j][k + 1]", "x[i - 1][j][k]")),
     ("q1", ({"x[i + 1][j][k]", "y[i]"},), ("'y[i]' is not a folded read here: the sweep has no such read",),
      ("x[i][j + 1][k]",)),
     ("q1", ({"x[i + 1][j][k]", "x[[i]"},), ("'x[[i]' is not a folded read here", "not a C expression"),

@@ -134,21 +134,30 @@ def expect_verdict(given: str, baseline: Sequence[float], variant: Sequence[floa
 
 def compare_sets(given: frozenset, expected: frozenset, *, item: str = "element",
                  why_extra: Callable[[Any], str] | None = None, missing_hint: str = "",
-                 name_missing: bool = False, count_missing: bool = True) -> Verdict:
+                 name_missing: bool = False, count_missing: bool = True,
+                 name_extra: Callable[[Any], bool] | None = None) -> Verdict:
     """``given`` against ``expected``: right when equal. Partial credit ``(right - wrong) / |expected|``
     (an extra element cancels a right one, so listing everything earns nothing). Feedback: one line per
     extra element with ``why_extra(element)`` when given, and the number of missing elements with
     ``missing_hint`` (or the elements themselves when ``name_missing``). Where the expected set is one subset
     of a handful of options a count would narrow the answer to a few tries: ``count_missing=False`` says only
-    that something is missing."""
+    that something is missing. Where the options are few and known (the reads of one statement), naming
+    each wrong one lets a student list them all and strike out the named ones: an extra element for which
+    ``name_extra`` is False is not named; such elements are counted, one line per reason."""
     extra, missing = given - expected, expected - given
     if not extra and not missing:
         return right()
-    lines = []
+    lines, unnamed = [], {}
     for e in _sorted(extra):
         reason = why_extra(e) if why_extra else ""
+        if name_extra is not None and not name_extra(e):
+            unnamed[reason] = unnamed.get(reason, 0) + 1
+            continue
         lines.append(f"{describe(e)} is not a {item} here" + (f": {reason}" if reason else ""))
     lines = _cap(lines)
+    for reason, n in unnamed.items():
+        lines.append((f"one entry of your set is not a {item}" if n == 1 else
+                      f"{n} entries of your set are not {item}s") + (f": {reason}" if reason else ""))
     if missing:
         what = (": " + ", ".join(describe(m) for m in _sorted(missing))) if name_missing else ""
         n = len(missing)

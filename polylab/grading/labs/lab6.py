@@ -100,10 +100,14 @@ def check_q1(answer: object) -> Verdict:
         if read in unreadable:
             return unreadable[read]
         if read in reads_of_sweep():
-            return "it still reads values computed by the sweep (one of its sources is S1, not the initialisation)"
+            return ("such a read sees values computed by the sweep (one of its sources is S1, not the "
+                    "initialisation): follow each read's value back to the write it sees")
         return "the sweep has no such read"
 
+    # the sweep's own reads are few: naming each wrong one would let a student list all and strike out the
+    # named ones, so those are counted; an entry that is no read of the sweep is named (it gives nothing away)
     return compare_sets(frozenset(given), _folded_reads(), item="folded read", why_extra=why,
+                        name_extra=lambda read: read not in reads_of_sweep(),
                         missing_hint="a read folds when every source of its value is the initialisation x = 1.0")
 
 
@@ -131,12 +135,14 @@ def check_q2(answer: object) -> Verdict:
     if not given.get_space().is_equal(want.get_space()):
         return wrong(f"diagonal_live_in lives in {given.get_space()}, not in {want.get_space()} "
                      "(the sweep's instances S1[i, j, k] and the parameter n)")
-    verdict = compare_isl(given, want, what="diagonal_live_in", element="instance")
-    if verdict.correct:
-        return verdict
-    extra = ("; an instance reads the initial value when the element x[i - 1][j - 1][k - 1] is one the sweep "
-             "never writes before that read")
-    return wrong(*[ln + extra if k == 0 else ln for k, ln in enumerate(verdict.feedback)])
+    # a missing instance is not named: each one named points at a face of the answer's union (review 2)
+    when = "an instance reads the initial value when the element x[i - 1][j - 1][k - 1] is one the sweep never "
+    return compare_isl(given, want, what="diagonal_live_in", element="instance",
+                       explain_extra=lambda p: f"diagonal_live_in contains {p}, which it should not; {when}"
+                                               "writes before that read",
+                       explain_missing=lambda _p: "diagonal_live_in lacks instances whose diagonal read sees the "
+                                                  f"initial value ({when}writes before that read: find every "
+                                                  "way that happens)")
 
 
 # -- Q3: the contraction modulus and its proof (derivation) ---------------------------------------------------
@@ -364,7 +370,7 @@ LAB = Lab(
         Question("q1", 2, ("folded_reads",), check_q1, title="the folded reads",
                  example='{"x[i - 1][j][k]"}'),
         Question("q2", 3, ("diagonal_live_in",), check_q2, title="the live-in instances of the diagonal read",
-                 example='"[n] -> { S1[i, j, k] : i = 1 }"'),
+                 example='"[n] -> { S1[i, j, k] : i = n - 2 }"'),
         Question("q3", 3, ("planes", "lost_value"), check_q3, title="the contraction modulus and its proof",
                  kind="derivation", example='5 and ("S1[1, 1, 1]", "S1[1, 1, 2]", "S1[1, 1, 3]")'),
         Question("q4", 3, ("heat_contracted",), check_q4, title="a contraction by hand", kind="construction",
