@@ -92,8 +92,9 @@ def test_q2_strides_come_from_F_and_the_extents():
 
 def test_q2_wrong_paths():
     r, fb = grade("lab7.q2", {"y[j][i]", "a[j][i]", "b[i][j]"}, {"b[i][j]"})
-    assert "coalesced_i: 'b[i][j]' is not a coalesced access here: with i on threadIdx.x, neighbouring threads " \
-           "(i and i + 1) are N elements apart" in fb and "lacks at least one coalesced access" in fb
+    assert "coalesced_i: your set holds at least one entry that is not a coalesced access: with i on " \
+           "threadIdx.x, neighbouring threads (i and i + 1) are N elements apart" in fb
+    assert "lacks at least one coalesced access" in fb and "'b[i][j]'" not in fb
     assert "1 coalesced" not in fb and "accesss" not in fb   # four accesses: a count would leave one try
     assert r.status == "partial" and hides(fb, "c[j][i]")
     r, fb = grade("lab7.q2", {"y[j][i]", "a[j][i]", "c[j][i]", "z[i]"}, {"b[i][j]"})
@@ -107,14 +108,25 @@ def test_q2_wrong_paths():
     assert grade("lab7.q2", ["y[j][ i ]", "a[j][i]", "(c[j][i])"], ["b[i][j]"])[0].correct   # C text is normalised
 
 
+def test_q2_listing_every_access_names_none_of_them():
+    """Review 2: with one line per wrong entry, listing the statement's 4 accesses in both sets and striking
+    out the named ones gave the answer; the wrong entries are described (their stride), neither named nor
+    counted."""
+    every = {"y[j][i]", "a[j][i]", "b[i][j]", "c[j][i]"}
+    r, fb = grade("lab7.q2", every, every)
+    assert not r.correct and "coalesced_j: your set holds at least one entry that is not a coalesced access" in fb
+    assert hides(fb, *every, "3 entries", "one entry of your set is")
+
+
 def test_q3_wrong_paths():
     r, fb = grade("lab7.q3", "{ S0[i, j] -> [i, j] }")
-    assert r.score == 0 and "your innermost loop (j) steps j" in fb and "y[j][i] (N elements apart)" in fb
-    assert hides(fb, "[j, i]", "not i", "i innermost")
+    assert r.score == 0 and "your innermost loop (j) steps j" in fb and "a[j][i] (N elements apart)" in fb
+    assert "a separate memory transaction per thread" in fb and hides(fb, "[j, i]", "not i", "i innermost")
+    assert hides(fb, "y[j][i]", "c[j][i]"), "one access, not the list of them all (that list answers q2)"
     r, fb = grade("lab7.q3", "{ S0[i, j] -> [j] }")
     assert "run at the same time step" in fb and hides(fb, "[j, i]")
     r, fb = grade("lab7.q3", "tile(4, 4)")
-    assert "steps j" in fb and "are not coalesced" in fb
+    assert "steps j" in fb and "is not coalesced" in fb
     r, fb = grade("lab7.q3", "{ S0[i, j] -> [j + i, i] }")  # legal, one-to-one, inner loop i: also right
     assert r.correct
     r, fb = grade("lab7.q3", "{ S0[i, j] -> [j, i")
@@ -285,14 +297,15 @@ WRONG = [
     ("q1", ((32, 125), -3), ("idle_threads = -3 is negative",), (str(IDLE),)),
     ("q1", ((32, 125), 0), ("idle_threads = 0 is not it", "blocks x threads per block"), (str(IDLE),)),
     ("q2", ({"y[j][i]", "a[j][i]", "b[i][j]"}, {"b[i][j]"}),
-     ("'b[i][j]' is not a coalesced access here: with i on threadIdx.x, neighbouring threads (i and i + 1) are N "
-      "elements apart", "lacks at least one coalesced access"), ("c[j][i]", "1 coalesced")),
+     ("your set holds at least one entry that is not a coalesced access: with i on threadIdx.x, neighbouring "
+      "threads (i and i + 1) are N elements apart", "lacks at least one coalesced access"),
+     ("c[j][i]", "1 coalesced", "'b[i][j]'")),
     ("q2", ({"y[j][i]", "a[j][i]", "c[j][i]", "z[i]"}, {"b[i][j]"}), ("'z[i]'", "the statement has no such access"),
      ()),
     ("q2", ({"y[j][i]", "a[j][i]", "c[j][i]"}, set()), ("coalesced_j: your set lacks at least one coalesced access",),
      ("1 coalesced",)),
-    ("q3", ("{ S0[i, j] -> [i, j] }",), ("your innermost loop (j) steps j", "y[j][i] (N elements apart)"),
-     ("[j, i]", "not i", "i innermost")),
+    ("q3", ("{ S0[i, j] -> [i, j] }",), ("your innermost loop (j) steps j", "a[j][i] (N elements apart)"),
+     ("[j, i]", "not i", "i innermost", "y[j][i]", "c[j][i]")),
     ("q3", ("{ S0[i, j] -> [i + j, j] }",), ("your innermost loop (j) moves (i, j) by (-1, 1)",), ("[j, i]", "not i")),
     ("q3", ("{ S0[i, j] -> [i - j, i + j] }",), ("your innermost loop (i + j) skips values",), ("[j, i]", "not i")),
     ("q3", ("{ S0[i, j] -> [j] }",), ("two iterations of your schedule run at the same time step",), ("[j, i]",)),

@@ -143,7 +143,8 @@ def compare_sets(given: frozenset, expected: frozenset, *, item: str = "element"
     of a handful of options a count would narrow the answer to a few tries: ``count_missing=False`` says only
     that something is missing. Where the options are few and known (the reads of one statement), naming
     each wrong one lets a student list them all and strike out the named ones: an extra element for which
-    ``name_extra`` is False is not named; such elements are counted, one line per reason."""
+    ``name_extra`` is False is not named; such elements are counted, one line per reason (not counted
+    either under ``count_missing=False``)."""
     extra, missing = given - expected, expected - given
     if not extra and not missing:
         return right()
@@ -155,13 +156,15 @@ def compare_sets(given: frozenset, expected: frozenset, *, item: str = "element"
             continue
         lines.append(f"{describe(e)} is not a {item} here" + (f": {reason}" if reason else ""))
     lines = _cap(lines)
+    plural = item + ("es" if item.endswith("s") else "s")
     for reason, n in unnamed.items():
-        lines.append((f"one entry of your set is not a {item}" if n == 1 else
-                      f"{n} entries of your set are not {item}s") + (f": {reason}" if reason else ""))
+        count = (f"one entry of your set is not a {item}" if n == 1 else f"{n} entries of your set are not {plural}"
+                 ) if count_missing else f"your set holds at least one entry that is not a {item}"
+        lines.append(count + (f": {reason}" if reason else ""))
     if missing:
         what = (": " + ", ".join(describe(m) for m in _sorted(missing))) if name_missing else ""
         n = len(missing)
-        plural = item + ("es" if item.endswith("s") else "s") if n > 1 else item
+        plural = plural if n > 1 else item
         count = f"{n} {plural} missing" if count_missing or name_missing else \
             f"your set lacks at least one {item}"
         lines.append(f"{count}{what}" + (f" ({missing_hint})" if missing_hint else ""))
