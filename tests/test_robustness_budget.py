@@ -458,3 +458,31 @@ def test_an_isl_call_in_a_child_comes_back_exact_with_its_names():
     assert got.get_dim_name(isl.dim_type.in_, 1) == "j" and got.get_dim_name(isl.dim_type.param, 1) == "max"
     plain = isl.Set("[N] -> { [i] : 0 <= i < N }")
     assert in_child(lambda: calls.append(os.getpid()) or plain.coalesce(), plain) == plain and calls  # here
+
+
+HUGE_SWEEP = """double a[N][N];
+for (i = 0x7fffffff; i < N; i++)
+  for (j = 0x7fffffff; j < N; j++)
+    a[i][j] = a[i - 0x7fffffff][j] + a[i][j - 0x7fffffff];
+"""
+
+
+def test_auto_with_huge_constants_stops_at_the_seconds_budget(monkeypatch):
+    # issue 28, item 7 (fuzz case 28/90396): one lexmin of the Pluto search on coefficients near 2**31 ran
+    # for 47 minutes in one isl call, past every budget; such a lexmin now runs in a killable child
+    import time
+
+    from polylab.model.islutil import has_large_coefficients
+
+    assert has_large_coefficients(isl.Set("{ [i] : 0 <= i <= 2147483647 }"))
+    assert not has_large_coefficients(isl.Set("{ [i] : 0 <= i <= 1000 }"))
+    monkeypatch.setenv("POLYLAB_MAX_SECONDS", "2")
+    scop = polylab.parse(HUGE_SWEEP).scop
+    start = time.monotonic()
+    try:
+        sched = parse_schedule(scop, "auto", steps=recipe_steps())
+        assert sched.text()  # an answer (isl's scheduler after the search's allowance) is fine too
+    except TooComplexError as err:
+        assert "more than 2 s" in err.message
+    assert time.monotonic() - start < 60
+    assert not budget._STACK and isl.DEFAULT_CONTEXT.get_max_operations() == 0

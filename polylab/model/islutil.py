@@ -14,7 +14,7 @@ from polylab.errors import TooComplexError
 from polylab.model.budget import isolated
 from polylab.model.memo import memo
 
-__all__ = ["constant_point", "equal_until", "fix_parameters", "has_local_variables", "in_child", "integer_val",
+__all__ = ["constant_point", "equal_until", "fix_parameters", "has_large_coefficients", "has_local_variables", "in_child", "integer_val",
            "isl_identifier", "maps_of", "parameter_values", "point_coordinates", "point_set", "portable_text", "projection",
            "read_portable", "readable", "restore_identifiers", "sets_of", "union_all"]
 
@@ -85,6 +85,24 @@ def has_local_variables(obj: isl.Set | isl.Map | isl.UnionSet | isl.UnionMap) ->
     return any(b.dim(isl.dim_type.div) for b in pieces)
 
 
+#: a coefficient or constant of at least this magnitude makes isl's integer programming slow (its numbers
+#: grow past machine words in the eliminations): a source with ``0x7fffffff`` in its bounds and subscripts
+#: kept the Pluto search's lexmin busy for minutes inside one call
+LARGE_COEFFICIENT = 2 ** 20
+
+
+def has_large_coefficients(obj: isl.Set, bound: int = LARGE_COEFFICIENT) -> bool:
+    """Whether some constraint of ``obj`` has a coefficient or constant ``c`` with ``|c| >= bound``."""
+    kinds = (isl.dim_type.param, isl.dim_type.set, isl.dim_type.div)
+    for b in obj.get_basic_sets():
+        for con in b.get_constraints():
+            vals = [con.get_constant_val()] + [con.get_coefficient_val(kind, k)
+                                               for kind in kinds for k in range(con.dim(kind))]
+            if any(abs(int(v.to_python())) >= bound for v in vals):
+                return True
+    return False
+
+
 def readable(obj: isl.Set | isl.Map | isl.UnionSet | isl.UnionMap) -> str:
     """isl text without the parameter-only constraints (they only say when the set is non-empty), coalesced.
 
@@ -103,15 +121,18 @@ def readable(obj: isl.Set | isl.Map | isl.UnionSet | isl.UnionMap) -> str:
 
 
 def in_child(compute: Callable[[], _Piece], like: _Piece,
-             *operands: isl.Set | isl.Map | isl.UnionSet | isl.UnionMap) -> _Piece:
+             *operands: isl.Set | isl.Map | isl.UnionSet | isl.UnionMap, when: bool | None = None) -> _Piece:
     """``compute()``, one isl call whose result lies in the space of ``like`` (a subtraction, a coalescing,
     ...), run where the time budget and an interrupt can stop it when ``like`` or ``operands`` have local
     variables: such a call can run for minutes (the ``subtract_domain`` of a dataflow relation with integer
     divisions, 20 s), where isl's operation limit comes late and :func:`~polylab.model.budget.tick` is not
     called, so it runs in a child process
     (:func:`polylab.model.budget.isolated`) and comes back as isl text, exact, with ``like``'s names and
-    parameter order. Without local variables it runs here (isl answers at once, and no fork is paid)."""
-    if not has_local_variables(like) and not any(has_local_variables(o) for o in operands):
+    parameter order. Without local variables it runs here (isl answers at once, and no fork is paid).
+    ``when``: the caller's own reason to run it in a child (or not), instead of the local variables."""
+    if when is None:
+        when = has_local_variables(like) or any(has_local_variables(o) for o in operands)
+    if not when:
         return compute()
     kinds = (isl.dim_type.param,) + ((isl.dim_type.in_, isl.dim_type.out) if isinstance(like, isl.Map)
                                      else (isl.dim_type.set,))

@@ -30,7 +30,7 @@ from polylab import render
 from polylab.errors import ScheduleError
 from polylab.model import Scop, Statement
 from polylab.model.budget import budgeted, isolated, tick
-from polylab.model.islutil import maps_of, union_all
+from polylab.model.islutil import has_large_coefficients, in_child, maps_of, union_all
 from polylab.model.memo import memo
 from polylab.schedule.deps import Dep, dependences
 
@@ -130,10 +130,14 @@ def map_from_affs(stmt: Statement, params_space: isl.Space, affs: Sequence[isl.P
 
 def lexmin_point(s: isl.Set) -> isl.Point:
     """The lexicographically smallest point of ``s`` (isl ``lexmin``); if isl gives up on an unusual set
-    (local variables it cannot eliminate), after simplification, and as a last resort any point."""
+    (local variables it cannot eliminate), after simplification, and as a last resort any point. A set with
+    large coefficients (:data:`~polylab.model.islutil.LARGE_COEFFICIENT`) is solved in a child process,
+    where the seconds budget can stop it: isl's integer programming on such numbers can take minutes in one
+    call, before its operation limit or :func:`~polylab.model.budget.tick` is reached."""
     for attempt in (lambda x: x, lambda x: x.detect_equalities().remove_redundancies().coalesce()):
         try:
-            return attempt(s).lexmin().sample_point()
+            x = attempt(s)
+            return in_child(x.lexmin, x, when=has_large_coefficients(x)).sample_point()
         except isl.Error:
             continue
     return s.sample_point()
