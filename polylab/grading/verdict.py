@@ -102,8 +102,8 @@ class Result:
     ``status`` is ``correct``, ``partial``, ``wrong``, ``missing`` (the answer's variable is not defined),
     ``error`` (the check itself failed: a bug in polylab, said so), ``not reached`` (a submission's
     kernel stopped before the answer was defined) or ``recorded`` (a notebook's check of a multiple-choice
-    answer: well-formed, judged only by the grader, so no score is shown). ``hidden_cases`` counts the instructor's hidden cases
-    that took part (0 in a student's notebook).
+    answer: well-formed, judged only by the grader, so no score is shown). ``hidden_cases`` counts the
+    instructor's hidden cases that took part (0 in a student's notebook).
     """
 
     lab: str

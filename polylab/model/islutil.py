@@ -14,9 +14,10 @@ from polylab.errors import TooComplexError
 from polylab.model.budget import isolated
 from polylab.model.memo import memo
 
-__all__ = ["constant_point", "equal_until", "fix_parameters", "has_large_coefficients", "has_local_variables", "in_child", "integer_val",
-           "isl_identifier", "maps_of", "parameter_values", "point_coordinates", "point_set", "portable_text", "projection",
-           "read_portable", "readable", "restore_identifiers", "sets_of", "union_all"]
+__all__ = ["constant_point", "equal_until", "fix_parameters", "has_large_coefficients", "has_local_variables",
+           "in_child", "integer_val", "isl_identifier", "maps_of", "parameter_values", "point_coordinates",
+           "point_set", "portable_text", "projection", "read_portable", "readable", "restore_identifiers",
+           "sets_of", "union_all"]
 
 _IslObject = TypeVar("_IslObject", isl.Set, isl.Map, isl.UnionSet, isl.UnionMap, isl.BasicSet, isl.BasicMap)
 _Piece = TypeVar("_Piece", isl.Set, isl.Map)

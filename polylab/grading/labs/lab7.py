@@ -187,7 +187,8 @@ def _coalesced(coalesced: object, loop: str, what: str) -> Verdict:
     # the statement's accesses are few: one named per wrong entry would let a student list all four and strike
     # out the named ones, so those are counted with their stride; an access the statement lacks is named
     return compare_sets(given, coalesced_accesses(scop, loop), item="coalesced access", why_extra=why,
-                        name_extra=lambda t: t not in texts, count_missing=False, missing_hint=f"an access is coalesced when threads {loop} and {loop} + 1 touch elements 1 "
+                        name_extra=lambda t: t not in texts, count_missing=False,
+                        missing_hint=f"an access is coalesced when threads {loop} and {loop} + 1 touch elements 1 "
                                      "or 0 apart")
 
 
@@ -234,7 +235,8 @@ def _uncoalesced(scop: Scop, m: isl.Map, last: int, expression: str) -> str:
     stmt = scop.statements[0]
     n = m.dim(isl.dim_type.out)
     ts = [f"t{k}" for k in range(n)]
-    step = isl.Map(f"{{ [{', '.join(ts)}] -> [{', '.join(t + (' + 1' if k == last else '') for k, t in enumerate(ts))}] }}")
+    stepped = ", ".join(t + (" + 1" if k == last else "") for k, t in enumerate(ts))
+    step = isl.Map(f"{{ [{', '.join(ts)}] -> [{stepped}] }}")
     deltas = m.apply_range(step.align_params(m.get_space())).apply_range(m.reverse()).deltas()
     if deltas.is_empty():
         return (f"your innermost loop ({expression}) skips values, so threadIdx.x would not map to it one to one: "

@@ -388,9 +388,11 @@ def check_q8(inlining_interval: object, inlining_verdict: object) -> Verdict:
     if given == iv.verdict:
         return right()
     if given == "no measurable difference":
-        return partial(1, 2, f"inlining_verdict = {given!r}: your interval does not contain 1, so these runs do tell the two programs apart")
+        return partial(1, 2, f"inlining_verdict = {given!r}: your interval does not contain 1, so these runs do "
+                             "tell the two programs apart")
     if low <= 1 <= high:
-        return partial(1, 2, f"inlining_verdict = {given!r}: your interval contains 1: the runs do not tell the two programs apart, however the medians differ")
+        return partial(1, 2, f"inlining_verdict = {given!r}: your interval contains 1: the runs do not tell the "
+                             "two programs apart, however the medians differ")
     return partial(1, 2, f"inlining_verdict = {given!r}: the speedup is median(plain) / median(inlined); read your "
                          "interval against 1")
 

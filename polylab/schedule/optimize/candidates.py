@@ -96,8 +96,8 @@ def band_candidate(s: Schedule, ranked: Sequence[Candidate], settings: Settings,
     part) and inside the tiles every deepest statement gets a vector loop (a parallel, stride-1 innermost
     loop), or, with one thread and data that does not fit in half the L2 cache
     (:func:`~polylab.schedule.optimize.machine.fits_in_cache`), the rows around its chain run together
-    (:func:`_chains_jammed`: cholesky, whose rows cannot be jammed in the source order); None otherwise, or when the search's band cannot be
-    tiled. ``size``: the tile size of every row (the cache model's,
+    (:func:`_chains_jammed`: cholesky, whose rows cannot be jammed in the source order); None otherwise, or
+    when the search's band cannot be tiled. ``size``: the tile size of every row (the cache model's,
     :func:`~polylab.schedule.optimize.cachemodel.band_tile_size`, or the wavefront size given to
     ``optimize``)."""
     if not ranked or len(s.scop.statements) > SEPARATE_LIMIT:
