@@ -7,7 +7,12 @@ included), a hang, or a case that answered later than POLYLAB_MAX_SECONDS + 5 s.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import matplotlib
 
@@ -17,6 +22,7 @@ import pytest  # noqa: E402
 
 from polylab import fuzz  # noqa: E402
 from polylab.cli import main  # noqa: E402
+from polylab.processes import Terminated  # noqa: E402
 
 
 def _findings(report: fuzz.FuzzReport) -> list[fuzz.Finding]:
@@ -135,10 +141,6 @@ def _not_utf8(data: bytes) -> bool:
 def test_a_signal_that_ends_the_campaign_is_no_finding(monkeypatch):
     # SIGTERM and SIGHUP raise processes.Terminated (a BaseException); run_case counted it as the case's
     # traceback and went on, so `kill` did not stop a campaign (two such "findings" in a 50,000-case run)
-    import signal
-
-    from polylab.processes import Terminated
-
     def terminated(_case):
         raise Terminated(signal.SIGTERM)
 
@@ -149,12 +151,6 @@ def test_a_signal_that_ends_the_campaign_is_no_finding(monkeypatch):
 
 
 def test_sigterm_ends_a_campaign_run_from_the_command_line(tmp_path):
-    import os
-    import signal
-    import subprocess
-    import sys
-    from pathlib import Path
-
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), "POLYLAB_CACHE": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-m", "polylab", "fuzz", "--seed", "3", "--count", "100000"],
                             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -21,6 +21,8 @@ from polylab.schedule.optimize import (JamKind, JamOutcome, Machine, Structure, 
                                        openmp_dims)
 from polylab.storage import recipe_steps
 
+from test_harness_kernel import CHOLESKY  # the one copy of the kernel's text in the tests
+
 BICG = """double A[N][M]; double s[M]; double q[N]; double p[M]; double r[N];
 for (i = 0; i < M; i++)
   s[i] = 0;
@@ -102,20 +104,6 @@ def test_no_jam_where_a_row_needs_the_sum_of_the_row_before():
     s = optimized(scop, "optimize(1)")
     assert jams(s, JamKind.CHAINS, JamOutcome.ILLEGAL) and "floor" not in s.text()
     assert same_live_out(scop, s.scop, {"N": 13, "M": 5}, schedule=s.union_map) == []
-
-
-CHOLESKY = """double A[N][N];
-for (i = 0; i < N; i++) {
-  for (j = 0; j < i; j++) {
-    for (k = 0; k < j; k++)
-      A[i][j] -= A[i][k] * A[j][k];
-    A[i][j] /= A[j][j];
-  }
-  for (k = 0; k < i; k++)
-    A[i][i] -= A[i][k] * A[i][k];
-  A[i][i] = sqrt(A[i][i]);
-}
-"""
 
 
 def test_a_band_whose_tiles_let_an_outer_loop_s_rows_run_together():
