@@ -20,9 +20,18 @@ from polylab.toolchain import c_compiler
 ROOT = Path(__file__).resolve().parents[1]
 HIDDEN = ROOT / "instructor" / "hidden"
 FARKAS = "{ [s, t, c] : t >= s and t - s + c >= 0 and 2t - s + c >= 0 and t - 2s + c >= 0 }"
-SOLUTION = {"sl3_hyperplane": (1, 1, 1), "steep_hyperplane": (2, 2, 1), "farkas_constraints": FARKAS,
-            "pluto_bound": (0, 2), "pluto_schedule": (1, 1, 1),
-            "fused_schedule": "{ S0[i] -> [i, 0]; S1[i] -> [i + 1, 1] }",
+SL3_D = {(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 1)}
+STEEP_D = {(1, 0, -1), (0, 1, -1), (0, 0, 1)}
+FUSED = """b[1] = a[0] + a[1] + a[2];
+for (i = 2; i < N - 1; i++) {
+  b[i] = a[i - 1] + a[i] + a[i + 1];
+  a[i - 1] = b[i - 1];
+}
+a[N - 2] = b[N - 2];
+"""
+SOLUTION = {"sl3_distances": SL3_D, "sl3_hyperplane": (1, 1, 1), "steep_distances": STEEP_D,
+            "steep_hyperplane": (2, 2, 1), "farkas_constraints": FARKAS,
+            "pluto_bound": (0, 2), "pluto_schedule": (1, 1, 1), "fused_code": FUSED,
             "sweep_waves": lambda n: max(0, 3 * n - 8), "wave_stride": 159999,
             "second_thread": "no measurable difference"}
 needs_cc = pytest.mark.skipif(c_compiler() is None, reason="question 5 compiles the fused schedule's code")
@@ -65,24 +74,47 @@ def test_the_farkas_set_agrees_with_brute_force_legality():
 
 
 def test_q1_q2_wrong_paths():
-    r, fb = grade("lab4.q1", (1, 0, 1))
-    assert "a = (1, 0, 1) gives a . (0, 1, 0) = 0 < 1: the dependence with distance (0, 1, 0) would not go forward" in fb
-    r, fb = grade("lab4.q1", (1, 2, 1))
+    r, fb = grade("lab4.q1", SL3_D, (1, 0, 1))
+    assert "a = (1, 0, 1) gives a . (0, 1, 0) = 0 < 1 for the distance (0, 1, 0) of your list" in fb
+    r, fb = grade("lab4.q1", SL3_D, (1, 2, 1))
     assert r.status == "partial" and "legal but not the smallest: a0 + a1 + a2 = 4" in fb and hides(fb, "(1, 1, 1)")
-    r, fb = grade("lab4.q1", (-1, 2, 2))
+    r, fb = grade("lab4.q1", SL3_D, (-1, 2, 2))
     assert "negative coefficient" in fb
-    r, fb = grade("lab4.q2", (1, 1, 1))
+    r, fb = grade("lab4.q2", STEEP_D, (1, 1, 1))
     assert fb.count("< 1") == 1 and ("a . (1, 0, -1) = 0 < 1" in fb or "a . (0, 1, -1) = 0 < 1" in fb)
     assert hides(fb, "(2, 2, 1)")
-    # one violated distance at a time: the zero hyperplane does not list the nest's distances (lab 2's q6)
-    r, fb = grade("lab4.q1", (0, 0, 0))
-    assert r.score == 0 and fb.count("< 1") == 1
-    r, fb = grade("lab4.q1", (1, 0, 0))   # the missing-answer example is illegal: it earns nothing
-    assert r.score == 0 and "< 1" in fb
-    r, fb = grade("lab4.q2", (3, 2, 1))
+    r, fb = grade("lab4.q1", (1, 0, 0), (1, 1, 1))
+    assert "is one vector, not a set of vectors" in fb and r.score == 2   # the hyperplane part still counts
+    r, fb = grade("lab4.q2", STEEP_D, (3, 2, 1))
     assert r.status == "partial" and "not the smallest" in fb
-    r, fb = grade("lab4.q2", "(2, 2, 1)")
+    r, fb = grade("lab4.q2", STEEP_D, "(2, 2, 1)")
     assert "text" in fb
+
+
+@pytest.mark.parametrize("which, exact", [("q1", SL3_D), ("q2", STEEP_D)])
+def test_the_hyperplane_check_names_no_distance_the_student_did_not_list(which, exact):
+    """Review 2: the feedback named one violated distance per try, so three tries found the hyperplane with no
+    distance derived. Now, for every hyperplane in a box and every list of the student's (none, part of the
+    exact set, the exact set with a wrong entry, a superset), every vector the reply names is in that list."""
+    import itertools
+    import re
+    lists = [set(), set(list(exact)[:1]), set(list(exact)[1:]), exact | {(2, 0, 0)},
+             exact | {(1, -1, 0), (0, 1, 1), (1, 0, 1)}]
+    for listed in lists:
+        for a in itertools.product(range(0, 3), repeat=3):
+            _, fb = grade(f"lab4.{which}", listed, a)
+            named = {tuple(int(x) for x in m.split(",")) for m in re.findall(r"\(([-\d]+, [-\d]+, [-\d]+)\)", fb)}
+            assert named <= listed | {a}, (listed, a, fb)
+
+
+def test_the_distance_check_counts_and_names_only_what_the_student_can_see():
+    r, fb = grade("lab4.q1", {(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 1), (0, 0, -1), (2, 0, 0)}, (1, 1, 1))
+    assert "(0, 0, -1) is not a distance vector here: its first non-zero entry is not positive" in fb
+    assert "one entry of your set is not a distance vector" in fb and "(2, 0, 0)" not in fb
+    r, fb = grade("lab4.q1", {(1, 0, 0)}, (1, 1, 1))
+    assert "3 distance vectors missing" in fb and r.score == pytest.approx(2 + 1 / 4)
+    r, fb = grade("lab4.q1", {(1, 0, 0)}, (1, 0, 0))
+    assert "your list misses a distance" in fb and hides(fb, "(0, 1, 0)", "(0, 0, 1)", "(1, 1, 1)")
 
 
 def test_q3_farkas_wrong_paths_name_an_illegal_schedule_and_its_pair():
@@ -103,30 +135,52 @@ def test_q3_farkas_wrong_paths_name_an_illegal_schedule_and_its_pair():
 
 def test_q4_pluto_wrong_paths():
     r, fb = grade("lab4.q4", (1, 0), (1, 2, 0))
-    assert r.score == 0 and "a schedule with a smaller u exists" in fb and "(u, w) = (1, 0)" in fb
+    assert r.score == 0 and "(1, 0) is not the smallest bound u N + w" in fb
+    assert "is legal, but another legal schedule with s >= 1 keeps every dependence distance within a smaller" in fb
     r, fb = grade("lab4.q4", (0, 3), (1, 1, 2))
-    assert "keeps every distance within a smaller constant" in fb and hides(fb, "(0, 2)", "(1, 1, 1)")
+    assert "(0, 3) is not the smallest bound" in fb and hides(fb, "(0, 2)", "(1, 1, 1)")
     r, fb = grade("lab4.q4", (0, 2), (1, 1, 0))
     assert r.score == 1 and "(s, t, c) = (1, 1, 0) is illegal: the anti dependence" in fb
     r, fb = grade("lab4.q4", (0, 1), (0, 0, 1))
-    assert "no legal schedule with s >= 1 has distances that small" in fb and "s = 0" in fb
+    assert "not the smallest bound" in fb and "s = 0" in fb
     r, fb = grade("lab4.q4", (0, 2), (1, 1))
     assert "has 2 entries, not 3" in fb and "one entry per coefficient (s, t, c)" in fb
     assert lab4.pluto_optimum() == ((0, 2), (1, 1, 1))
 
 
+def test_q4_a_wrong_bound_is_not_told_its_direction():
+    """Review 2: "a smaller u exists" / "no schedule has distances that small" made the bound a binary search.
+    Every wrong bound in a box gets the same reply, whichever side of the optimum it lies on, and a legal
+    schedule's reply does not depend on how far its bound is from the best."""
+    replies = {grade("lab4.q4", (u, w), (1, 1, 1))[1].replace(f"({u}, {w})", "(u, w)")
+               for u in range(3) for w in range(5) if (u, w) != (0, 2)}
+    assert len(replies) == 1
+    legal = {grade("lab4.q4", (0, 2), (1, 1, c))[1].replace(f"(1, 1, {c})", "x") for c in (2, 3, 5)}
+    assert len(legal) == 1
+
+
 @needs_cc
-def test_q5_fused_schedule_wrong_paths():
-    r, fb = grade("lab4.q5", "{ S0[i] -> [i, 0]; S1[i] -> [i, 1] }")
-    assert r.score == 0 and "S0[2] reads a[1], which S1[1] later overwrites" in fb and r.pictures
-    assert hides(fb, "S1[i] -> [i + 1", "[i + 1, 1]")  # the pair it breaks, not the shift that repairs it
-    r, fb = grade("lab4.q5", "{ S0[i] -> [0, i]; S1[i] -> [1, i] }")                # the original: not fused
-    assert "first dimension is not i plus a constant" in fb and hides(fb, "S1[i] -> [i + 1", "[i + 1, 1]")
-    r, fb = grade("lab4.q5", "{ S0[i] -> [i, 0]; S1[i] -> [i + 100, 1] }")
-    assert "do not overlap, so they are not fused" in fb and hides(fb, "S1[i] -> [i + 1", "[i + 1, 1]")
-    assert grade("lab4.q5", "{ S0[i] -> [i, 0]; S1[i] -> [i + 2, 0] }")[0].correct   # a larger shift is legal
-    r, fb = grade("lab4.q5", "{ S0[i] -> [i, 0] }")
-    assert r.score == 0
+def test_q5_fused_code_wrong_paths():
+    r, fb = grade("lab4.q5", FUSED.replace("a[i - 1] = b[i - 1]", "a[i] = b[i]"))   # fused without the shift
+    assert r.score == 1 and "changes the output: the first element that differs is a[" in fb
+    assert hides(fb, "a[i - 1] = b[i - 1]", "b[1] = a[0]")
+    two_loops = "for (i = 1; i < N - 1; i++)\n  b[i] = a[i - 1] + a[i] + a[i + 1];\nfor (i = 1; i < N - 1; i++)\n  a[i] = b[i];"
+    r, fb = grade("lab4.q5", two_loops)          # smooth as given: right outputs, no fusion, nothing earned
+    assert r.score == 0 and "no single loop of fused_code writes both b and a" in fb and "not run" in fb
+    half = ("for (i = 1; i < N - 1; i++) { b[i] = a[i - 1] + a[i] + a[i + 1]; if (i < 5) a[i - 1] = b[i - 1]; }\n"
+            "for (i = 4; i < N - 1; i++) a[i] = b[i];")
+    r, fb = grade("lab4.q5", half)
+    assert r.score == 0 and "leaves a number of iterations that grows with N" in fb
+    nested = ("for (i = 1; i < N - 1; i++) { b[i] = a[i - 1] + a[i] + a[i + 1];\n"
+              "  if (i == N - 2) for (j = 1; j < N - 1; j++) a[j] = b[j]; }")
+    assert grade("lab4.q5", nested)[0].score == 0        # the copy loop inside the last iteration: not fused
+    guarded = ("for (i = 1; i < N; i++) { if (i < N - 1) b[i] = a[i - 1] + a[i] + a[i + 1];\n"
+               "  if (i >= 2) a[i - 1] = b[i - 1]; }")
+    assert grade("lab4.q5", guarded)[0].correct           # guards instead of a prologue and an epilogue
+    r, fb = grade("lab4.q5", "for (i = 1; i < N - 1 i++) { }")
+    assert r.score == 0 and "fused_code is not valid C: line 1" in fb
+    r, fb = grade("lab4.q5", "x[1] = 0;")
+    assert r.score == 0 and "its statements write x" in fb
 
 
 def test_q6_q7_wrong_paths_and_hidden_cases():
@@ -168,30 +222,38 @@ def test_the_lab_shows_the_recorded_runs_the_check_reads():
 #: every wrong-answer path of every question: (question, answers, what the feedback must name, more texts of
 #: the answer it must not state); the answers' own texts (tests/grading_helpers.answer_forms) are hidden too.
 #: Not reachable, so not here: q1/q2's "as small as the best but not the lexicographically smallest" (each nest
-#: has one hyperplane of the smallest sum) and q5's run that changes the output (a legal schedule's code)
+#: has one hyperplane of the smallest sum), and q5's run failing (a crash or a timeout is the toolchain's, tested
+#: in test_grading_student_code)
 WRONG = [
-    ("q1", ((-1, 2, 2),), ("(-1, 2, 2) has a negative coefficient",), ()),
-    ("q1", ((1, 0, 1),), ("a = (1, 0, 1) gives a . (0, 1, 0) = 0 < 1",), ()),
-    ("q1", ((1, 2, 1),), ("legal but not the smallest: a0 + a1 + a2 = 4",), ()),
-    ("q2", ((1, 1, 1),), ("a = (1, 1, 1) gives a . (", ") = 0 < 1"), ()),
-    ("q2", ((3, 2, 1),), ("a = (3, 2, 1) is legal but not the smallest",), ()),
+    ("q1", (SL3_D, (-1, 2, 2)), ("(-1, 2, 2) has a negative coefficient",), ()),
+    ("q1", (SL3_D, (1, 0, 1)), ("a = (1, 0, 1) gives a . (0, 1, 0) = 0 < 1 for the distance (0, 1, 0) of your list",),
+     ()),
+    ("q1", (SL3_D, (1, 2, 1)), ("legal but not the smallest: a0 + a1 + a2 = 4",), ()),
+    ("q1", ({(1, 0, 0)}, (1, 0, 0)), ("3 distance vectors missing", "your list misses a distance"), ()),
+    ("q1", (SL3_D | {(0, 0, -1)}, (1, 1, 1)), ("(0, 0, -1) is not a distance vector here: its first non-zero",), ()),
+    ("q1", (SL3_D | {(2, 0, 0)}, (1, 1, 1)), ("one entry of your set is not a distance vector",), ("(2, 0, 0)",)),
+    ("q2", (STEEP_D, (1, 1, 1)), ("a = (1, 1, 1) gives a . (", ") = 0 < 1 for the distance"), ()),
+    ("q2", (STEEP_D, (3, 2, 1)), ("a = (3, 2, 1) is legal but not the smallest",), ()),
+    ("q2", ({(0, 0, 1)}, (1, 1, 1)), ("2 distance vectors missing", "your list misses a distance"), ()),
     ("q3", ("{ [s, t, c] : t >= s and t - s + c >= 0 }",),
      ("(s, t, c) = (1, 1, 0) satisfies your constraints but is illegal", "the anti dependence S0[2] -> S1[1]"),
      ("t - 2s + c",)),
     ("q3", ("{ [s, t, c] : t = s and c >= 1 }",), ("keeps every dependence for every N, but your constraints",),
      ("t - 2s + c",)),
     ("q3", ("{ [s, t] : t >= s }",), ("farkas_constraints lives in",), ()),
-    ("q4", ((1, 0), (1, 2, 0)), ("a schedule with a smaller u exists", "(u, w) = (1, 0)"), ()),
-    ("q4", ((0, 3), (1, 1, 2)), ("keeps every distance within a smaller constant", "which is not the smallest"), ()),
-    ("q4", ((0, 1), (0, 0, 1)), ("no legal schedule with s >= 1 has distances that small", "s = 0"), ()),
+    ("q4", ((1, 0), (1, 2, 0)), ("(1, 0) is not the smallest bound", "another legal schedule with s >= 1"), ()),
+    ("q4", ((0, 3), (1, 1, 2)), ("(0, 3) is not the smallest bound", "another legal schedule with s >= 1"), ()),
+    ("q4", ((0, 1), (0, 0, 1)), ("(0, 1) is not the smallest bound", "s = 0"), ()),
     ("q4", ((0, 2), (1, 1, 0)), ("(s, t, c) = (1, 1, 0) is illegal: the anti dependence",), ()),
-    pytest.param("q5", ("{ S0[i] -> [i, 0]; S1[i] -> [i, 1] }",), ("S0[2] reads a[1], which S1[1] later overwrites",),
-                 ("S1[i] -> [i + 1", "[i + 1, 1]"), marks=needs_cc),
-    ("q5", ("{ S0[i] -> [0, i]; S1[i] -> [1, i] }",), ("first dimension is not i plus a constant",),
-     ("S1[i] -> [i + 1", "[i + 1, 1]")),
-    ("q5", ("{ S0[i] -> [i, 0]; S1[i] -> [i + 100, 1] }",), ("S1 runs 100 iterations after S0", "not fused"),
-     ("S1[i] -> [i + 1", "[i + 1, 1]")),
-    ("q5", ("{ S0[i] -> [i, 0] }",), ("polylab refused the answer",), ("S1[i] -> [i + 1",)),
+    pytest.param("q5", (FUSED.replace("a[i - 1] = b[i - 1]", "a[i] = b[i]"),),
+                 ("changes the output: the first element that differs is a[",), ("a[i - 1] = b[i - 1]",),
+                 marks=needs_cc),
+    ("q5", ("for (i = 1; i < N - 1; i++)\n  b[i] = a[i - 1] + a[i] + a[i + 1];\nfor (i = 1; i < N - 1; i++)\n"
+            "  a[i] = b[i];",), ("no single loop of fused_code writes both b and a",), ("a[i - 1] = b[i - 1]",)),
+    ("q5", ("for (i = 1; i < N - 1; i++) { b[i] = a[i - 1] + a[i] + a[i + 1]; if (i < 5) a[i - 1] = b[i - 1]; }\n"
+            "for (i = 4; i < N - 1; i++) a[i] = b[i];",), ("leaves a number of iterations that grows with N",), ()),
+    ("q5", ("for (i = 1; i < N - 1 i++) { }",), ("fused_code is not valid C",), ()),
+    ("q5", ("x[1] = 0;",), ("its statements write x",), ()),
     ("q6", (lambda n: float(3 * n - 8),), ("sweep_waves(10) returned 22.0",), ("3 * n - 8", "3n - 8")),
     ("q7", (1,), ("1 is the step of k alone",), ("159999",)),
     ("q7", (401,), ("401 moves j by one row",), ("159999",)),

@@ -268,7 +268,7 @@ def test_no_answer_is_in_sight_before_it_is_given(course_run, name):
 
 #: answers whose text the lab shows for another reason, with that reason
 SHOWN_FOR_ANOTHER_REASON = {
-    ("lab4_wavefront.ipynb", "sl3_hyperplane"): "(1, 1, 1) is also one of sl3's distances, which question 1 gives",
+    ("lab4_wavefront.ipynb", "sl3_hyperplane"): "(1, 1, 1) is also one of sl3's distances, which the lab's texts of the sweep imply",
     ("lab4_wavefront.ipynb", "pluto_schedule"): "the same (1, 1, 1)",
 }
 

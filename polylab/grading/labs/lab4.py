@@ -2,7 +2,9 @@
 
 The wavefront hyperplane ``theta(x) = a . x`` solves the integer program ``a . d >= 1`` for every distance
 ``d``, ``a >= 0``, minimising ``sum(a)`` (then lexicographically): all points of one wave ``a . x = t`` are
-independent.
+independent. Questions 1 and 2 ask for the distances and the hyperplane together (derivations): the
+distances are judged by counts, and a broken constraint is named only for a distance the student listed,
+so the check cannot be used to discover the distances one reply at a time.
 
 For dependences that are not one distance, the legality of an affine schedule is "``theta_T(y) -
 theta_S(x) >= 0`` for every pair ``x -> y`` of a dependence polyhedron", infinitely many constraints; the
@@ -11,10 +13,12 @@ coefficients. The derivation (question 3) is those constraints for a two-stateme
 student as an isl set over ``(s, t, c)`` (``theta_S0(i) = s i``, ``theta_S1(i) = t i + c``) and compared with
 the exact set, which isl computes here (``Set.coefficients``: the Farkas dual of each dependence polyhedron).
 Question 4 is the Pluto-style cost: the smallest bound ``u N + w`` on the dependence distance over the legal
-schedules with ``s >= 1`` (isl's lexicographic minimum). The construction (question 5) is the fused and
-shifted loop as a schedule in isl text, compiled and run against the original. Question 8 reads a recorded
-measurement with its interval. Every other expected answer comes from the engine (``find_wavefront``, isl
-counting, the generated code's loop structure), computed from the lab's own texts of the nests.
+schedules with ``s >= 1`` (isl's lexicographic minimum); a wrong bound is not told its direction. The
+construction (question 5) is the fused and shifted loop written by the student in C: fused when all but a
+number of instances independent of ``N`` run in one loop (counted on the code's own polyhedral model at two
+sizes), then compiled and run against the original. Question 8 reads a recorded measurement with its
+interval. Every other expected answer comes from the engine (``find_wavefront``, isl counting, the generated
+code's loop structure), computed from the lab's own texts of the nests.
 """
 
 from __future__ import annotations
@@ -24,14 +28,18 @@ from functools import cache
 import islpy as isl
 
 from polylab.analysis import compute_dependences
+from polylab.errors import PolylabError
+from polylab.frontend import parse
 from polylab.grading import answers as A
-from polylab.grading.checks import (VERDICTS, compare_calls, compare_isl, expect, expect_verdict, legal_schedule,
-                                    memo_by_text, verified_variant)
+from polylab.grading.checks import (VERDICTS, compare_calls, compare_isl, compare_sets, expect, expect_verdict,
+                                    memo_by_text, part)
 from polylab.grading.kernels import scop, sl3
 from polylab.grading.lab import Calls, Case, Lab, Question
+from polylab.grading.student_code import StudentCode, candidate_program, judge_student_code, read_code
 from polylab.grading.verdict import Verdict, combine, partial, right, wrong
+from polylab.model import Statement
 from polylab.model.islutil import parameter_values, point_coordinates
-from polylab.schedule import find_wavefront, original, parse_schedule
+from polylab.schedule import find_wavefront, original
 
 #: question 2: a nest whose wavefront needs a larger hyperplane
 STEEP = """double x[N][N][N];
@@ -84,15 +92,48 @@ def best_hyperplane(which: str) -> tuple[int, ...]:
     return tuple(find_wavefront(original(sl3() if which == "sl3" else scop(STEEP))).hyperplane)
 
 
-def _hyperplane(which: str, answer: object, what: str) -> Verdict:
+def _lex_positive(d: tuple[int, ...]) -> bool:
+    return next((x > 0 for x in d if x != 0), False)
+
+
+def _distances(which: str, answer: object, what: str) -> Verdict:
+    """The student's distance set against the exact one. Nothing is named that the student could not
+    derive alone: an entry whose first non-zero entry is not positive is named with that reason (a
+    dependence goes forward); other extra entries and the missing ones are counted, never named, so that
+    the check is no membership oracle over a listed superset."""
+    given = A.vector_set(answer, length=3, what=what)
+
+    def why(d: tuple[int, ...]) -> str:
+        return ("its first non-zero entry is not positive: a dependence goes from an earlier instance to a later "
+                "one (sink minus source)" if not _lex_positive(d) else
+                "no read meets the write at that distance: equate the write's subscripts with each read's")
+
+    return compare_sets(given, frozenset(sweep_distances(which)), item="distance vector", why_extra=why,
+                        name_extra=lambda d: not _lex_positive(d),
+                        missing_hint="one per read that a write reaches, flow and anti alike")
+
+
+def _hyperplane(which: str, answer: object, what: str, distances: object) -> Verdict:
+    """``a`` against the integer program over the exact distances. A broken constraint ``a . d < 1`` is named
+    only for a ``d`` the student listed (their own arithmetic, which tells them nothing new); a hyperplane
+    that meets every listed distance but breaks one the student left out says only that the list misses
+    one, so the check cannot be used to discover the distances one try at a time."""
     a = A.vector(answer, length=3, what=what)
     if any(x < 0 for x in a):
         return wrong(f"{a} has a negative coefficient; the program asks for a >= 0")
+    try:
+        listed = A.vector_set(distances, length=3, what="the distances")
+    except A.AnswerError:
+        listed = frozenset()
     bad = [d for d in sweep_distances(which) if _dot(a, d) < 1]
     if bad:
-        d = bad[0]   # one violated distance at a time: the feedback is no listing of the nest's distances
-        return wrong(f"a = {a} gives a . {d} = {_dot(a, d)} < 1: the dependence with distance {d} would not go "
-                     "forward in time")
+        own = sorted(d for d in listed if _lex_positive(d) and _dot(a, d) < 1)
+        if own:
+            d = own[0]
+            return wrong(f"a = {a} gives a . {d} = {_dot(a, d)} < 1 for the distance {d} of your list: a "
+                         "dependence at that distance would not go forward in time")
+        return wrong(f"a = {a} gives a . d >= 1 for every distance of your list, but the nest has a "
+                     "dependence it does not put forward in time: your list misses a distance")
     best = best_hyperplane(which)
     if a == best:
         return right()
@@ -103,14 +144,22 @@ def _hyperplane(which: str, answer: object, what: str) -> Verdict:
                          "subject to a . d >= 1 for every distance d")
 
 
-def check_q1(answer: object) -> Verdict:
-    """The smallest wavefront hyperplane of sl3's sweep (a legal larger one earns half)."""
-    return _hyperplane("sl3", answer, "sl3_hyperplane")
+def _program(which: str, distances: object, hyperplane: object) -> Verdict:
+    """The distances (1/3) and the hyperplane that solves the program over them (2/3)."""
+    return combine([(f"{which}_distances", part(_distances, which, distances, f"{which}_distances")),
+                    (f"{which}_hyperplane", part(_hyperplane, which, hyperplane, f"{which}_hyperplane",
+                                                 distances))], weights=[1, 2])
 
 
-def check_q2(answer: object) -> Verdict:
-    """The smallest wavefront hyperplane of ``STEEP`` (a legal larger one earns half)."""
-    return _hyperplane("steep", answer, "steep_hyperplane")
+def check_q1(sl3_distances: object, sl3_hyperplane: object) -> Verdict:
+    """The distance vectors of sl3's sweep (flow and anti) and its smallest wavefront hyperplane (a legal
+    larger one earns half of that part)."""
+    return _program("sl3", sl3_distances, sl3_hyperplane)
+
+
+def check_q2(steep_distances: object, steep_hyperplane: object) -> Verdict:
+    """The distance vectors of ``STEEP`` and its smallest wavefront hyperplane."""
+    return _program("steep", steep_distances, steep_hyperplane)
 
 
 # -- Q3: the Farkas constraints of the two-statement program (derivation) ---------------------------------------
@@ -203,53 +252,105 @@ def check_q4(pluto_bound: object, pluto_schedule: object) -> Verdict:
     uw = A.vector(pluto_bound, 2, "pluto_bound", entry="coefficient (u, then w)")
     stc = A.vector(pluto_schedule, 3, "pluto_schedule", entry="coefficient (s, t, c)")
     best_uw, _ = pluto_optimum()
+    # no direction ("smaller", "too small"): a monotone reply would turn the bound into a search over small
+    # integers; what is wrong is said as the question's own definition, which the student works from
     bound = right() if uw == best_uw else wrong(
-        f"({uw[0]}, {uw[1]}) is not the smallest bound: "
-        + ("a schedule with a smaller u exists (the distance need not grow with N)" if uw[0] > best_uw[0] else
-           "no legal schedule with s >= 1 has distances that small" if uw < best_uw else
-           "a legal schedule with s >= 1 keeps every distance within a smaller constant"))
+        f"({uw[0]}, {uw[1]}) is not the smallest bound u N + w that a legal schedule with s >= 1 reaches: write "
+        "the distance theta_S1(y) - theta_S0(x) of each dependence as a function of the pair and N, and bound it "
+        "over the legal schedules")
     reached = _bound_of(stc) if stc[0] >= 1 else None
     if stc[0] < 1:
         sched = wrong(f"s = {stc[0]}: the cost is minimised over the schedules with s >= 1 (s = 0 runs all of S0 "
                       "at once: no loop)")
     elif reached is None:
         sched = wrong(f"(s, t, c) = {stc} is illegal: {_violated_pair(stc)}")
-    elif reached != best_uw:
-        sched = wrong(f"(s, t, c) = {stc} is legal, but its distances need the bound u N + w with (u, w) = "
-                      f"{reached}, which is not the smallest")
+    elif reached != best_uw:   # its own bound is not stated: it would give the bound part by trial
+        sched = wrong(f"(s, t, c) = {stc} is legal, but another legal schedule with s >= 1 keeps every "
+                      "dependence distance within a smaller bound")
     else:
         sched = right()
     return combine([("pluto_bound", bound), ("pluto_schedule", sched)])
 
 
-# -- Q5: the fused and shifted loop, as a schedule (construction) ------------------------------------------------
+# -- Q5: the fused and shifted loop, written in C (construction) ---------------------------------------------
+
+#: question 5: the sizes the fused code runs at (against the original), and the two sizes at which "fused" is
+#: counted: every instance but a number independent of N runs in one loop
+SMOOTH_RUNS = (SMOOTH_N, 5)
+FUSION_SIZES = (SMOOTH_N, 2 * SMOOTH_N)
+
+
+def _writes(st: Statement) -> str:
+    return next(a.array for a in st.accesses if a.kind == "write")
+
+
+def _instances(st: Statement, n: int) -> int:
+    return int(st.domain.intersect_params(isl.Set(f"[N] -> {{ : N = {n} }}")).count_val().to_python())
+
+
+def _loop_of(placed: isl.Map) -> tuple[int, ...] | None:
+    """The loop a statement of one iterator sits in, from the original schedule ``placed`` (instance -> time
+    on its domain): the positions before the first time dimension that varies (equal for two statements
+    exactly when they sit in the same loop), or None for a statement that runs once."""
+    times = placed.range()
+    prefix = []
+    for k in range(times.dim(isl.dim_type.set)):
+        dim = times.project_out(isl.dim_type.set, k + 1, times.dim(isl.dim_type.set) - k - 1).project_out(
+            isl.dim_type.set, 0, k)
+        if not dim.is_singleton():
+            return (*prefix, -1 - k)
+        prefix.append(point_coordinates(dim.sample_point())[0])
+    return None
+
+
+def _fused(code: StudentCode) -> Verdict:
+    """Whether ``code`` fuses the two loops: one top-level loop, whose statements sit directly in it (one
+    iterator each), writes both ``b`` and ``a``, and the instances outside it (the peeled prologue and
+    epilogue) are as many at ``N = 40`` as at ``N = 80`` (a number independent of N)."""
+    try:
+        mine = parse(code.text).scop
+    except PolylabError as err:
+        raise A.AnswerError(f"polylab cannot read fused_code as a loop nest: {err.message}",
+                            hint=err.hint or "write C statements: assignments to b and a inside for loops") from None
+    written = {_writes(st) for st in mine.statements}
+    if written != {"a", "b"}:
+        return wrong("fused_code must compute b and then a as smooth does: its statements write "
+                     f"{', '.join(sorted(written)) or 'nothing'}")
+    loops: dict[tuple[int, ...], list[Statement]] = {}
+    for st in mine.statements:
+        key = _loop_of(original(mine).maps[st.name].intersect_domain(st.domain)) if st.depth == 1 else None
+        if key is not None:
+            loops.setdefault(key, []).append(st)
+    for inside in loops.values():
+        if {_writes(st) for st in inside} != {"a", "b"}:
+            continue
+        outside = [[sum(_instances(st, n) for st in mine.statements if st not in inside and _writes(st) == arr)
+                    for n in FUSION_SIZES] for arr in ("b", "a")]
+        if all(x[0] == x[1] for x in outside):
+            return right()
+        return wrong("your loop that writes both b and a leaves a number of iterations that grows with N to "
+                     "another loop: fused, only a few iterations at the ends (a prologue, an epilogue) run "
+                     "outside it")
+    return wrong("no single loop of fused_code writes both b and a with one statement each directly inside "
+                 "it: that is the two loops of smooth, not one")
+
 
 @memo_by_text
-def check_q5(fused_schedule: object) -> Verdict:
-    """A schedule of ``SMOOTH`` in isl text that fuses the two loops (both statements at ``[i + shift, ...]``
-    in one loop over their first dimension), legal, and verified by running it against the original."""
-    text = A.text(fused_schedule, "fused_schedule")
-    sched = parse_schedule(scop(SMOOTH), text)
-    legal = legal_schedule(sched, what="fused_schedule")
-    if not legal.correct:
-        return legal
-    s0, s1 = scop(SMOOTH).statements
-    first = {st.name: sched.maps[st.name].intersect_domain(st.domain).project_out(
-        isl.dim_type.out, 1, sched.maps[st.name].dim(isl.dim_type.out) - 1) for st in (s0, s1)}
-    shifts = []
-    for st in (s0, s1):
-        deltas = isl.Map(f"[N] -> {{ {st.name}[i] -> [i] }}").intersect_domain(st.domain).reverse().apply_range(
-            first[st.name]).deltas()
-        shifts.append(deltas if deltas.is_singleton() else None)
-    if any(x is None for x in shifts):
-        return wrong("fused_schedule's first dimension is not i plus a constant for both statements: one loop "
-                     "over i (shifted) runs both")
-    gap = point_coordinates(shifts[1].sample_point())[0] - point_coordinates(shifts[0].sample_point())[0]
-    if gap > SMOOTH_N:
-        return wrong(f"S1 runs {gap} iterations after S0: at N = {SMOOTH_N} the two loops do not overlap, so "
-                     "they are not fused (the original order does that)")
-    run = verified_variant(scop(SMOOTH), sched, params={"N": SMOOTH_N}, what="the code of your fused schedule")
-    return combine([("the fused schedule", right()), ("the run", run)], weights=[2, 1])
+def check_q5(fused_code: object) -> Verdict:
+    """``smooth``'s two loops fused into one, written in C (1/3 of the points: the fusion, 2/3: the code run
+    against the original at N = 40 and N = 5, every element of ``a`` and ``b`` compared)."""
+    code = read_code(fused_code, "fused_code")
+    fused = _fused(code)
+    if not fused.correct:   # the given two loops run right: the run counts once the code is fused
+        return combine([("the fusion", fused), ("the run", wrong("not run: the code must be fused first"))],
+                       weights=[1, 2])
+    run = right()
+    for n in SMOOTH_RUNS:
+        run = judge_student_code(scop(SMOOTH), candidate_program(scop(SMOOTH), code), params={"N": n},
+                                 what="fused_code")
+        if not run.correct:
+            break
+    return combine([("the fusion", fused), ("the run", run)], weights=[1, 2])
 
 
 # -- Q6: the waves as a function of n ----------------------------------------------------------------------
@@ -325,15 +426,17 @@ LAB = Lab(
     title="The wavefront, Farkas and a Pluto-style cost",
     notebook="lab4_wavefront.ipynb",
     questions=(
-        Question("q1", 2, ("sl3_hyperplane",), check_q1, title="the wavefront of sl3", example="(1, 0, 0)"),
-        Question("q2", 2, ("steep_hyperplane",), check_q2, title="a nest that needs a larger hyperplane",
-                 example="(1, 0, 2)"),
+        Question("q1", 3, ("sl3_distances", "sl3_hyperplane"), check_q1, title="the wavefront of sl3",
+                 kind="derivation", example="{(2, 0, 0)} and (1, 0, 0)"),
+        Question("q2", 3, ("steep_distances", "steep_hyperplane"), check_q2,
+                 title="a nest that needs a larger hyperplane", kind="derivation",
+                 example="{(0, 2, 1)} and (1, 0, 2)"),
         Question("q3", 3, ("farkas_constraints",), check_q3, title="the Farkas constraints of two statements",
                  kind="derivation", example='"{ [s, t, c] : s >= 0 and t >= 0 }"'),
         Question("q4", 2, ("pluto_bound", "pluto_schedule"), check_q4, title="the Pluto-style cost",
                  example="(1, 0) and (1, 2, 0)"),
-        Question("q5", 3, ("fused_schedule",), check_q5, title="the fused, shifted loop",
-                 kind="construction", example='"{ S0[i] -> [0, i]; S1[i] -> [1, i] }"'),
+        Question("q5", 3, ("fused_code",), check_q5, title="the fused, shifted loop in C",
+                 kind="construction", example='"for (i = 1; i < N - 1; i++) { ... }"'),
         Question("q6", 2, ("sweep_waves",), check_q6, title="the number of waves as a function of n",
                  example="def sweep_waves(n): ...",
                  cases=(Case((10,), "n = 10"), Case((32,), "n = 32"), Case((5,), "n = 5"))),
