@@ -225,7 +225,7 @@ ANSWERS = {
     "lab2_dependences.ipynb": ["(1, 0)", "2j' = i + 2j - i'", "-15", "(1, 1, 1)", "private(k)", "(2k, -k)"],
     "lab3_schedules.ipynb": ["S0[1, 2] at time", "legal: False", "t - N + 1", "-N + c0 + 1", "2 * N - 2",
                              "2i + j", "-2 * N + c0 + 2"],
-    "lab4_wavefront.ipynb": ["a = [1, 1, 1]", "a = [2, 2, 1]", "c >= 2s - t", "((0, 2), (1, 1, 1))",
+    "lab4_wavefront.ipynb": ["a = [1, 1, 1]", "a = [2, 2, 1]", "c >= 2s - t", "[u = 0, w = 2, s = 1, t = 1, c = 1]",
                              "a[c0 - 1] = b[c0 - 1]", "-n + c1 - c2 + 1",
                              "(0.86x, 95 % interval 0.52-1.01x)",
                              "S1[i] -> [i + 1, 1]", "c1 - c2 - c3"],
