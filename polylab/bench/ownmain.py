@@ -34,6 +34,29 @@ standard output is one number (PolyBench's ``-DPOLYBENCH_TIME``), else the wall 
 median(program); no ratio is given where a median is under a millisecond
 (:data:`~polylab.experiment.MIN_TIMED_SECONDS`, as in the harness mode), and the geometric means leave
 those files out.
+
+CPU time (``clock="cpu"``, ``--cpu-time``). On a machine shared with other work a run's wall time counts
+the moments its threads waited for a processor; its CPU time does not. A run's CPU time is what the kernel
+charged to the process when it was reaped (``wait4``): user plus system time, summed over all its threads
+(and over the children it waited for), every program the same way whether or not it prints a timer. It is
+the time of the whole run: start, the program's own initialisation (PolyBench's ``init_array``, which for
+lu and cholesky is a matrix product as costly as the kernel; its cache flush before the timer starts),
+the regions, the output and the exit. So each file gets one more program, ``rest``: the file with every
+region's lines left out (:func:`polylab.experiment.rewrite.without_regions`), built with the same command,
+run with one thread, timed in the same rounds and never compared (it does not compute the same). The
+*region CPU time* of a program is ``median(program) - median(rest)``: the other code of all the programs is
+the same text, built the same way (polylab's and PLUTO's files change only the regions, and add
+definitions), so the difference is the regions' share, an estimate with the noise of two medians, not a
+measurement of the regions alone. In this mode ``vs original`` and ``vs PLUTO`` are ratios of region CPU
+times (``(o - r) / (p - r)`` for medians ``o``, ``p``, ``r``), none where a region CPU time is under
+:data:`~polylab.experiment.MIN_TIMED_SECONDS`; where ``rest`` could not be built or run, they are ratios
+of whole runs and the table says so.
+
+CPU time sums the threads: a program at ``T`` threads that divides its work perfectly takes about the CPU
+time it takes at one, so ``vs original`` of a ``T``-thread row measures the parallel code's work (its
+overhead included), not its speedup, and rows of different thread counts are not speedups of one another.
+``vs PLUTO`` compares the work of two programs at the same thread count. Threads that wait at a barrier
+spin under ``OMP_WAIT_POLICY=active`` and the spinning is CPU time; the default here is ``passive``.
 """
 
 from __future__ import annotations
@@ -58,15 +81,21 @@ from polylab.bench.runner import ERROR, NOT_RUN, UNVERIFIED, VERIFIED, machine_i
 from polylab.errors import PolylabError, ToolchainError
 from polylab.experiment import MIN_TIMED_SECONDS
 from polylab.frontend import parse, read_text_file
+from polylab.model.scop import Program
 from polylab.version import __version__
 
-__all__ = ["DEFAULT_BUILD", "BuildCommand", "Contender", "OwnMainReport", "OwnMainResult", "contenders",
+__all__ = ["CLOCKS", "DEFAULT_BUILD", "BuildCommand", "Contender", "OwnMainReport", "OwnMainResult", "contenders",
            "run_own_main", "verify_flags_for"]
 
 #: the build command when none is given
 DEFAULT_BUILD = "cc -O3 {src} -o {exe} -lm"
 #: what a program that was not made (the peer refused the file, polylab's rewrite was refused) is
 REJECTED = "rejected"
+#: the status of the ``rest`` program (the file without its regions, ``clock="cpu"``): built and run, timed,
+#: never compared with the original (it does not compute the same)
+NOT_COMPARED = "not compared"
+#: the clocks a run can be timed by: ``program`` (its own printed timer, else wall time), ``cpu`` (module text)
+CLOCKS = ("program", "cpu")
 
 Progress = Callable[[str], None]
 
@@ -113,7 +142,7 @@ class BuildCommand:
 
 @dataclass(frozen=True)
 class Contender:
-    """One program of a file: its ``label``, ``kind`` (``original``, ``polylab``, ``peer``), its text (None
+    """One program of a file: its ``label``, ``kind`` (``original``, ``polylab``, ``peer``, ``rest``), its text (None
     when it could not be made: ``reason``), the thread counts it runs with, and a ``note`` (the sizes
     polylab's schedule was chosen for, the peer's command)."""
 
@@ -131,7 +160,8 @@ class Contender:
 @dataclass(frozen=True)
 class OwnMainResult:
     """One program of one file at one thread count: ``status`` (``verified``, ``unverified``, ``error``,
-    ``rejected``, ``not run``), its times (``runs``, seconds; ``timer``: ``program`` or ``wall``), the
+    ``rejected``, ``not run``, ``not compared``), its times (``runs``, seconds; ``timer``: ``program``,
+    ``wall`` or ``cpu``; ``wall``: the wall times of the same runs, kept where ``timer`` is ``cpu``), the
     reason it was not timed, its first difference from the original's output."""
 
     kernel: str
@@ -145,17 +175,23 @@ class OwnMainResult:
     first_difference: str | None = None
     note: str | None = None
     group: str = ""
+    wall: tuple[float, ...] = ()
     binary: Path | None = field(default=None, compare=False, repr=False)
 
     @property
     def median(self) -> float | None:
         return statistics.median(self.runs) if self.runs else None
 
+    @property
+    def wall_median(self) -> float | None:
+        return statistics.median(self.wall) if self.wall else None
+
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "program": self.label, "kind": self.kind, "threads": self.threads,
                 "status": self.status, "median_s": self.median, "min_s": min(self.runs) if self.runs else None,
                 "runs": list(self.runs), "timer": self.timer, "reason": self.reason,
-                "first_difference": self.first_difference, "note": self.note, "group": self.group}
+                "first_difference": self.first_difference, "note": self.note, "group": self.group,
+                **({"wall_runs": list(self.wall), "wall_median_s": self.wall_median} if self.wall else {})}
 
 
 def _spec_of(spec: str, threads: int, vector: int) -> str:
@@ -164,17 +200,15 @@ def _spec_of(spec: str, threads: int, vector: int) -> str:
     return step_text(threads, Settings(Machine(threads=threads, vector_bytes=vector))) if spec == "optimize" else spec
 
 
-def _polylab(file: Path, text: str, options: Mapping[str, Any], specs: Sequence[str],
-             threads: Sequence[int], vector: int) -> list[Contender]:
-    """polylab's rewritten files: ``optimize`` is one file per thread count, any other spec one file run
-    with every thread count."""
+def _polylab(program: Program | str, text: str, specs: Sequence[str], threads: Sequence[int],
+             vector: int) -> list[Contender]:
+    """polylab's rewritten files of ``program`` (or the reason the file was not read): ``optimize`` is one
+    file per thread count, any other spec one file run with every thread count."""
     from polylab.experiment.rewrite import rewrite
 
     out: list[Contender] = []
-    try:
-        program = parse(text, filename=str(file), **options)
-    except PolylabError as err:
-        return [Contender(f"polylab {s}", "polylab", None, tuple(threads), reason=err.message, group=f"polylab {s}")
+    if isinstance(program, str):
+        return [Contender(f"polylab {s}", "polylab", None, tuple(threads), reason=program, group=f"polylab {s}")
                 for s in specs]
     for spec in specs:
         for t in (threads if spec == "optimize" else threads[:1]):
@@ -196,13 +230,32 @@ def _polylab(file: Path, text: str, options: Mapping[str, Any], specs: Sequence[
     return out
 
 
+def _rest(program: Program | str, text: str) -> Contender:
+    """The ``rest`` program: the file without its regions (module text)."""
+    from polylab.experiment.rewrite import without_regions
+
+    if isinstance(program, str):
+        return Contender("rest", "rest", None, (1,), reason=program, group="rest")
+    try:
+        return Contender("rest", "rest", without_regions(program, text), (1,), group="rest",
+                         note="the file with its regions left out")
+    except PolylabError as err:
+        return Contender("rest", "rest", None, (1,), reason=err.message, group="rest")
+
+
 def contenders(file: Path, text: str, options: Mapping[str, Any], *, specs: Sequence[str] = ("optimize",),
                threads: Sequence[int] = (1,), peers: Sequence[Peer] = (), vector: int = 16,
-               timeout: float = 300.0) -> list[Contender]:
+               timeout: float = 300.0, rest: bool = False) -> list[Contender]:
     """The programs of ``file`` (its ``text``, read with the front end's ``options``): the original,
-    polylab's rewritten files, each peer's."""
+    polylab's rewritten files, each peer's, and with ``rest`` the file without its regions (module text)."""
+    try:
+        program: Program | str = parse(text, filename=str(file), **options)
+    except PolylabError as err:
+        program = err.message
     out = [Contender("original", "original", text, (1,), group="original")]
-    out += _polylab(file, text, options, specs, threads, vector)
+    if rest:
+        out.append(_rest(program, text))
+    out += _polylab(program, text, specs, threads, vector)
     for peer in peers:
         if not peer.transformer:
             continue
@@ -253,6 +306,10 @@ def _verify(kernel: _Kernel, c: Contender, command: BuildCommand, flags: Sequenc
     if c.kind != "original" and kernel.reference is None:
         return [replace(r, status=NOT_RUN, reason="the original program did not build or run") for r in rows]
     try:
+        if c.kind == "rest":   # timed, never compared: built and run once to see that it runs
+            timed = _build(command, c.source, folder, f"p{k}", (), timeout, kernel.home)
+            _run(timed, 1, timeout)
+            return [replace(r, status=NOT_COMPARED, reason=None, binary=timed) for r in rows]
         checked = _build(command, c.source, folder, f"p{k}_verify", flags, timeout, kernel.home)
         timed = _build(command, c.source, folder, f"p{k}", (), timeout, kernel.home)
         out = []
@@ -278,24 +335,30 @@ def _verify(kernel: _Kernel, c: Contender, command: BuildCommand, flags: Sequenc
 
 
 def _time(rows: list[OwnMainResult], repeat: int, warmup: int, rounds: int, timeout: float,
-          progress: Progress) -> list[OwnMainResult]:
-    """Time every verified row, ``repeat`` runs in interleaved rounds (module text)."""
+          progress: Progress, clock: str = "program") -> list[OwnMainResult]:
+    """Time every verified row (and ``rest``), ``repeat`` runs in interleaved rounds, by ``clock`` (module
+    text)."""
     out = list(rows)
     for r, share in enumerate(shares(repeat, rounds)):
         for i, row in enumerate(out):
-            if row.status != VERIFIED or row.binary is None:
+            if row.status not in (VERIFIED, NOT_COMPARED) or row.binary is None:
                 continue
             progress(f"{row.kernel} [{row.label} x{row.threads}]: round {r + 1}")
             try:
                 for _ in range(warmup if r == 0 else 0):
                     _run(row.binary, row.threads, timeout)
-                times, timer = [], "program"
+                times, walls, timer = [], [], "program"
                 for _ in range(share):
                     done = _run(row.binary, row.threads, timeout)
+                    if clock == "cpu":
+                        timer = "cpu"
+                        times.append(done.cpu_seconds)
+                        walls.append(done.seconds)
+                        continue
                     own = tc.printed_time(done.stdout)
                     timer = "program" if own is not None else "wall"
                     times.append(own if own is not None else done.seconds)
-                out[i] = replace(row, runs=row.runs + tuple(times), timer=timer)
+                out[i] = replace(row, runs=row.runs + tuple(times), timer=timer, wall=row.wall + tuple(walls))
             except PolylabError as err:
                 out[i] = replace(row, status=ERROR, runs=(), reason=f"round {r + 1}: {err.message}")
     return out
@@ -303,20 +366,21 @@ def _time(rows: list[OwnMainResult], repeat: int, warmup: int, rounds: int, time
 
 def measure_file(file: Path, options: Mapping[str, Any], command: BuildCommand, *, verify: Sequence[str] | None,
                  specs: Sequence[str], threads: Sequence[int], peers: Sequence[Peer], repeat: int, warmup: int,
-                 rounds: int, timeout: float, vector: int, progress: Progress) -> list[OwnMainResult]:
+                 rounds: int, timeout: float, vector: int, progress: Progress,
+                 clock: str = "program") -> list[OwnMainResult]:
     """Every program of one file, verified and timed (module text)."""
     text = read_text_file(file)
     name = file.name
     progress(f"{name}: rewriting")
     progs = contenders(file, text, options, specs=specs, threads=threads, peers=peers, vector=vector,
-                       timeout=timeout)
+                       timeout=timeout, rest=clock == "cpu")
     flags = tuple(verify) if verify is not None else verify_flags_for(text)
     kernel = _Kernel(name, file.resolve().parent, [])
     with tempfile.TemporaryDirectory(prefix="polylab-own-main-") as tmp:
         for k, c in enumerate(progs):
             progress(f"{name} [{c.label}]: building and verifying")
             kernel.results += _verify(kernel, c, command, flags, Path(tmp), k, timeout)
-        return _time(kernel.results, repeat, warmup, rounds, timeout, progress)
+        return _time(kernel.results, repeat, warmup, rounds, timeout, progress, clock)
 
 
 @dataclass(frozen=True)
@@ -335,22 +399,42 @@ class OwnMainReport:
         return next((r for r in self.results if r.kernel == kernel and r.kind == "peer" and r.threads == threads),
                     None)
 
+    @property
+    def clock(self) -> str:
+        """``program`` (each program's own timer, else wall time) or ``cpu`` (module text)."""
+        return self.settings.get("clock", "program")
+
+    def rest(self, kernel: str) -> float | None:
+        """The median CPU time of ``kernel``'s ``rest`` program (``clock="cpu"``), None where not timed."""
+        return next((r.median for r in self.results if r.kernel == kernel and r.kind == "rest"), None)
+
+    def region(self, r: OwnMainResult) -> float | None:
+        """The time a ratio compares: the median, less the ``rest``'s median under ``clock="cpu"`` (the
+        region CPU time, module text) where the rest was timed."""
+        if r.median is None or self.clock != "cpu" or r.kind == "rest":
+            return r.median
+        rest = self.rest(r.kernel)
+        return r.median - rest if rest is not None else r.median
+
     def ratio(self, r: OwnMainResult, base: OwnMainResult | None) -> float | None:
-        """median(base) / median(r), both verified and timed, and neither shorter than
+        """region(base) / region(r) (:meth:`region`: the medians, or under ``clock="cpu"`` the region CPU
+        times), both verified and timed, and neither shorter than
         :data:`~polylab.experiment.MIN_TIMED_SECONDS` (a ratio of such times measures the noise); None
         otherwise."""
-        if base is None or base.median is None or r.median is None:
+        if base is None:
             return None
-        if min(base.median, r.median) < MIN_TIMED_SECONDS:
+        b, t = self.region(base), self.region(r)
+        if b is None or t is None or min(b, t) < MIN_TIMED_SECONDS:
             return None
-        return base.median / r.median
+        return b / t
 
     def summary(self) -> list[tuple[str, int, float | None, float | None, int, int]]:
         """Per program (its ``group``: polylab's spec, the peer) and thread count: the geometric means of ``vs
         original`` and, for polylab's, ``vs PLUTO``, over the files where both were timed, and over how many
         files each."""
         out = []
-        for group, threads in dict.fromkeys((r.group, r.threads) for r in self.results if r.kind != "original"):
+        for group, threads in dict.fromkeys((r.group, r.threads) for r in self.results
+                                            if r.kind not in ("original", "rest")):
             rows = [r for r in self.results if r.group == group and r.threads == threads]
             vs_o = [x for x in (self.ratio(r, self.original(r.kernel)) for r in rows) if x]
             vs_p = [x for x in (self.ratio(r, self.peer(r.kernel, threads)) for r in rows) if x]
@@ -358,43 +442,72 @@ class OwnMainReport:
             out.append((group, threads, _geomean(vs_o), _geomean(vs_p) if mine else None, len(vs_o), len(vs_p)))
         return out
 
-    def table(self) -> str:
+    def _row(self, r: OwnMainResult) -> list[str]:
         from polylab.bench.report import format_seconds
+
+        vs_o = self.ratio(r, self.original(r.kernel)) if r.kind not in ("original", "rest") else None
+        vs_o = 1.0 if r.kind == "original" and r.runs else vs_o
+        vs_p = self.ratio(r, self.peer(r.kernel, r.threads)) if r.kind == "polylab" else None
+        threads = "1 (seq)" if r.kind in ("original", "rest") else str(r.threads)
+        times = [format_seconds(r.median), format_seconds(min(r.runs)) if r.runs else "-"]
+        if self.clock == "cpu":
+            region = self.region(r) if r.kind != "rest" else None
+            times += [format_seconds(region) if region is not None and region > 0 else "-",
+                      format_seconds(r.wall_median)]
+        verified = {VERIFIED: "yes", NOT_COMPARED: "- (not compared)"}.get(r.status, r.status)
+        return [r.kernel, r.label, threads, *times, _x(vs_o), _x(vs_p), verified]
+
+    def table(self) -> str:
         from polylab.render import text_table
 
-        body = []
-        for r in self.results:
-            vs_o = self.ratio(r, self.original(r.kernel)) if r.kind != "original" else 1.0
-            vs_p = self.ratio(r, self.peer(r.kernel, r.threads)) if r.kind == "polylab" else None
-            threads = "1 (seq)" if r.kind == "original" else str(r.threads)
-            body.append([r.kernel, r.label, threads, format_seconds(r.median),
-                         format_seconds(min(r.runs)) if r.runs else "-", _x(vs_o if r.runs else None), _x(vs_p),
-                         "yes" if r.status == VERIFIED else r.status])
-        lines = [text_table(["file", "program", "threads", "median", "min", "vs original", "vs PLUTO", "verified"],
-                            body)]
+        cpu = self.clock == "cpu"
+        head = (["CPU median", "CPU min", "region CPU", "wall median"] if cpu else ["median", "min"])
+        lines = ["clock: CPU time of each run, user + system, of the process and all its threads (wait4); "
+                 "region CPU = CPU median - the rest's CPU median"] if cpu else []
+        lines.append(text_table(["file", "program", "threads", *head, "vs original", "vs PLUTO", "verified"],
+                                [self._row(r) for r in self.results]))
         lines += [f"{r.kernel} [{r.label} x{r.threads}]: {r.status}: {r.reason or ''}"
                   + (f" (first difference: {r.first_difference})" if r.first_difference else "")
-                  for r in self.results if r.status != VERIFIED]
-        short = sorted({r.kernel for r in self.results if r.median is not None and r.median < MIN_TIMED_SECONDS})
-        if short:
-            lines.append(f"no ratio where a median is under {MIN_TIMED_SECONDS * 1e3:g} ms (the timer's noise on a "
-                         f"shared machine): {', '.join(short)}; measure them at a larger dataset")
+                  for r in self.results if r.status not in (VERIFIED, NOT_COMPARED)]
+        lines += self._notes()
         for label, threads, vs_o, vs_p, n, m in self.summary():
-            lines.append(f"geomean, {label} x{threads}: {_x(vs_o)} the original over {n} file(s)"
-                         + (f", {_x(vs_p)} PLUTO over {m}" if vs_p is not None else ""))
+            lines.append(f"geomean{' (region CPU)' if cpu else ''}, {label} x{threads}: {_x(vs_o)} the original "
+                         f"over {n} file(s)" + (f", {_x(vs_p)} PLUTO over {m}" if vs_p is not None else ""))
         flags = self.settings.get("verify_flags")
         lines.append(f"built with: {self.settings.get('build', '')}; verified with "
                      + (" ".join(flags) if flags is not None else "-ffp-contract=off, and -DPOLYBENCH_DUMP_ARRAYS "
-                        "where the file includes polybench.h") + "; times: the program's own timer (else wall time), "
-                     "median")
+                        "where the file includes polybench.h") + "; times: "
+                     + ("CPU time (user + system) of each run, median" if cpu
+                        else "the program's own timer (else wall time), median"))
         return "\n".join(lines)
+
+    def _notes(self) -> list[str]:
+        """The lines under the table that say where a ratio is missing and what the CPU ratios mean."""
+        short = sorted({r.kernel for r in self.results if r.kind != "rest" and (t := self.region(r)) is not None
+                        and t < MIN_TIMED_SECONDS})
+        what = "region CPU time" if self.clock == "cpu" else "median"
+        out = [f"no ratio where a {what} is under {MIN_TIMED_SECONDS * 1e3:g} ms (the timer's noise on a shared "
+               f"machine): {', '.join(short)}; measure them at a larger dataset"] if short else []
+        if self.clock != "cpu":
+            return out
+        out.append("the rest: the same file with its regions left out (start, initialisation, output), built and "
+                   "timed alike; the ratios are of region CPU times")
+        whole = sorted({r.kernel for r in self.results if r.kind == "original" and self.rest(r.kernel) is None})
+        if whole:
+            out.append(f"the rest was not timed for {', '.join(whole)}: their ratios are of whole runs' CPU times")
+        if any(r.threads > 1 for r in self.results if r.runs):
+            out.append("CPU time sums all threads: a row with more threads shows the work its threads did, not "
+                       "the time it took; its ratios are not speedups across thread counts")
+        return out
 
     def __str__(self) -> str:
         return self.table()
 
     def to_json(self) -> dict:
-        return {"polylab": __version__, "mode": "own-main", "machine": dict(self.machine),
-                "settings": dict(self.settings), "results": [r.to_json() for r in self.results],
+        results = [r.to_json() | ({"region_cpu_s": self.region(r) if r.kind != "rest" else None}
+                                  if self.clock == "cpu" else {}) for r in self.results]
+        return {"polylab": __version__, "mode": "own-main", "clock": self.clock, "machine": dict(self.machine),
+                "settings": dict(self.settings), "results": results,
                 "summary": [{"program": label, "threads": t, "geomean_vs_original": o, "geomean_vs_pluto": p,
                              "files": n, "files_vs_pluto": m} for label, t, o, p, n, m in self.summary()],
                 "seconds": round(self.seconds, 2)}
@@ -413,15 +526,19 @@ def run_own_main(files: Sequence[Path], options: Mapping[str, Any], command: Bui
                  threads: Sequence[int] = (1,), peers: Sequence[Peer] = (), repeat: int = 3, warmup: int = 1,
                  rounds: int = 3, timeout: float = 600.0, vector: int = 16,
                  progress: Progress | None = None, on_file: Callable[[str], None] | None = None,
-                 settings: Mapping[str, Any] | None = None) -> OwnMainReport:
-    """Measure every file (module text); ``on_file`` is called with each file's name when it is done."""
+                 settings: Mapping[str, Any] | None = None, clock: str = "program") -> OwnMainReport:
+    """Measure every file (module text) by ``clock`` (:data:`CLOCKS`); ``on_file`` is called with each
+    file's name when it is done."""
+    if clock not in CLOCKS:
+        raise PolylabError(f"no clock {clock!r}", hint=f"one of {', '.join(CLOCKS)}")
     t0 = time.perf_counter()
     say = progress or (lambda _m: None)
     results: list[OwnMainResult] = []
     for f in files:
         results += measure_file(Path(f), options, command, verify=verify, specs=specs, threads=threads,
                                 peers=peers, repeat=repeat, warmup=warmup, rounds=rounds, timeout=timeout,
-                                vector=vector, progress=say)
+                                vector=vector, progress=say, clock=clock)
         if on_file:
             on_file(Path(f).name)
-    return OwnMainReport(tuple(results), dict(settings or {}), machine_info(), time.perf_counter() - t0)
+    return OwnMainReport(tuple(results), {**(settings or {}), "clock": clock}, machine_info(),
+                         time.perf_counter() - t0)

@@ -44,6 +44,11 @@ they print one (-DPOLYBENCH_TIME), else by the wall time, in interleaved rounds 
     polylab bench bicg.c --own-main --peers --threads 1,2 -I utilities -DMEDIUM_DATASET \
       --build "gcc -O3 -march=native utilities/polybench.c -DPOLYBENCH_TIME {src} -o {exe} -lm"
 
+--own-main --cpu-time times each run by its CPU time (user + system of the process, all its threads, from
+wait4) instead, which a shared machine's waits for the processor do not inflate, and adds the program
+"rest" (the file with its regions left out, timed alike): the ratios are of region CPU times, CPU time less
+the rest's. CPU time sums the threads, so at 2 threads it is work, not a speedup (polylab.bench.ownmain).
+
 --search-time times the engine instead of the code: the CPU seconds of each spec's schedule search (default
 optimize(1) and optimize(2)) on each kernel, parsed anew for each of --repeat runs (default 3, the smallest
 is reported), dependence analysis and storage steps included; nothing is compiled (polylab.bench.search).
@@ -135,6 +140,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                      help="the build command of every program ({src}: the C file, {exe}: the program; default "
                           "'cc -O3 {src} -o {exe} -lm'); polylab adds its -D/-I options, -I the file's folder "
                           "and -fopenmp")
+    own.add_argument("--cpu-time", action="store_true",
+                     help="time each run by its CPU time (user + system, all threads; wait4) instead of its own "
+                          "timer or the wall clock, and subtract that of the file without its regions (the "
+                          "rest): the ratios are of region CPU times; at several threads CPU time is work, "
+                          "not speed")
     own.add_argument("--verify-flags", metavar="FLAGS", default=None,
                      help="extra flags of the verification builds (default: -ffp-contract=off, and "
                           "-DPOLYBENCH_DUMP_ARRAYS for a file that includes polybench.h)")
@@ -263,6 +273,12 @@ def run(args: argparse.Namespace) -> int:
 
     from polylab import bench
 
+    if args.cpu_time and (args.search_time or not args.own_main):
+        raise PolylabError("--cpu-time times the programs of --own-main"
+                           + (", and --search-time already times the search in CPU time" if args.search_time
+                              else ""),
+                           hint="polylab bench FILE.c --own-main --cpu-time (the harness mode times the kernel "
+                                "by its harness's clock)")
     if args.search_time:
         return run_search_time(args)
     if args.own_main:
@@ -399,11 +415,13 @@ def run_own_main(args: argparse.Namespace) -> int:
                 "threads": threads, "schedules": specs, "repeat": repeat, "warmup": warmup, "rounds": rounds,
                 "omp_wait_policy": policy, "peers": [p.to_json() for p in chosen if p.transformer],
                 "peers_absent": absent, "vector_bytes": vector}
+    clock = "cpu" if args.cpu_time else "program"
     bar = tqdm(total=len(files), file=sys.stderr, unit="file", disable=args.no_progress, dynamic_ncols=True)
     try:
         report = ownmain.run_own_main(files, options, command, verify=verify, specs=specs, threads=threads,
                                       peers=[p for p in chosen if p.transformer], repeat=repeat, warmup=warmup,
                                       rounds=rounds, timeout=args.timeout, vector=vector, settings=settings,
+                                      clock=clock,
                                       progress=lambda m: bar.set_postfix_str(m[:60], refresh=True),
                                       on_file=lambda _n: bar.update(1))
     finally:

@@ -18,13 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from polylab.codegen import Target, as_target
-from polylab.codegen.inplace import region_code, whole_file
+from polylab.errors import CodegenError
+from polylab.codegen.inplace import RegionCode, region_code, whole_file
 from polylab.experiment.params import validate_params
 from polylab.experiment.schedules import schedule_from_spec, variant_scop
 from polylab.model.scop import Program, Scop
 from polylab.schedule import Machine
 
-__all__ = ["RegionRewrite", "Rewrite", "chosen_for", "rewrite"]
+__all__ = ["RegionRewrite", "Rewrite", "chosen_for", "rewrite", "without_regions"]
 
 
 def chosen_for(scop: Scop, fixed: Mapping[str, int] | None) -> str:
@@ -103,3 +104,23 @@ def rewrite(program: Program, text: str, spec: str | None, target: Target | str 
                                   schedule.union_map.to_str() if schedule is not None else None,
                                   chosen_for(scop, fixed if specialize else None)))
     return Rewrite(whole_file(text, codes), tuple(done), kind.name, spec or "original")
+
+
+#: what stands in place of each region in :func:`without_regions`
+LEFT_OUT = "/* polylab: the region is left out (the rest of the program, for bench --cpu-time) */"
+
+
+def without_regions(program: Program, text: str) -> str:
+    """``text`` (the file of ``program`` as read) with the lines of every region, from ``#pragma scop`` to
+    ``#pragma endscop``, replaced by a comment: the rest of the program (its start, initialisation, output
+    and exit), whose time ``polylab bench --own-main --cpu-time`` subtracts from each program's. Every other
+    byte is unchanged. Not a program that computes the same: it is timed, never verified."""
+    codes = []
+    for scop in program.scops:
+        if scop.placement is None:
+            raise CodegenError(f"the region {scop.name} is not delimited by #pragma scop / #pragma endscop",
+                               hint="put #pragma scop before the region's first statement and #pragma endscop "
+                                    "after its last")
+        pad = " " * max((scop.location.column if scop.location else 1) - 1, 0)
+        codes.append(RegionCode(scop, scop.placement, pad + LEFT_OUT))
+    return whole_file(text, codes)

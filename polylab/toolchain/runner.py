@@ -95,6 +95,9 @@ class RunResult:
     :mod:`subprocess`); ``seconds`` is the wall-clock time from start to exit; ``max_rss_mb`` the peak
     resident memory as the kernel reports it (``wait4``), which on Linux is at least the resident size
     of the launching process when it forked, so it is an upper bound for the program's own peak;
+    ``cpu_seconds`` the processor time the kernel charged to the program, user plus system
+    (``ru_utime + ru_stime`` of ``wait4``): the sum over all its threads, and over the children it waited
+    for, of the time they ran on a processor (waits for the processor, the disk or a sleep excluded);
     ``output_dir`` the directory given to the program in ``$POLYLAB_OUTPUT_DIR``.
     """
 
@@ -106,6 +109,7 @@ class RunResult:
     threads: int | None = None
     max_rss_mb: float | None = None
     output_dir: Path | None = None
+    cpu_seconds: float | None = None
     timed_out: bool = False
     truncated: bool = False
 
@@ -313,7 +317,7 @@ def _wait(proc: subprocess.Popen, argv: list[str], start: float, timeout: float,
         stdout=readers[0].data.decode("utf-8", errors="replace"),
         stderr=readers[1].data.decode("utf-8", errors="replace"),
         seconds=seconds, args=tuple(argv[1:]), threads=threads,
-        max_rss_mb=usage.ru_maxrss / 1024.0, output_dir=out_path,
+        max_rss_mb=usage.ru_maxrss / 1024.0, output_dir=out_path, cpu_seconds=usage.ru_utime + usage.ru_stime,
         timed_out=state["timed_out"], truncated=any(r.truncated for r in readers))
 
     if result.timed_out:
