@@ -130,13 +130,28 @@ def test_q6_wrong_paths():
     raw, war = SOLUTION["sl3_raw"], SOLUTION["sl3_war"]
     r, fb = grade("lab2.q6", war, raw)
     assert "sl3_raw: 1 RAW distance missing" in fb
-    assert "sl3_war: (1, 1, 1) is not a WAR distance here: it is a distance of the RAW dependences" in fb
+    assert "sl3_war: one entry of your set is not a WAR distance: no read ahead of the point gives" in fb
     r, fb = grade("lab2.q6", (raw - {(1, 1, 1)}) | {(-1, -1, -1)}, war | {(2, 0, 0)})
-    assert "(-1, -1, -1)" in fb and "source minus sink" in fb
-    assert "(2, 0, 0) is not a WAR distance here: no read of the sweep is at that offset" in fb
+    assert "(-1, -1, -1) is not a RAW distance here: it is not lexicographically positive" in fb
+    assert "one entry of your set is not a WAR distance" in fb and "(2, 0, 0)" not in fb
     assert hides(fb, "(1, 1, 1)")  # the RAW distance left out is counted, not named
     r, fb = grade("lab2.q6", {(1, 0)}, war)
     assert "has 2 entries, not 3" in fb and "sl3_war" not in fb
+
+
+def test_q6_feedback_never_sorts_a_vector_into_the_other_kind():
+    """Review 3: "(1, 1, 1) is not a WAR distance ... it is a distance of the RAW dependences" sorted the
+    sweep's distances into RAW and WAR for the student. A vector of the other kind, or of neither, is counted
+    with the same words; only a vector that can be no distance at all (not lexicographically positive) is
+    named, a fact the student derives."""
+    raw, war = SOLUTION["sl3_raw"], SOLUTION["sl3_war"]
+    _, other = grade("lab2.q6", raw, war | {(1, 1, 1)})
+    _, neither = grade("lab2.q6", raw, war | {(2, 0, 0)})
+    assert other == neither == ("sl3_war: one entry of your set is not a WAR distance: no read ahead of the point "
+                                "gives a dependence at that distance")
+    _, every = grade("lab2.q6", raw | war | {(2, 0, 0)}, raw | war | {(2, 0, 0)})
+    assert "2 entries of your set are not WAR distances" in every and "RAW dependences" not in every
+    assert hides(every, *(str(v) for v in raw | war))
 
 
 def test_q7_wrong_paths():
@@ -222,11 +237,12 @@ WRONG = [
     ("q4", ((-15, 15),), ("the upper bound 15 is higher",), ("(-15, 9)",)),
     ("q5", ({"gcd"},), ("lacks at least one conservative test", "'maybe dependent' while isl says independent"),
      ("integer system", "banerjee", "2 conservative")),
-    ("q6", (WAR, RAW), ("sl3_raw: 1 RAW distance missing", "(1, 1, 1) is not a WAR distance here: it is a distance "
-                                                           "of the RAW dependences"), ()),
+    ("q6", (WAR, RAW), ("sl3_raw: 1 RAW distance missing", "one entry of your set is not a WAR distance: no read "
+                                                           "ahead of the point gives a dependence at that distance"),
+     ("(1, 1, 1)", "RAW dependences")),
     ("q6", ((RAW - {(1, 1, 1)}) | {(-1, -1, -1)}, WAR | {(2, 0, 0)}),
-     ("(-1, -1, -1)", "source minus sink", "(2, 0, 0) is not a WAR distance here: no read of the sweep"),
-     ("(1, 1, 1)",)),
+     ("(-1, -1, -1) is not a RAW distance here: it is not lexicographically positive",
+      "one entry of your set is not a WAR distance"), ("(1, 1, 1)", "(2, 0, 0)")),
     ("q7", ({(0, 1), (0, 2)}, 12), ("(0, 2) is not a value-based flow distance here: it is a memory-based",
                                     "12 counts the value-based pairs"), ("24 pairs", "= 24")),
     ("q7", ({(1, 0)}, 30), ("no value flows at that distance", "lacks at least one value-based flow distance",

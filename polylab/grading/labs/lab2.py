@@ -224,18 +224,20 @@ def sl3_distances(kind: str) -> frozenset[tuple[int, ...]]:
 
 def _sl3_part(answer: object, kind: str, what: str) -> Verdict:
     given = A.vector_set(answer, 3, what)
-    other = {"flow": "anti", "anti": "flow"}[kind]
-    reads = "behind" if kind == "flow" else "ahead of"
+    name, reads = ("RAW", "behind") if kind == "flow" else ("WAR", "ahead of")
 
     def why(v: tuple[int, ...]) -> str:
-        if tuple(-x for x in v) in sl3_distances(kind):
-            return "it is source minus sink; a distance is sink minus source"
-        if v in sl3_distances(other):
-            return f"it is a distance of the {'RAW' if other == 'flow' else 'WAR'} dependences, not of these"
-        return "no read of the sweep is at that offset from the write x[i][j][k]"
+        if not _lex_positive(v):
+            return ("it is not lexicographically positive: the sink of a dependence runs after its source, so a "
+                    "distance (sink minus source) has a positive first non-zero entry")
+        return f"no read {reads} the point gives a dependence at that distance"
 
-    return compare_sets(given, sl3_distances(kind), item=f"{'RAW' if kind == 'flow' else 'WAR'} distance",
-                        why_extra=why, missing_hint=f"one per read {reads} the point")
+    # a vector of the other kind is not said to be one (that would sort the sweep's distances into RAW and WAR
+    # for the student, review 3): a wrong vector is named only when it can be no distance at all, a derivable
+    # fact; the others are counted, and so are the missing ones
+    return compare_sets(given, sl3_distances(kind), item=f"{name} distance", why_extra=why,
+                        name_extra=lambda v: not _lex_positive(v),
+                        missing_hint=f"one per read {reads} the point")
 
 
 def check_q6(sl3_raw: object, sl3_war: object) -> Verdict:
