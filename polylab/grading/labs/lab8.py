@@ -21,6 +21,7 @@ from xdsl.dialects.stencil import AccessOp
 
 from polylab import stencil
 from polylab import toolchain as tc
+from polylab.corpus import example_path
 from polylab.errors import PolylabError
 from polylab.experiment import speedup_interval
 from polylab.grading import answers as A
@@ -30,66 +31,11 @@ from polylab.grading.verdict import Verdict, combine, partial, right, wrong
 from polylab.stencil.check import fields_for
 from polylab.stencil.display import access_offsets, shapes
 
-#: the bi-Laplacian of questions 2 to 5 and 7: out = u - 0.01 * lap(lap(u)) on a 64 x 64 x 16 box
-BILAP = """builtin.module {
-  func.func @bilap(%in: !stencil.field<?x?x?xf64>, %out: !stencil.field<?x?x?xf64>) attributes {stencil.program} {
-    %fin = stencil.cast %in : !stencil.field<?x?x?xf64> -> !stencil.field<[-4,68]x[-4,68]x[0,16]xf64>
-    %fout = stencil.cast %out : !stencil.field<?x?x?xf64> -> !stencil.field<[-4,68]x[-4,68]x[0,16]xf64>
-    %u = stencil.load %fin : !stencil.field<[-4,68]x[-4,68]x[0,16]xf64> -> !stencil.temp<?x?x?xf64>
-    %lap = stencil.apply(%a = %u : !stencil.temp<?x?x?xf64>) -> (!stencil.temp<?x?x?xf64>) {
-      %c = stencil.access %a[0, 0, 0] : !stencil.temp<?x?x?xf64>
-      %w = stencil.access %a[-1, 0, 0] : !stencil.temp<?x?x?xf64>
-      %e = stencil.access %a[1, 0, 0] : !stencil.temp<?x?x?xf64>
-      %s = stencil.access %a[0, -1, 0] : !stencil.temp<?x?x?xf64>
-      %n = stencil.access %a[0, 1, 0] : !stencil.temp<?x?x?xf64>
-      %we = arith.addf %w, %e : f64
-      %sn = arith.addf %s, %n : f64
-      %nb = arith.addf %we, %sn : f64
-      %four = arith.constant 4.0 : f64
-      %c4 = arith.mulf %four, %c : f64
-      %l = arith.subf %nb, %c4 : f64
-      %r = stencil.store_result %l : !stencil.result<f64>
-      stencil.return %r : !stencil.result<f64>
-    }
-    %res = stencil.apply(%a = %u : !stencil.temp<?x?x?xf64>, %b = %lap : !stencil.temp<?x?x?xf64>) -> (!stencil.temp<?x?x?xf64>) {
-      %c = stencil.access %b[0, 0, 0] : !stencil.temp<?x?x?xf64>
-      %w = stencil.access %b[-1, 0, 0] : !stencil.temp<?x?x?xf64>
-      %e = stencil.access %b[1, 0, 0] : !stencil.temp<?x?x?xf64>
-      %s = stencil.access %b[0, -1, 0] : !stencil.temp<?x?x?xf64>
-      %n = stencil.access %b[0, 1, 0] : !stencil.temp<?x?x?xf64>
-      %we = arith.addf %w, %e : f64
-      %sn = arith.addf %s, %n : f64
-      %nb = arith.addf %we, %sn : f64
-      %four = arith.constant 4.0 : f64
-      %c4 = arith.mulf %four, %c : f64
-      %l = arith.subf %nb, %c4 : f64
-      %u0 = stencil.access %a[0, 0, 0] : !stencil.temp<?x?x?xf64>
-      %k = arith.constant 0.01 : f64
-      %kl = arith.mulf %k, %l : f64
-      %new = arith.subf %u0, %kl : f64
-      %r = stencil.store_result %new : !stencil.result<f64>
-      stencil.return %r : !stencil.result<f64>
-    }
-    stencil.store %res to %fout(<[0, 0, 0], [64, 64, 16]>) : !stencil.temp<?x?x?xf64> to !stencil.field<[-4,68]x[-4,68]x[0,16]xf64>
-    func.return
-  }
-}
-"""
-
-#: question 1: the smoothing operator the student writes as an apply (the template: everything but the body)
-SMOOTH_TEMPLATE = """builtin.module {
-  func.func @smooth(%in: !stencil.field<?x?xf64>, %out: !stencil.field<?x?xf64>) {
-    %fi = stencil.cast %in : !stencil.field<?x?xf64> -> !stencil.field<[-1,17]x[-1,17]xf64>
-    %fo = stencil.cast %out : !stencil.field<?x?xf64> -> !stencil.field<[-1,17]x[-1,17]xf64>
-    %u = stencil.load %fi : !stencil.field<[-1,17]x[-1,17]xf64> -> !stencil.temp<?x?xf64>
-    %v = stencil.apply(%a = %u : !stencil.temp<?x?xf64>) -> (!stencil.temp<?x?xf64>) {
-      BODY
-    }
-    stencil.store %v to %fo(<[0, 0], [16, 16]>) : !stencil.temp<?x?xf64> to !stencil.field<[-1,17]x[-1,17]xf64>
-    func.return
-  }
-}
-"""
+#: the bi-Laplacian of questions 2 to 5 and 7: out = u - 0.01 * lap(lap(u)) on a 64 x 64 x 16 box; and question 1's
+#: smoothing program, everything but the apply's body (the word BODY). Both ship with polylab
+#: (``polylab/examples/course``), where the lab reads them too: a student's notebook imports nothing of the grader
+BILAP = example_path("course/bilap.mlir").read_text(encoding="utf-8")
+SMOOTH_TEMPLATE = example_path("course/smooth_template.mlir").read_text(encoding="utf-8")
 
 #: the operator of question 1: the mean of the four edge neighbours, (N + S + E + W) / 4
 SMOOTH_OFFSETS = frozenset({(-1, 0), (1, 0), (0, -1), (0, 1)})
