@@ -26,7 +26,7 @@ BLOCK_READS = ("[N, bx, by] -> { A[a, b] : (8by + 1 <= a <= 8by + 8 and 32bx <= 
 SOLUTION = {
     "grid": (32, 125), "idle_threads": 32 * 125 * 256 - 998 * 998,
     "coalesced_i": {"y[j][i]", "a[j][i]", "c[j][i]"}, "coalesced_j": {"b[i][j]"},
-    "coalesced_schedule": "{ S0[i, j] -> [j, i] }; parallel",
+    "coalesced_schedule": "{ S0[i, j] -> [floor(j / 8), floor(i / 32), j, i] }; parallel",
     "cuda_mapping": MAPPING,
     "point_waves": lambda N: max(0, 2 * N - 3),
     "block_reads": BLOCK_READS,
@@ -118,21 +118,67 @@ def test_q2_listing_every_access_names_none_of_them():
     assert hides(fb, *every, "3 entries", "one entry of your set is")
 
 
+TILE_SHAPE = "32 consecutive iterations of the loop on threadIdx.x by 8 of the other"
+
+
 def test_q3_wrong_paths():
-    r, fb = grade("lab7.q3", "{ S0[i, j] -> [i, j] }")
-    assert r.score == 0 and "your innermost loop (j) steps j" in fb and "a[j][i] (N elements apart)" in fb
-    assert "a separate memory transaction per thread" in fb and hides(fb, "[j, i]", "not i", "i innermost")
-    assert hides(fb, "y[j][i]", "c[j][i]"), "one access, not the list of them all (that list answers q2)"
-    r, fb = grade("lab7.q3", "{ S0[i, j] -> [j] }")
-    assert "run at the same time step" in fb and hides(fb, "[j, i]")
-    r, fb = grade("lab7.q3", "tile(4, 4)")
-    assert "steps j" in fb and "is not coalesced" in fb
-    r, fb = grade("lab7.q3", "{ S0[i, j] -> [j + i, i] }")  # legal, one-to-one, inner loop i: also right
-    assert r.correct
+    r, fb = grade("lab7.q3", "{ S0[i, j] -> [j, i] }")       # the untiled interchange, once the whole answer
+    assert r.score == 0 and "your schedule has 2 loop dimension(s): a tiled schedule of a 2-D nest has four" in fb
+    r, fb = grade("lab7.q3", "tile(32, 8)")                  # the right tiles, the source's innermost loop
+    assert r.score == 0 and fb == ("your innermost loop (j) steps j: on threadIdx.x, neighbouring threads of a warp "
+                                   "take neighbouring values of j, which is not the loop that coalesces the most of "
+                                   "the statement's accesses (question 2), so a warp's loads and stores move more "
+                                   "32-byte sectors than they must")
+    r, fb = grade("lab7.q3", "tile(8, 32)")                  # both mistakes at once, each told
+    assert "holds 256 iterations, i from 0 to 7 and j from 0 to 31" in fb and TILE_SHAPE in fb and "steps j" in fb
+    r, fb = grade("lab7.q3", "{ S0[i, j] -> [floor((i + j) / 32), floor(j / 8), j, i] }")   # not a box
+    assert "holds 228 iterations, i from 0 to 31 and j from 0 to 7" in fb
+    r, fb = grade("lab7.q3", "[N] -> { S0[i, j] -> [floor(j / 8), floor(i / 32), j, i] : i < 32; "
+                             "S0[i, j] -> [floor(j / 8), 1, j, i] : i >= 32 }")    # right at N = 64 only
+    assert "the iterations (i, j) = (32, 0) and (64, 7) share a tile of your schedule but no block (at N = 65)" in fb
+    r, fb = grade("lab7.q3", "{ S0[i, j] -> [floor(j / 8), floor(i / 32), j] }")
+    assert "run at the same time step" in fb
+    r, fb = grade("lab7.q3", "{ S0[i, j] -> [floor(j / 8), floor(i / 32), j, 2i] }")
+    assert "your innermost loop (2i) skips values" in fb
     r, fb = grade("lab7.q3", "{ S0[i, j] -> [j, i")
     assert r.score == 0 and fb
     r, fb = grade("lab7.q3", ("j", "i"))
     assert "not text" in fb
+
+
+def test_q3_feedback_names_no_access_of_question_2():
+    """Review 3: q3's feedback on the source order named the accesses a warp does not coalesce with j on
+    threadIdx.x, which answered q2; no reply of q3 names an access of the statement or counts the coalesced
+    ones."""
+    accesses = ("y[j][i]", "a[j][i]", "b[i][j]", "c[j][i]")
+    for wrong_answer in ("tile(32, 8)", "tile(8, 32)", "{ S0[i, j] -> [i, j] }", "tile(4, 4)",
+                         "{ S0[i, j] -> [floor(i / 8), floor(j / 32), i, j] }",
+                         "{ S0[i, j] -> [floor(j / 8), floor(i / 32), i + j, i] }"):
+        r, fb = grade("lab7.q3", wrong_answer)
+        assert not r.correct and hides(fb, *accesses, " of 4 ", "coalesced in", "N elements apart"), fb
+
+
+def test_q3_right_answers_are_every_tiling_of_the_blocks():
+    """Any tile-loop order, point loops written as offsets in the tile or reversed, a recipe: each is the
+    blocks' tiles with the coalescing loop innermost, and its code runs like the original."""
+    for answer in ("{ S0[i, j] -> [floor(i / 32), floor(j / 8), j, i] }",
+                   "{ S0[i, j] -> [floor(j / 8), floor(i / 32), j - 8 * floor(j / 8), i - 32 * floor(i / 32)] }",
+                   "{ S0[i, j] -> [floor(j / 8), floor(i / 32), j, -i] }", "interchange(0, 1); tile(8, 32)"):
+        assert grade("lab7.q3", answer)[0].correct, answer
+
+
+def test_q3_block_tiles_agree_with_a_brute_force_partition():
+    """The reference tiles at N = 34: as many pairs as the partition by (i // 32, j // 8) has, and two iterations
+    share a tile exactly when those agree (pairs across each tile border, either way)."""
+    tiles = lab7.fix_parameters(lab7.block_tiles(), {"N": 34})
+    sizes = {}
+    for i in range(34):
+        for j in range(34):
+            sizes[(i // 32, j // 8)] = sizes.get((i // 32, j // 8), 0) + 1
+    assert int(tiles.wrap().count_val().to_python()) == sum(n * n for n in sizes.values())
+    for x, y in (((0, 0), (31, 7)), ((31, 0), (32, 0)), ((0, 7), (0, 8)), ((32, 8), (33, 15)), ((5, 3), (3, 5))):
+        pair = lab7.isl.Map(f"[N] -> {{ S0[{x[0]}, {x[1]}] -> S0[{y[0]}, {y[1]}] : N = 34 }}")
+        assert pair.is_subset(tiles) == ((x[0] // 32, x[1] // 8) == (y[0] // 32, y[1] // 8)), (x, y)
 
 
 def test_q3_illegal_schedule_is_refused_with_the_dependence():
@@ -287,7 +333,8 @@ def test_memory_stride_is_the_address_difference(coeffs, offset, k):
 #: every wrong-answer path of every question: (question, answers, what the feedback must name, more texts of
 #: the answer it must not state); the answers' own texts (tests/grading_helpers.answer_forms) are hidden too.
 #: Not reachable, so not here: q3's illegal schedule (the kernel has no dependence: the check is tested on
-#: another kernel above) and its schedule without a loop dimension (not one-to-one first), q4's emulated run that
+#: another kernel above) and its run that changes the output (a legal one-to-one schedule of a kernel without a
+#: dependence computes what the original does; the run checks the code generator), q4's emulated run that
 #: changes the output once every iteration runs exactly once (the Jacobi step reads A and writes B only)
 IDLE, (GBS, SHARE) = SOLUTION["idle_threads"], lab7.recorded_rates()
 WRONG = [
@@ -304,11 +351,20 @@ WRONG = [
      ()),
     ("q2", ({"y[j][i]", "a[j][i]", "c[j][i]"}, set()), ("coalesced_j: your set lacks at least one coalesced access",),
      ("1 coalesced",)),
-    ("q3", ("{ S0[i, j] -> [i, j] }",), ("your innermost loop (j) steps j", "a[j][i] (N elements apart)"),
-     ("[j, i]", "not i", "i innermost", "y[j][i]", "c[j][i]")),
-    ("q3", ("{ S0[i, j] -> [i + j, j] }",), ("your innermost loop (j) moves (i, j) by (-1, 1)",), ("[j, i]", "not i")),
-    ("q3", ("{ S0[i, j] -> [i - j, i + j] }",), ("your innermost loop (i + j) skips values",), ("[j, i]", "not i")),
-    ("q3", ("{ S0[i, j] -> [j] }",), ("two iterations of your schedule run at the same time step",), ("[j, i]",)),
+    ("q3", ("{ S0[i, j] -> [j, i] }",), ("your schedule has 2 loop dimension(s)",), ()),
+    ("q3", ("tile(32, 8)",), ("your innermost loop (j) steps j", "not the loop that coalesces the most"),
+     ("y[j][i]", "a[j][i]", "b[i][j]", "c[j][i]", "i innermost")),
+    ("q3", ("tile(8, 32)",), ("holds 256 iterations, i from 0 to 7 and j from 0 to 31", TILE_SHAPE),
+     ("floor(i / 32)", "floor(i/32)")),
+    ("q3", ("[N] -> { S0[i, j] -> [floor(j / 8), floor(i / 32), j, i] : i < 32; "
+            "S0[i, j] -> [floor(j / 8), floor(i / 16) + 100, j, i] : i >= 32 }",),
+     ("share a block but not a tile of your schedule",), ()),
+    ("q3", ("{ S0[i, j] -> [floor(j / 8), floor(i / 32), i + j, i] }",),
+     ("your innermost loop (i) moves (i, j) by (1, -1)",), ()),
+    ("q3", ("{ S0[i, j] -> [floor(j / 8), floor(i / 32), i - j, i + j] }",), ("your innermost loop (i + j) skips values",),
+     ()),
+    ("q3", ("{ S0[i, j] -> [floor(j / 8), floor(i / 32), j] }",),
+     ("two iterations of your schedule run at the same time step",), ()),
     ("q4", ({**MAPPING, "guard": "i / (j - j) > 0"},), ("divides by zero",), ()),
     pytest.param("q4", ({**MAPPING, "guard": "1"},),
                  ("the thread blockIdx = (1, 0), threadIdx = (6, 0) passes the guard with (i, j) = (1, 39)",),

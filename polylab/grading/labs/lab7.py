@@ -3,7 +3,8 @@
 
 The questions are about concepts that hold whatever mapping the CUDA generator chooses: how many blocks a
 grid of a given block shape needs, which accesses a warp coalesces with either loop on ``threadIdx.x``, how
-many waves (launches, or grid-wide barriers) a point wavefront needs. The construction (question 4) is a CUDA
+many waves (launches, or grid-wide barriers) a point wavefront needs. Question 3 is a tiled schedule, tiles as
+the blocks of question 1 and the coalescing loop innermost, checked exactly with isl and run; question 4 is a CUDA
 thread/block index mapping written by the student: its expressions are read and evaluated for every thread
 of the grid (each iteration exactly once, nothing outside the loops, consecutive ``threadIdx.x`` on
 consecutive elements), then compiled into a CPU emulation of the kernel (every thread of every block run in
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Sequence
 from fractions import Fraction
 from functools import cache
 
@@ -28,7 +30,8 @@ from pycparser import c_ast, c_parser
 from polylab.corpus import example_path
 from polylab.frontend import parse, parse_file
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, compare_isl, compare_sets, expect, legal_schedule, memo_by_text, part
+from polylab.grading.checks import (compare_calls, compare_isl, compare_sets, expect, legal_schedule, memo_by_text,
+                                    part, verified_variant)
 from polylab.grading.lab import Calls, Case, Lab, Question
 from polylab.grading.student_code import StudentCode, candidate_program, judge_student_code, read_code
 from polylab.grading.verdict import Verdict, combine, right, wrong
@@ -56,6 +59,8 @@ for (i = 0; i < N; i++)
 
 #: question 1: the size and the block shape (threads along x, along y)
 GRID_N, BLOCK = 1000, (32, 8)
+#: question 3: the size the tiled schedule's code runs at (a multiple of neither tile extent: partial tiles run)
+TILE_RUN = {"N": 45}
 #: question 4: the sizes the emulated kernel runs at, and the size the mapping is evaluated at, thread by thread
 MAPPING_RUNS, MAPPING_N = ({"N": 40}, {"N": 45}), 40
 #: question 6: the block shape (threads along x = j, along y = i)
@@ -199,61 +204,121 @@ def check_q2(coalesced_i: object, coalesced_j: object) -> Verdict:
                     ("coalesced_j", part(_coalesced, coalesced_j, "j", "coalesced_j"))])
 
 
+def _loop_dims(m: isl.Map, keep: Sequence[int]) -> isl.Map:
+    """``m`` (instance -> time) with only the output dimensions ``keep``, in their order."""
+    for k in reversed(range(m.dim(isl.dim_type.out))):
+        if k not in keep:
+            m = m.project_out(isl.dim_type.out, k, 1)
+    return m
+
+
+@cache
+def block_tiles() -> isl.Map:
+    """The instances of the transposed kernel that one block of question 1's shape runs together: ``x`` -> ``y``
+    when both lie in one tile of ``BLOCK[0]`` consecutive values of the coalescing loop (the loop on
+    ``threadIdx.x``, :func:`best_x_loop`) by ``BLOCK[1]`` of the other, tiles aligned at 0 like the blocks."""
+    scop = transposed()
+    stmt = scop.statements[0]
+    x = best_x_loop(scop)
+    size = {it: BLOCK[0] if it == x else BLOCK[1] for it in stmt.iterators}
+    primed = [f"{it}2" for it in stmt.iterators]
+    same = " and ".join(f"floor({it}/{size[it]}) = floor({p}/{size[it]})" for it, p in zip(stmt.iterators, primed))
+    rel = isl.Map(f"[N] -> {{ {stmt.name}[{', '.join(stmt.iterators)}] -> {stmt.name}[{', '.join(primed)}] : {same} }}")
+    return rel.intersect_domain(stmt.domain).intersect_range(stmt.domain)
+
+
+def _tile_mistake(m: isl.Map) -> str | None:
+    """What is wrong with the tiles of ``m`` (four loop dimensions): the instances that share its two outer
+    times must be exactly the iterations of one block (:func:`block_tiles`). Told by the tile that holds the
+    first iteration, at ``N = 64`` (its size and its extent along each loop), or, when that one is a block's, by
+    two iterations that one of them separates and the other does not; never the shape it should have."""
+    outer = _loop_dims(m, (0, 1))
+    same = outer.apply_range(outer.reverse())
+    want = block_tiles()
+    if same.is_equal(want):
+        return None
+    stmt = transposed().statements[0]
+    at = {"N": 64}
+    origin = isl.Set(f"[N] -> {{ {stmt.name}[{', '.join('0' for _ in stmt.iterators)}] }}")
+    tile = fix_parameters(same.intersect_domain(origin).range(), at)
+    block = (f"a block of {BLOCK[0]} x {BLOCK[1]} threads runs one tile, one iteration per thread, {BLOCK[0]} "
+             f"threads along x (a warp) and {BLOCK[1]} along y, so the tiles of the two outer loops must be the "
+             f"blocks: {BLOCK[0]} consecutive iterations of the loop on threadIdx.x by {BLOCK[1]} of the other, "
+             "aligned at 0 like the grid's blocks")
+    if not tile.is_equal(fix_parameters(want.intersect_domain(origin).range(), at)):
+        extents = []
+        for k, it in enumerate(stmt.iterators):
+            values = values_of(tile, k)
+            lo, hi = (point_coordinates(v.sample_point())[0] for v in (values.lexmin(), values.lexmax()))
+            extents.append(f"{it} from {lo} to {hi}")
+        size = count_points(tile)
+        return (f"the tile of your schedule that holds (i, j) = (0, 0) (the iterations with its two outer times, "
+                f"at N = 64) holds {size} iteration{'s' if size != 1 else ''}, {' and '.join(extents)}: {block}")
+    apart = same.subtract(want)
+    point = (apart if not apart.is_empty() else want.subtract(same)).wrap().sample_point()
+    coords, n = point_coordinates(point), parameter_values(point)["N"]
+    x, y = tuple(coords[:len(stmt.iterators)]), tuple(coords[len(stmt.iterators):])
+    together = "share a tile of your schedule but no block" if not apart.is_empty() else \
+        "share a block but not a tile of your schedule"
+    return f"the iterations (i, j) = {x} and {y} {together} (at N = {n}): {block}"
+
+
+def _innermost_mistake(scop: Scop, m: isl.Map, expression: str) -> str | None:
+    """What a warp does when the innermost loop of ``m`` (instance -> its loop times; written ``expression``)
+    becomes ``threadIdx.x``: right when consecutive values of that loop step the coalescing loop by one (up or
+    down) and nothing else. A wrong one is told the step it takes and what that costs a warp, never which
+    accesses coalesce (that is question 2's answer)."""
+    stmt = scop.statements[0]
+    n = m.dim(isl.dim_type.out)
+    ts = [f"t{k}" for k in range(n)]
+    stepped = ", ".join(t + (" + 1" if k == n - 1 else "") for k, t in enumerate(ts))
+    step = isl.Map(f"{{ [{', '.join(ts)}] -> [{stepped}] }}")
+    deltas = m.apply_range(step.align_params(m.get_space())).apply_range(m.reverse()).deltas()
+    if deltas.is_empty():
+        return (f"your innermost loop ({expression}) skips values, so threadIdx.x would not map to it one to one: "
+                "write the loop that becomes threadIdx.x itself as the innermost dimension")
+    x = best_x_loop(scop)
+    d = point_coordinates(deltas.sample_point())
+    moved = [k for k, v in enumerate(d) if v]
+    if deltas.is_singleton() and len(moved) == 1 and abs(d[moved[0]]) == 1:
+        it = stmt.iterators[moved[0]]
+        if it == x:
+            return None
+        return (f"your innermost loop ({expression}) steps {it}: on threadIdx.x, neighbouring threads of a warp "
+                f"take neighbouring values of {it}, which is not the loop that coalesces the most of the "
+                "statement's accesses (question 2), so a warp's loads and stores move more 32-byte sectors than "
+                "they must")
+    step_text = f"by {tuple(d)}" if deltas.is_singleton() else "differently at different points"
+    return (f"your innermost loop ({expression}) moves ({', '.join(stmt.iterators)}) {step_text} from one "
+            "iteration to the next: neighbouring threads of a warp would touch elements more than one apart")
+
+
 @memo_by_text
 def check_q3(answer: object) -> Verdict:
-    """A schedule of the transposed kernel (isl text or steps) that is legal, one-to-one, and whose innermost
-    loop is the coalescing loop, so that a generator mapping the innermost parallel loop to ``threadIdx.x``
-    coalesces."""
+    """A tiled schedule of the transposed kernel (isl text or steps) whose tiles are the blocks of question 1's
+    shape and whose innermost point loop is the coalescing loop: legal, one-to-one, four loop dimensions, the
+    iterations that share the two outer ones exactly one block's (:func:`block_tiles`), consecutive values of
+    the innermost one a step of the coalescing loop (so a warp's consecutive ``threadIdx.x`` take consecutive
+    iterations of it), and its code compiled and run against the original (partial tiles included)."""
     scop = transposed()
     sched = parse_schedule(scop, A.text(answer, "coalesced_schedule"))
     legal = legal_schedule(sched)
     if not legal.correct:
         return legal
     stmt = scop.statements[0]
-    m = sched.maps[stmt.name].intersect_domain(stmt.domain)
+    m = _loop_dims(sched.maps[stmt.name].intersect_domain(stmt.domain), sched.loop_dims)
     if not m.is_injective():
         return wrong("two iterations of your schedule run at the same time step: give every iteration its own "
-                     "time vector (one output dimension per loop)")
-    loops = sched.loop_dims
-    if not loops:
-        return wrong("your schedule has no loop dimension")
-    last = loops[-1]
-    n = m.dim(isl.dim_type.out)
-    inner = m.project_out(isl.dim_type.out, last + 1, n - last - 1).project_out(isl.dim_type.out, 0, last)
-    want = best_x_loop(scop)
-    target = isl.Map(f"[N] -> {{ {stmt.name}[{', '.join(stmt.iterators)}] -> [{want}] }}").intersect_domain(
-        stmt.domain)
-    if inner.is_equal(target):
-        return right()
-    return wrong(_uncoalesced(scop, m, last, sched.expressions(stmt.name)[last]))
-
-
-def _uncoalesced(scop: Scop, m: isl.Map, last: int, expression: str) -> str:
-    """What a warp does when the innermost loop (dimension ``last`` of the schedule ``m``: instance -> time,
-    written ``expression``) becomes ``threadIdx.x``: the step between neighbouring iterations of that loop and
-    the accesses it moves far apart in memory."""
-    stmt = scop.statements[0]
-    n = m.dim(isl.dim_type.out)
-    ts = [f"t{k}" for k in range(n)]
-    stepped = ", ".join(t + (" + 1" if k == last else "") for k, t in enumerate(ts))
-    step = isl.Map(f"{{ [{', '.join(ts)}] -> [{stepped}] }}")
-    deltas = m.apply_range(step.align_params(m.get_space())).apply_range(m.reverse()).deltas()
-    if deltas.is_empty():
-        return (f"your innermost loop ({expression}) skips values, so threadIdx.x would not map to it one to one: "
-                "write the loop that becomes threadIdx.x itself as the innermost dimension")
-    d = point_coordinates(deltas.sample_point())
-    if deltas.is_singleton():
-        moved = [k for k, x in enumerate(d) if x]
-        if len(moved) == 1 and abs(d[moved[0]]) == 1:
-            it = stmt.iterators[moved[0]]
-            # one access, not the list: the list of every far access is question 2's answer (review 2)
-            far = next(a for _, a in scop.accesses() if memory_stride(scop, a, it) not in (0, 1, -1))
-            return (f"your innermost loop ({expression}) steps {it}: as threadIdx.x, neighbouring threads of a warp "
-                    f"touch {far.text} ({memory_stride(scop, far, it)} elements apart), so the warp's one access "
-                    f"to {far.text} becomes a separate memory transaction per thread: it is not coalesced")
-    step_text = f"by {tuple(d)}" if deltas.is_singleton() else "differently at different points"
-    return (f"your innermost loop ({expression}) moves ({', '.join(stmt.iterators)}) {step_text} from one "
-            "iteration to the next: neighbouring threads of a warp would touch elements more than one apart")
+                     "time vector (the tile loops say which tile, the point loops which iteration of it)")
+    loops = m.dim(isl.dim_type.out)
+    if loops != 4:
+        return wrong(f"your schedule has {loops} loop dimension(s): a tiled schedule of a 2-D nest has four, two "
+                     "tile loops (which block) outside two point loops (which thread of the block)")
+    lines = [line for line in (_tile_mistake(m), _innermost_mistake(scop, m, sched.expressions(stmt.name)[
+        sched.loop_dims[-1]])) if line]
+    if lines:
+        return wrong(*lines)
+    return verified_variant(scop, sched, params=TILE_RUN, what="the code of your tiled schedule")
 
 
 # -- footprints of the Jacobi step ---------------------------------------------------------------------------
@@ -589,8 +654,8 @@ LAB = Lab(
                  example="grid = (4, 2); idle_threads = 17"),
         Question("q2", 3, ("coalesced_i", "coalesced_j"), check_q2, title="what a warp coalesces",
                  example='coalesced_i = {"x[i][j]"}; coalesced_j = set()'),
-        Question("q3", 2, ("coalesced_schedule",), check_q3, title="a schedule that coalesces",
-                 kind="construction", example='"{ S0[i, j] -> [i, j] }"'),
+        Question("q3", 2, ("coalesced_schedule",), check_q3, title="a tiled schedule that coalesces",
+                 kind="construction", example='"{ S0[i, j] -> [floor(i / 4), floor(j / 4), i, j] }"'),
         Question("q4", 3, ("cuda_mapping",), check_q4, title="a CUDA index mapping, emulated",
                  kind="construction", example='{"i": "threadIdx.y", "j": "threadIdx.x", "guard": "1"}'),
         Question("q5", 2, ("point_waves",), check_q5, title="waves of the point wavefront",
