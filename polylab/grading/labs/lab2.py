@@ -391,7 +391,7 @@ LAB = Lab(
         Question("q5", 1, ("conservative_tests",), check_q5, title="the tests that are too conservative",
                  kind="choice", example='{"gcd"}'),
         Question("q6", 2, ("sl3_raw", "sl3_war"), check_q6, title="RAW and WAR distances of sl3",
-                 example="{(1, 0, 0)} and {(0, 1, 0)}"),
+                 example="{(2, 0, 0)} and {(0, 2, 0)}"),
         Question("q7", 2, ("shift_value_flow", "shift_memory_flow_pairs"), check_q7,
                  title="memory- against value-based", example="{(1, 1)} and 10"),
         Question("q8", 3, ("omp_code",), check_q8, title="an OpenMP pragma on the parallel loop",
