@@ -141,13 +141,6 @@ def test_a_missing_answers_example_is_no_other_questions_answer(lab):
                 assert "".join(text.split()) not in squeezed, f"{lab}.{q.name}'s example gives away {name}"
 
 
-#: labs whose cells still import from the grader's modules, with the reason (each entry is checked to be
-#: still needed, so it goes once the lab is fixed)
-IMPORTS_THE_GRADER = {
-    "lab4": "q4's see-why imports pluto_optimum: lab 4 is being changed by the course lead (review 3)",
-}
-
-
 @pytest.mark.parametrize("lab", RULED)
 def test_no_cell_imports_the_graders_modules(lab):
     """No cell of a lab, sealed see-why parts included, imports from ``polylab.grading.labs``: the grader's
@@ -156,7 +149,4 @@ def test_no_cell_imports_the_graders_modules(lab):
     ``examples/course``), and a see-why part computes what it shows itself."""
     cells = ["".join(c["source"]) for c in _notebook(lab)["cells"]]
     importing = [c.splitlines()[0] for c in cells if re.search(r"\bpolylab\.grading\.labs\b|grading\.labs\s+import", c)]
-    if lab in IMPORTS_THE_GRADER:
-        assert importing, f"{lab} no longer imports the grader: remove it from IMPORTS_THE_GRADER"
-    else:
-        assert not importing, f"{lab}: cells that import from polylab.grading.labs: {importing}"
+    assert not importing, f"{lab}: cells that import from polylab.grading.labs: {importing}"
