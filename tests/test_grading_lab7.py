@@ -23,9 +23,12 @@ MAPPING = {"i": "blockIdx.y * blockDim.y + threadIdx.y + 1", "j": "blockIdx.x * 
            "guard": "i < N - 1 && j < N - 1"}
 BLOCK_READS = ("[N, bx, by] -> { A[a, b] : (8by + 1 <= a <= 8by + 8 and 32bx <= b <= 32bx + 33) or "
                "((a = 8by or a = 8by + 9) and 32bx + 1 <= b <= 32bx + 32) }")
+STRIDES_I = {"y[i][j]": "N", "a[j][i]": 1, "b[i][2 * j]": "2 * N", "c[i]": 1, "d[i + j][j]": "N", "e[j][i + j]": 1}
+STRIDES_J = {"y[i][j]": 1, "a[j][i]": "N", "b[i][2 * j]": 2, "c[i]": 0, "d[i + j][j]": "N + 1",
+             "e[j][i + j]": "2 * N + 1"}
 SOLUTION = {
     "grid": (32, 125), "idle_threads": 32 * 125 * 256 - 998 * 998,
-    "coalesced_i": {"y[j][i]", "a[j][i]", "c[j][i]"}, "coalesced_j": {"b[i][j]"},
+    "strides_i": STRIDES_I, "strides_j": STRIDES_J,
     "coalesced_schedule": "{ S0[i, j] -> [floor(j / 8), floor(i / 32), j, i] }; parallel",
     "cuda_mapping": MAPPING,
     "point_waves": lambda N: max(0, 2 * N - 3),
@@ -82,40 +85,60 @@ def test_q1_wrong_paths():
 # -- Q2 and Q3 ------------------------------------------------------------------------------------------------
 
 def test_q2_strides_come_from_F_and_the_extents():
-    scop = lab7.transposed()
-    strides = {(a.text, it): lab7.memory_stride(scop, a, it) for _, a in scop.accesses() for it in "ij"}
+    scop = lab7.mixed()
     n = lab7.sympy.Symbol("N")
-    assert strides[("b[i][j]", "j")] == 1 and strides[("b[i][j]", "i")] == n
-    assert strides[("a[j][i]", "i")] == 1 and strides[("y[j][i]", "j")] == n
-    assert lab7.best_x_loop(scop) == "i"
+    got = {(a.text, it): lab7.memory_stride(scop, a, it) for _, a in scop.accesses() for it in "ij"}
+    assert {k: v for k, v in got.items() if k[1] == "i"} == {(t, "i"): lab7.sympy.sympify(v, locals={"N": n})
+                                                             for t, v in STRIDES_I.items()}
+    assert {k: v for k, v in got.items() if k[1] == "j"} == {(t, "j"): lab7.sympy.sympify(v, locals={"N": n})
+                                                             for t, v in STRIDES_J.items()}
+    assert lab7.best_x_loop(lab7.transposed()) == "i"
+
+
+def test_q2_strides_agree_with_addresses_enumerated():
+    """Brute force: with the arrays laid out row-major at N = 7, the address of each access at (i + 1, j) minus
+    the one at (i, j) (and along j) is the stride the check expects, at every point of the domain."""
+    scop, n = lab7.mixed(), 7
+    for _, acc in scop.accesses():
+        ext = [int(eval(e, {"N": n})) for e in scop.array(acc.array).extents]
+
+        def address(i, j, acc=acc, ext=ext):
+            sub = [int(acc.matrix[d, 0]) * i + int(acc.matrix[d, 1]) * j + int(acc.offset[d]) for d in range(len(ext))]
+            flat = 0
+            for d, e in enumerate(ext):
+                flat = flat * e + sub[d]
+            return flat
+
+        for loop, (di, dj) in (("i", (1, 0)), ("j", (0, 1))):
+            want = int(lab7.memory_stride(scop, acc, loop).subs("N", n))
+            assert {address(i + di, j + dj) - address(i, j) for i in range(n - 1) for j in range(n - 1)} == {want}
 
 
 def test_q2_wrong_paths():
-    r, fb = grade("lab7.q2", {"y[j][i]", "a[j][i]", "b[i][j]"}, {"b[i][j]"})
-    assert "coalesced_i: your set holds at least one entry that is not a coalesced access: with i on " \
-           "threadIdx.x, neighbouring threads (i and i + 1) are N elements apart" in fb
-    assert "lacks at least one coalesced access" in fb and "'b[i][j]'" not in fb
-    assert "1 coalesced" not in fb and "accesss" not in fb   # four accesses: a count would leave one try
-    assert r.status == "partial" and hides(fb, "c[j][i]")
-    r, fb = grade("lab7.q2", {"y[j][i]", "a[j][i]", "c[j][i]", "z[i]"}, {"b[i][j]"})
-    assert "the statement has no such access" in fb
-    r, fb = grade("lab7.q2", {"y[j][i]", "a[j][i]", "c[j][i + 1]"}, set())
-    assert "no such access" in fb and "coalesced_j: your set lacks at least one coalesced access" in fb
-    r, fb = grade("lab7.q2", {"x[i][j]"}, set())    # the missing-answer example earns nothing
-    assert r.score == 0 and "no such access" in fb and hides(fb, "3 coalesced", "1 coalesced")
-    r, fb = grade("lab7.q2", "y[j][i]", {"b[i][j]"})
-    assert "single text" in fb
-    assert grade("lab7.q2", ["y[j][ i ]", "a[j][i]", "(c[j][i])"], ["b[i][j]"])[0].correct   # C text is normalised
+    r, fb = grade("lab7.q2", {**STRIDES_I, "c[i]": 0}, STRIDES_J)
+    assert "strides_i: 1 of your strides along i is wrong" in fb and r.status == "partial"
+    assert hides(fb, "c[i]", "stride of c")           # which one is wrong is not said
+    r, fb = grade("lab7.q2", {"x[i][j]": 7}, {})        # the missing-answer example earns nothing
+    assert r.score == 0 and "'x[i][j]': the statement has no such access" in fb
+    assert "6 of the statement's 6 accesses have no stride in your dictionary" in fb
+    r, fb = grade("lab7.q2", STRIDES_I, {k: 1 for k in STRIDES_J})
+    assert "strides_j: 5 of your strides along j are wrong" in fb and r.score == pytest.approx(1.5)
+    r, fb = grade("lab7.q2", "N", STRIDES_J)
+    assert "strides_i is 'N', not a dictionary" in fb
+    r, fb = grade("lab7.q2", {**STRIDES_I, "c[i]": "M"}, STRIDES_J)
+    assert "the only symbol a stride may use is N" in fb
+    r, fb = grade("lab7.q2", {**STRIDES_I, "c[i]": True}, STRIDES_J)
+    assert "the stride of c[i] is a bool" in fb
+    spaced = {"y[ i ][j]": "N", "(a[j][i])": 1, "b[i][2*j]": "2*N", "c[i]": 1, "d[i+j][j]": "N", "e[j][i + j]": "1"}
+    assert grade("lab7.q2", spaced, STRIDES_J)[0].correct    # C text and expressions are normalised
 
 
-def test_q2_listing_every_access_names_none_of_them():
-    """Review 2: with one line per wrong entry, listing the statement's 4 accesses in both sets and striking
-    out the named ones gave the answer; the wrong entries are described (their stride), neither named nor
-    counted."""
-    every = {"y[j][i]", "a[j][i]", "b[i][j]", "c[j][i]"}
-    r, fb = grade("lab7.q2", every, every)
-    assert not r.correct and "coalesced_j: your set holds at least one entry that is not a coalesced access" in fb
-    assert hides(fb, *every, "3 entries", "one entry of your set is")
+def test_q2_a_guessed_dictionary_earns_nothing():
+    """Every access given the same guessed stride (0, 1, 2, N, N + 1, 2N, 2N + 1) earns nothing in either
+    dictionary: a wrong stride cancels a right one."""
+    for guess in (0, 1, 2, "N", "N + 1", "2 * N", "2 * N + 1"):
+        r, _ = grade("lab7.q2", {k: guess for k in STRIDES_I}, {k: guess for k in STRIDES_J})
+        assert r.score == 0, guess
 
 
 TILE_SHAPE = "32 consecutive iterations of the loop on threadIdx.x by 8 of the other"
@@ -127,7 +150,7 @@ def test_q3_wrong_paths():
     r, fb = grade("lab7.q3", "tile(32, 8)")                  # the right tiles, the source's innermost loop
     assert r.score == 0 and fb == ("your innermost loop (j) steps j: on threadIdx.x, neighbouring threads of a warp "
                                    "take neighbouring values of j, which is not the loop that coalesces the most of "
-                                   "the statement's accesses (question 2), so a warp's loads and stores move more "
+                                   "the statement's accesses (work it out as in question 2), so a warp's loads and stores move more "
                                    "32-byte sectors than they must")
     r, fb = grade("lab7.q3", "tile(8, 32)")                  # both mistakes at once, each told
     assert "holds 256 iterations, i from 0 to 7 and j from 0 to 31" in fb and TILE_SHAPE in fb and "steps j" in fb
@@ -343,14 +366,13 @@ WRONG = [
     ("q1", ((31, 7), IDLE), ("grid (31, 7) is not it", "divide by the block's extent"), (str(IDLE),)),
     ("q1", ((32, 125), -3), ("idle_threads = -3 is negative",), (str(IDLE),)),
     ("q1", ((32, 125), 0), ("idle_threads = 0 is not it", "blocks x threads per block"), (str(IDLE),)),
-    ("q2", ({"y[j][i]", "a[j][i]", "b[i][j]"}, {"b[i][j]"}),
-     ("your set holds at least one entry that is not a coalesced access: with i on threadIdx.x, neighbouring "
-      "threads (i and i + 1) are N elements apart", "lacks at least one coalesced access"),
-     ("c[j][i]", "1 coalesced", "'b[i][j]'")),
-    ("q2", ({"y[j][i]", "a[j][i]", "c[j][i]", "z[i]"}, {"b[i][j]"}), ("'z[i]'", "the statement has no such access"),
+    ("q2", ({**STRIDES_I, "c[i]": 0}, STRIDES_J), ("strides_i: 1 of your strides along i is wrong",),
+     ("c[i]", "2 * N + 1")),
+    ("q2", ({"x[i][j]": 7}, {}), ("'x[i][j]': the statement has no such access", "6 of the statement's 6 accesses"),
      ()),
-    ("q2", ({"y[j][i]", "a[j][i]", "c[j][i]"}, set()), ("coalesced_j: your set lacks at least one coalesced access",),
-     ("1 coalesced",)),
+    ("q2", (STRIDES_I, {k: 1 for k in STRIDES_J}), ("strides_j: 5 of your strides along j are wrong",),
+     ("2 * N + 1", "N + 1")),
+    ("q2", ({**STRIDES_I, "c[i]": "M"}, STRIDES_J), ("the only symbol a stride may use is N",), ()),
     ("q3", ("{ S0[i, j] -> [j, i] }",), ("your schedule has 2 loop dimension(s)",), ()),
     ("q3", ("tile(32, 8)",), ("your innermost loop (j) steps j", "not the loop that coalesces the most"),
      ("y[j][i]", "a[j][i]", "b[i][j]", "c[j][i]", "i innermost")),

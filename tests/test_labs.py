@@ -234,7 +234,7 @@ ANSWERS = {
     "lab6_storage.ipynb": ["every instance reads 1.0f stored by S0", "for i >= 2 and j >= 2 and k >= 2",
                            "i = 1 or j = 1", "xbuf[i0 % 2]", "S1[2, 2, 2]", "dim 0 mod 1  refuted",
                            "buf[(t - 1) % 2]", "1.31x, 95 % interval 1.18-1.53x"],
-    "lab7_gpu.ipynb": ["stride 1 in 3 of 4 accesses", "threadIdx.x + 1", "32bx <= b <= 32bx + 33",
+    "lab7_gpu.ipynb": ["stride 1 in 3 of 6 accesses", "threadIdx.x + 1", "32bx <= b <= 32bx + 33",
                        "stride 1 in 6 of 6 accesses", "statistics.median(RECORDED"],
     "lab8_stencil.ipynb": ["[-1,65]x[-1,65]", "[-2,66]x[-2,66]", "(2, 4, 0)", "halo exchanges per rank"],
 }

@@ -2,7 +2,8 @@
 (``solutions/lab7_gpu.ipynb``).
 
 The questions are about concepts that hold whatever mapping the CUDA generator chooses: how many blocks a
-grid of a given block shape needs, which accesses a warp coalesces with either loop on ``threadIdx.x``, how
+grid of a given block shape needs, the stride each access takes along a warp with either loop on
+``threadIdx.x`` (question 2, a derivation: six accesses, each stride counted right or wrong but never named), how
 many waves (launches, or grid-wide barriers) a point wavefront needs. Question 3 is a tiled schedule, tiles as
 the blocks of question 1 and the coalescing loop innermost, checked exactly with isl and run; question 4 is a CUDA
 thread/block index mapping written by the student: its expressions are read and evaluated for every thread
@@ -30,11 +31,11 @@ from pycparser import c_ast, c_parser
 from polylab.corpus import example_path
 from polylab.frontend import parse, parse_file
 from polylab.grading import answers as A
-from polylab.grading.checks import (compare_calls, compare_isl, compare_sets, expect, legal_schedule, memo_by_text,
-                                    part, verified_variant)
+from polylab.grading.checks import (compare_calls, compare_isl, expect, legal_schedule, memo_by_text, part,
+                                    verified_variant)
 from polylab.grading.lab import Calls, Case, Lab, Question
 from polylab.grading.student_code import StudentCode, candidate_program, judge_student_code, read_code
-from polylab.grading.verdict import Verdict, combine, right, wrong
+from polylab.grading.verdict import Verdict, combine, partial, right, wrong
 from polylab.model import Scop
 from polylab.model.islutil import fix_parameters, parameter_values, point_coordinates, sets_of
 from polylab.schedule import parse_schedule
@@ -47,7 +48,19 @@ for (i = 1; i < N - 1; i++)
     B[i][j] = 0.2 * (A[i][j] + A[i][j - 1] + A[i][j + 1] + A[i + 1][j] + A[i - 1][j]);
 """
 
-#: a kernel whose outer loop drives the stride-1 subscripts (questions 2 and 3)
+#: question 2: six accesses whose strides along i and along j differ (0, 1, 2, N, N + 1, 2N, 2N + 1)
+MIXED = """double y[N][N];
+double a[N][N];
+double b[N][2 * N];
+double c[N];
+double d[2 * N][N];
+double e[N][2 * N];
+for (i = 0; i < N; i++)
+  for (j = 0; j < N; j++)
+    y[i][j] = a[j][i] + b[i][2 * j] + c[i] + d[i + j][j] + e[j][i + j];
+"""
+
+#: a kernel whose outer loop drives the stride-1 subscripts (question 3)
 TRANSPOSED = """double y[N][N];
 double a[N][N];
 double b[N][N];
@@ -87,6 +100,11 @@ def jstep() -> Scop:
 @cache
 def transposed() -> Scop:
     return parse(TRANSPOSED).scop
+
+
+@cache
+def mixed() -> Scop:
+    return parse(MIXED).scop
 
 
 @cache
@@ -178,30 +196,64 @@ def best_x_loop(scop: Scop) -> str:
     return max(its, key=lambda it: (len(coalesced_accesses(scop, it)), -its.index(it)))
 
 
-def _coalesced(coalesced: object, loop: str, what: str) -> Verdict:
-    scop = transposed()
-    given = frozenset(A.c_expression(t, "an access") for t in A.name_set(coalesced, None, what))
-    texts = {A.c_expression(a.text): a for _, a in scop.accesses()}
+def _stride_value(value: object, what: str) -> sympy.Expr:
+    """A stride as given: an int, or text / a sympy expression in ``N``."""
+    if isinstance(value, bool):
+        raise A.AnswerError(f"{what} is a bool", hint="write a number of elements, e.g. 3 or \"2 * N + 1\"")
+    if isinstance(value, int):
+        return sympy.Integer(value)
+    n = sympy.Symbol("N")
+    try:
+        expr = sympy.sympify(value if isinstance(value, sympy.Basic) else A.text(value, what), locals={"N": n})
+    except (sympy.SympifyError, SyntaxError, TypeError):
+        raise A.AnswerError(f"{what} {A.describe(value)} is not an expression in N",
+                            hint="write e.g. 3, \"N\" or \"2 * N + 1\"") from None
+    if not isinstance(expr, sympy.Expr) or expr.free_symbols - {n}:
+        raise A.AnswerError(f"{what} {A.describe(value)} is not an expression in N",
+                            hint="the only symbol a stride may use is N, the arrays' extent")
+    return sympy.expand(expr)
 
-    def why(t: str) -> str:
-        if t not in texts:
-            return "the statement has no such access (write it as in the source, e.g. a[j][i])"
-        s = memory_stride(scop, texts[t], loop)
-        return f"with {loop} on threadIdx.x, neighbouring threads ({loop} and {loop} + 1) are {s} elements apart"
 
-    # the statement's accesses are few: one named per wrong entry would let a student list all four and strike
-    # out the named ones, so those are counted with their stride; an access the statement lacks is named
-    return compare_sets(given, coalesced_accesses(scop, loop), item="coalesced access", why_extra=why,
-                        name_extra=lambda t: t not in texts, count_missing=False,
-                        missing_hint=f"an access is coalesced when threads {loop} and {loop} + 1 touch elements 1 "
-                                     "or 0 apart")
+def _strides(answer: object, loop: str, what: str) -> Verdict:
+    """``{access text: stride}`` for every access of ``MIXED`` with ``loop`` on ``threadIdx.x``, against
+    :func:`memory_stride`. A wrong stride is counted, never named (naming it, the six accesses would be a
+    search one entry at a time); an access the statement lacks is named. Partial credit ``(right - wrong) /
+    accesses``: a guessed dictionary earns nothing."""
+    scop = mixed()
+    if not isinstance(answer, dict):
+        raise A.AnswerError(f"{what} is {A.describe(answer)}, not a dictionary",
+                            hint='write { "y[i][j]": ..., "a[j][i]": ..., ... }: one stride per access')
+    want = {A.c_expression(a.text): memory_stride(scop, a, loop) for _, a in scop.accesses()}
+    lines, right_n, bad, unknown = [], 0, 0, 0
+    for key, value in answer.items():
+        t = A.c_expression(key, "an access")
+        if t not in want:
+            lines.append(f"{A.describe(key)}: the statement has no such access (write it as in the source, e.g. "
+                         "a[j][i])")
+            unknown += 1
+        elif sympy.expand(_stride_value(value, f"the stride of {t}") - want[t]) == 0:
+            right_n += 1
+        else:
+            bad += 1
+    if bad:
+        lines.append(f"{bad} of your strides along {loop} {'is' if bad == 1 else 'are'} wrong: the stride is the "
+                     f"step in elements from the element at {loop} to the one at {loop} + 1, the column of {loop} "
+                     "in F weighted by the row-major extents")
+    missing = len(want) - right_n - bad
+    if missing:
+        lines.append(f"{missing} of the statement's {len(want)} accesses {'has' if missing == 1 else 'have'} no "
+                     "stride in your dictionary (the write counts too)")
+    if not lines:
+        return right()
+    return partial(right_n - bad - unknown, len(want), *lines)
 
 
-def check_q2(coalesced_i: object, coalesced_j: object) -> Verdict:
-    """The accesses (reads and the write) that a warp coalesces with ``i`` on ``threadIdx.x``, and with ``j``:
-    each set judged against the memory strides (stride 0 or 1 along the warp)."""
-    return combine([("coalesced_i", part(_coalesced, coalesced_i, "i", "coalesced_i")),
-                    ("coalesced_j", part(_coalesced, coalesced_j, "j", "coalesced_j"))])
+def check_q2(strides_i: object, strides_j: object) -> Verdict:
+    """The stride in elements of each access of ``MIXED`` (reads and the write) between neighbouring threads
+    when ``i`` drives ``threadIdx.x``, and when ``j`` does: ``sum_d F[d][k] * E_{d+1} * ... * E_{r-1}``
+    (:func:`memory_stride`), symbolic in ``N``."""
+    return combine([("strides_i", part(_strides, strides_i, "i", "strides_i")),
+                    ("strides_j", part(_strides, strides_j, "j", "strides_j"))])
 
 
 def _loop_dims(m: isl.Map, keep: Sequence[int]) -> isl.Map:
@@ -286,7 +338,7 @@ def _innermost_mistake(scop: Scop, m: isl.Map, expression: str) -> str | None:
             return None
         return (f"your innermost loop ({expression}) steps {it}: on threadIdx.x, neighbouring threads of a warp "
                 f"take neighbouring values of {it}, which is not the loop that coalesces the most of the "
-                "statement's accesses (question 2), so a warp's loads and stores move more 32-byte sectors than "
+                "statement's accesses (work it out as in question 2), so a warp's loads and stores move more 32-byte sectors than "
                 "they must")
     step_text = f"by {tuple(d)}" if deltas.is_singleton() else "differently at different points"
     return (f"your innermost loop ({expression}) moves ({', '.join(stmt.iterators)}) {step_text} from one "
@@ -652,8 +704,8 @@ LAB = Lab(
     questions=(
         Question("q1", 2, ("grid", "idle_threads"), check_q1, title="the grid of one Jacobi step",
                  example="grid = (4, 2); idle_threads = 17"),
-        Question("q2", 3, ("coalesced_i", "coalesced_j"), check_q2, title="what a warp coalesces",
-                 example='coalesced_i = {"x[i][j]"}; coalesced_j = set()'),
+        Question("q2", 3, ("strides_i", "strides_j"), check_q2, title="the strides a warp takes",
+                 kind="derivation", example='strides_i = {"x[i][j]": 7}; strides_j = {}'),
         Question("q3", 2, ("coalesced_schedule",), check_q3, title="a tiled schedule that coalesces",
                  kind="construction", example='"{ S0[i, j] -> [floor(i / 4), floor(j / 4), i, j] }"'),
         Question("q4", 3, ("cuda_mapping",), check_q4, title="a CUDA index mapping, emulated",
