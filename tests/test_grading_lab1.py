@@ -39,15 +39,16 @@ def test_solution_scores_full_marks():
     full_marks("lab1", SOLUTION)
 
 
-def test_q1_names_each_wrong_entry():
+def test_q1_counts_the_wrong_entries_and_names_none():
+    """Review 3: naming each wrong entry made F and c a coordinate search (an all-0 try, an all-1 try, the
+    answer); the wrong entries are counted, with what an entry means, and the score is the only other signal."""
     r, fb = grade("lab1.q1", [[0, 1]], (1,))
     assert r.score == 0
-    assert "Z_F: F[1][1] (row 1: subscript 1; column 1: i) is 0, which is wrong" in fb
-    assert "Z_F: F[1][2] (row 1: subscript 1; column 2: j) is 1" in fb
-    assert "Z_c: c[1] (column 1: subscript 1) is 1, which is wrong" in fb
-    assert hides(fb, "[[1, 0]]", "-1")
+    assert "Z_F: 2 of the 2 entries of F are wrong (row r, column k: the coefficient of the k-th loop" in fb
+    assert "Z_c: 1 of the 1 entries of c is wrong (entry r: the constant of the r-th subscript)" in fb
+    assert hides(fb, "[[1, 0]]", "-1", "F[1][1]", "c[1]")
     r, fb = grade("lab1.q1", [[1, 0]], (1,))
-    assert r.status == "partial" and "Z_F" not in fb and "Z_c: c[1]" in fb
+    assert r.status == "partial" and "Z_F" not in fb and "Z_c: 1 of the 1 entries of c is wrong" in fb
     assert grade("lab1.q1", sympy.Matrix([[1, 0]]), [-1])[0].correct        # sympy and lists are fair
     assert grade("lab1.q1", np.array([[1, 0]]), np.array([-1]))[0].correct  # and numpy
 
@@ -60,20 +61,19 @@ def test_q1_malformed_answers_and_the_subscript_hint():
     assert "one entry per subscript" in fb and "one entry per loop" not in fb   # c has one entry per subscript
 
 
-def test_q2_names_rows_and_columns():
+def test_q2_counts_the_wrong_entries():
     r, fb = grade("lab1.q2", [[1, 2], [1, 0]], (0, 2))
-    assert "F[2][1] (row 2: subscript 2; column 1: i) is 1, which is wrong" in fb
-    assert "F[2][2] (row 2: subscript 2; column 2: j) is 0" in fb
-    assert "c[2] (column 2: subscript 2) is 2" in fb and "c[1]" not in fb
+    assert "2 of the 4 entries of F are wrong" in fb and "1 of the 2 entries of c is wrong" in fb
+    assert hides(fb, "F[2][1]", "c[2]", "[[1, 2], [0, 1]]")
     r, fb = grade("lab1.q2", [[2, 1], [0, 1]], (0, 1))  # iterators swapped
-    assert "F[1][1]" in fb and "F[1][2]" in fb and r.status == "partial" and hides(fb, "[[1, 2], [0, 1]]")
+    assert "2 of the 4 entries of F are wrong" in fb and r.status == "partial" and hides(fb, "[[1, 2], [0, 1]]")
 
 
 def test_q1_q2_zero_matrices_earn_nothing():
     """A zero F and c are right wherever the answer has a zero: a vacuous answer, so it earns nothing."""
     assert grade("lab1.q1", [[0, 0]], (0,))[0].score == 0
     r, fb = grade("lab1.q2", [[0, 0], [0, 0]], (0, 0))
-    assert r.score == 0 and "F[1][1]" in fb and "c[2]" in fb and hides(fb, "[[1, 2], [0, 1]]", "(0, 1)")
+    assert r.score == 0 and "3 of the 4 entries of F are wrong" in fb and hides(fb, "[[1, 2], [0, 1]]", "(0, 1)")
 
 
 def test_q3_equivalent_systems_are_right():
@@ -162,9 +162,9 @@ def test_q7_footprint_wrong_paths_name_an_element_and_its_instance():
 @needs_cc
 def test_q8_scan_wrong_paths():
     r, fb = grade("lab1.q8", SCAN.replace("min(2 * i, N - 1 - i)", "2 * i"))
-    assert r.score == 0 and "your loops run (i, j) = (2, 3) at N = 4, which the original never runs" in fb
+    assert r.score == 0 and "your loops run the point (i, j) = (2, 3) (it writes trace[2][3]) at N = 4, which the original never runs" in fb
     r, fb = grade("lab1.q8", SCAN.replace("j <= min", "j < min"))
-    assert "never run (i, j) = (0, 0) at N = 1, which the original runs" in fb
+    assert "never run the point (i, j) = (0, 0) (it writes trace[0][0]) at N = 1, which the original runs" in fb
     swapped = """for (j = 0; j < N; j++)
   for (i = (j + 1) / 2; i <= N - 1 - j; i++) {
     value[0] = 0.5 * value[0] + i - 0.25 * j;
@@ -199,13 +199,23 @@ def test_q8_compile_errors_point_into_the_students_code():
     assert r.score == 2 and "does not compile: line 4, column 19: 'undefined_name' undeclared" in fb  # points right
 
 
+def test_q8_accepts_any_names_for_the_loop_counters():
+    """Review 3: the right nest written with c0, c1 was refused ("inside loops over i and j"), and the question
+    never asks for the names i and j."""
+    renamed = ("for (c0 = 0; c0 < N; c0++)\n  for (c1 = 0; c1 <= min(2 * c0, N - 1 - c0); c1++) {\n"
+               "    value[0] = 0.5 * value[0] + c0 - 0.25 * c1;\n    trace[c0][c1] = value[0];\n  }")
+    assert grade("lab1.q8", renamed)[0].correct
+    r, fb = grade("lab1.q8", renamed.replace("N - 1 - c0", "N - c0"))
+    assert r.score == 0 and "your loops run the point (i, j) = (1, 1) (it writes trace[1][1]) at N = 2" in fb
+
+
 #: every wrong-answer path of every question: (question, answers, what the feedback must name, more texts of
 #: the answer it must not state); the answers' own texts (tests/grading_helpers.answer_forms) are hidden too
 WRONG = [
-    ("q1", ([[0, 1]], (-1,)), ("Z_F: F[1][1] (row 1: subscript 1; column 1: i) is 0",), ()),
-    ("q1", ([[1, 0]], (1,)), ("Z_c: c[1] (column 1: subscript 1) is 1",), ()),
-    ("q2", ([[1, 2], [1, 0]], (0, 1)), ("F[2][1] (row 2: subscript 2; column 1: i) is 1",), ()),
-    ("q2", ([[1, 2], [0, 1]], (0, 2)), ("c[2] (column 2: subscript 2) is 2",), ()),
+    ("q1", ([[0, 1]], (-1,)), ("Z_F: 2 of the 2 entries of F are wrong",), ("F[1][1]",)),
+    ("q1", ([[1, 0]], (1,)), ("Z_c: 1 of the 1 entries of c is wrong",), ("c[1]",)),
+    ("q2", ([[1, 2], [1, 0]], (0, 1)), ("2 of the 4 entries of F are wrong",), ("F[2][1]",)),
+    ("q2", ([[1, 2], [0, 1]], (0, 2)), ("1 of the 2 entries of c is wrong",), ("c[2]",)),
     ("q3", ([[1, 0, 0, 0, -1], [-1, 0, 1, 0, -1], [0, 1, 0, 0, 0], [0, -1, 0, 1, -1]],),
      ("row 1 (i - 1 >= 0) excludes", "which the loops run"), ("i >= 0",)),
     ("q3", (SOLUTION["rect_system"][:3],), ("also allow", "which the loops never run"), ("-j + M - 1 >= 0",)),
@@ -226,14 +236,14 @@ WRONG = [
     ("q8", ("for (i = 0; i < N; i++)\n  for (j = 0; j < N; j++)\n    if (j <= 2 * i && i + j <= N - 1) "
             "{ value[0] = 0.5 * value[0] + i - 0.25 * j; trace[i][j] = value[0]; }",),
      ("still tests each point with an if",), ()),
-    ("q8", ("for (i = 0; i < N; i++) for (k = 0; k < N; k++) trace[i][k] = value[0];",),
-     ("does not run trace[i][j] = value[0] inside loops over i and j",), ()),
+    ("q8", ("for (i = 0; i < N; i++) trace[i][0] = value[0];",),
+     ("does not run its assignment to trace inside two loops",), ()),
     ("q8", ("for (i = 0; i < N; i++) for (j = 0; j < i * i; j++) trace[i][j] = value[0];",),
      ("polylab cannot read your nest", "i * i"), ()),
     ("q8", (SCAN.replace("min(2 * i, N - 1 - i)", "2 * i"),),
-     ("your loops run (i, j) = (2, 3) at N = 4, which the original never runs",), ()),
-    ("q8", (SCAN.replace("j <= min", "j < min"),), ("never run (i, j) = (0, 0) at N = 1, which the original runs",),
-     ()),
+     ("your loops run the point (i, j) = (2, 3) (it writes trace[2][3]) at N = 4, which the original never runs",), ()),
+    ("q8", (SCAN.replace("j <= min", "j < min"),),
+     ("never run the point (i, j) = (0, 0) (it writes trace[0][0]) at N = 1, which the original runs",), ()),
     pytest.param("q8", (SCAN.replace("for (i = 0; i < N; i++)\n  for (j = 0; j <= min(2 * i, N - 1 - i); j++)",
                                      "for (j = 0; j < N; j++)\n  for (i = (j + 1) / 2; i <= N - 1 - j; i++)"),),
                  ("first element that differs is trace[1][1]",), (), marks=needs_cc),

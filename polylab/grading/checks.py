@@ -180,11 +180,13 @@ def _fmt(x: Fraction | int) -> str:
 
 def compare_matrices(given: Sequence[Sequence[Fraction]], expected: Sequence[Sequence[Fraction]], *,
                      name: str = "F", rows: Sequence[str] = (), cols: Sequence[str] = (),
-                     reveal: bool = False) -> Verdict:
+                     reveal: bool = False, count_only: str | None = None) -> Verdict:
     """Entry-by-entry comparison of two matrices of the same shape (the reader checks the shape). Each
     differing entry is named: ``F[2][1] (row 2: j - 1; column 1: i) is 1, which is wrong`` (with the expected
-    value when ``reveal``). Partial credit: ``(right - wrong) / entries`` (a wrong entry cancels a right one,
-    so the zero matrix, whose zeros are right wherever the answer has a zero, earns nothing)."""
+    value when ``reveal``); with ``count_only`` (what an entry means, as text) the wrong entries are counted,
+    never named, so that a small matrix cannot be found one named entry per try. Partial credit: ``(right -
+    wrong) / entries`` (a wrong entry cancels a right one, so the zero matrix, whose zeros are right wherever
+    the answer has a zero, earns nothing)."""
     lines, wrong_entries, total = [], 0, 0
     for r, (grow, erow) in enumerate(zip(given, expected)):
         for c, (g, e) in enumerate(zip(grow, erow)):
@@ -198,6 +200,9 @@ def compare_matrices(given: Sequence[Sequence[Fraction]], expected: Sequence[Seq
                              + (f"expected {_fmt(e)}" if reveal else "which is wrong"))
     if not wrong_entries:
         return right()
+    if count_only is not None:
+        lines = [f"{wrong_entries} of the {total} entries of {name} {'is' if wrong_entries == 1 else 'are'} "
+                 f"wrong ({count_only})"]
     return partial(total - 2 * wrong_entries, total, *_cap(lines, wrong_entries))
 
 

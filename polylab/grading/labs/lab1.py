@@ -99,12 +99,14 @@ def _f_and_c(source: str, text: str, F: object, c: object, names: tuple[str, str
 
     def f_part(value: object) -> Verdict:
         got = A.matrix(value, (acc.matrix.rows, acc.matrix.cols), names[0])
-        return compare_matrices(got, exp_F, name="F", rows=rows, cols=st.iterators)
+        return compare_matrices(got, exp_F, name="F", rows=rows, cols=st.iterators,
+                                count_only="row r, column k: the coefficient of the k-th loop iterator in the "
+                                           "r-th subscript")
 
     def c_part(value: object) -> Verdict:
         got = A.vector(value, len(acc.offset), names[1], entry="subscript")
         return compare_matrices([[Fraction(x) for x in got]], [[row[0] for row in exp_c]], name="c",
-                                cols=rows)
+                                cols=rows, count_only="entry r: the constant of the r-th subscript")
 
     return combine([(names[0], part(f_part, F)), (names[1], part(c_part, c))])
 
@@ -306,15 +308,13 @@ def _student_scop(code_text: str) -> Scop:
 
 
 def _trace_domain(s: Scop) -> isl.Set | None:
-    """The domain of the statement that writes ``trace``, its tuple ordered ``(i, j)``."""
+    """The points the statement that writes ``trace`` runs, named by the element it writes there
+    (``trace[i][j]`` at ``(i, j)``), so that the student's loop counters may have any names; None without
+    such a statement inside two loops."""
     for st in s.statements:
-        if any(a.array == "trace" for a in st.writes):
-            if sorted(st.iterators) != ["i", "j"]:
-                return None
-            order = [st.iterators.index(x) for x in ("i", "j")]
-            names = ", ".join(st.iterators)
-            m = isl.Map(f"[N] -> {{ {st.name}[{names}] -> S1[{', '.join(st.iterators[k] for k in order)}] }}")
-            return st.domain.apply(m)
+        write = next((a for a in st.writes if a.array == "trace"), None)
+        if write is not None:
+            return write.relation.intersect_domain(st.domain).range() if st.depth == 2 else None
     return None
 
 
@@ -325,17 +325,23 @@ def _scan(code: StudentCode) -> Verdict:
     want = _trace_domain(scop(GUARDED))
     got = _trace_domain(_student_scop(code.text))
     if got is None:
-        return wrong("your nest does not run trace[i][j] = value[0] inside loops over i and j")
+        return wrong("your nest does not run its assignment to trace inside two loops (one per subscript)")
     if got.is_equal(want):
         return right()
     lines = []
     if not got.subtract(want).is_empty():
         p = got.subtract(want).sample_point()
-        lines.append(f"your loops run (i, j) = {point_coordinates(p)} at {_at(p)}, which the original never runs")
+        lines.append(f"your loops run the point (i, j) = {point_coordinates(p)} (it writes trace{_subscripts(p)}) "
+                     f"at {_at(p)}, which the original never runs")
     if not want.subtract(got).is_empty():
         p = want.subtract(got).sample_point()
-        lines.append(f"your loops never run (i, j) = {point_coordinates(p)} at {_at(p)}, which the original runs")
+        lines.append(f"your loops never run the point (i, j) = {point_coordinates(p)} (it writes "
+                     f"trace{_subscripts(p)}) at {_at(p)}, which the original runs")
     return wrong(*lines)
+
+
+def _subscripts(point: isl.Point) -> str:
+    return "".join(f"[{v}]" for v in point_coordinates(point))
 
 
 def _at(point: isl.Point) -> str:
