@@ -244,3 +244,15 @@ def test_the_guides_worked_example_runs_as_written():
     exec(hidden_doc, hns)
     r = lab.question("q4").grade({"carried_level": ns["carried_level_reference"]}, "lab9", hns["HIDDEN"]["q4"])
     assert r.correct and r.hidden_cases == 2
+
+
+def test_a_notebook_check_of_a_function_question_shows_the_score_of_the_public_cases_only():
+    """Issue 27: the notebook showed 2/2 where the grader, with its hidden cases, gave 1.67. A notebook's
+    check says the score is the public cases' (text and HTML); the batch grader's result does not."""
+    from polylab import render
+    from polylab.grading import check, get_lab
+    r = check("lab4.q6", lambda n: 3 * n - 8)
+    assert r.provisional and "(2/2 on the public cases)" in r.text and "on the public cases" in render.html(r)
+    graded = get_lab("lab4").question("q6").grade({"sweep_waves": lambda n: 3 * n - 8}, "lab4")
+    assert not graded.provisional and "on the public cases" not in graded.text
+    assert not check("lab4.q7", 159999).provisional

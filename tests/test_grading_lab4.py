@@ -162,7 +162,7 @@ def test_q4_a_wrong_bound_is_not_told_its_direction():
 @needs_cc
 def test_q5_fused_code_wrong_paths():
     r, fb = grade("lab4.q5", FUSED.replace("a[i - 1] = b[i - 1]", "a[i] = b[i]"))   # fused without the shift
-    assert r.score == 1 and "changes the output: the first element that differs is a[" in fb
+    assert r.score == 0 and "changes the output: the first element that differs is a[" in fb
     assert hides(fb, "a[i - 1] = b[i - 1]", "b[1] = a[0]")
     two_loops = "for (i = 1; i < N - 1; i++)\n  b[i] = a[i - 1] + a[i] + a[i + 1];\nfor (i = 1; i < N - 1; i++)\n  a[i] = b[i];"
     r, fb = grade("lab4.q5", two_loops)          # smooth as given: right outputs, no fusion, nothing earned
@@ -192,7 +192,8 @@ def test_q6_q7_wrong_paths_and_hidden_cases():
     r, fb = grade("lab4.q6", lambda n: float(3 * n - 8))
     assert "returned 22.0, a float where the function should return an int" in fb
     r, fb = grade("lab4.q7", 160000)
-    assert "160000 is the step of i alone: k changes as well" in fb and hides(fb, "159999")
+    assert "160000 is the step of i alone: from one iteration of the innermost loop to the next, more than i" in fb
+    assert hides(fb, "159999", "other direction", "k changes")   # review 3: the old line stated the correction
     r, fb = grade("lab4.q7", 12345)
     assert "write the address of x[i][j][k] as (i * 400 + j) * 400 + k" in fb
     assert grade("lab4.q7", -159999)[0].correct

@@ -58,6 +58,7 @@ def result_html(result: Result) -> str:
             f"margin:4px 0;font-family:var(--jp-ui-font-family,sans-serif);font-size:13px'>"
             f"<b style='color:{fg}'>{mark} {esc(result.name)}</b>{title}: "
             f"<b>{'?' if result.status == 'recorded' else f'{result.score:g}'} / {result.max:g}</b> points"
+            f"{' on the public cases' if result.provisional else ''}"
             f"{status}{hidden}"
             + (f"<ul style='margin:4px 0 0 0'>{items}</ul>" if items else "")
             + _pictures_html(result) + "</div>")

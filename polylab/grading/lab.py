@@ -166,7 +166,7 @@ class Question:
         status: Status = "correct" if verdict.correct else ("partial" if verdict.fraction > 0 else "wrong")
         feedback = verdict.feedback if verdict.feedback or status == "correct" else ("not right",)
         return Result(lab, self.name, self.title, score, float(self.points), status, feedback,
-                      verdict.pictures, hidden_count)
+                      verdict.pictures, hidden_count, provisional=blind and self.is_function)
 
     def _result(self, lab: str, score: float, status: Status, feedback: tuple[str, ...]) -> Result:
         return Result(lab, self.name, self.title, score, float(self.points), status, feedback)

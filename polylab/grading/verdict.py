@@ -103,7 +103,9 @@ class Result:
     ``error`` (the check itself failed: a bug in polylab, said so), ``not reached`` (a submission's
     kernel stopped before the answer was defined) or ``recorded`` (a notebook's check of a multiple-choice
     answer: well-formed, judged only by the grader, so no score is shown). ``hidden_cases`` counts the
-    instructor's hidden cases that took part (0 in a student's notebook).
+    instructor's hidden cases that took part (0 in a student's notebook). ``provisional``: a notebook's
+    check of a function question, judged on the public cases only; the grader's hidden cases may lower the
+    score, so it is shown as the score on the public cases, not as the grade.
     """
 
     lab: str
@@ -115,6 +117,7 @@ class Result:
     feedback: tuple[str, ...] = ()
     pictures: tuple[Picture, ...] = field(default=(), repr=False, compare=False)
     hidden_cases: int = 0
+    provisional: bool = False
 
     @property
     def name(self) -> str:
@@ -129,7 +132,8 @@ class Result:
         """Plain text: ``✔ lab1.q1 (2/2): ...`` and one indented line per feedback line."""
         mark = {"correct": "\u2714", "partial": "\u25d1", "recorded": "\u270e"}.get(self.status, "\u2718")
         score = "?" if self.status == "recorded" else _num(self.score)
-        head = f"{mark} {self.name} {self.title + ' ' if self.title else ''}({score}/{_num(self.max)})"
+        on = " on the public cases" if self.provisional else ""
+        head = f"{mark} {self.name} {self.title + ' ' if self.title else ''}({score}/{_num(self.max)}{on})"
         head += "" if self.status in ("correct", "partial", "wrong") else f": {self.status}"
         return "\n".join([head, *("    " + ln for fb in self.feedback for ln in fb.splitlines())])
 

@@ -337,20 +337,21 @@ def _fused(code: StudentCode) -> Verdict:
 
 @memo_by_text
 def check_q5(fused_code: object) -> Verdict:
-    """``smooth``'s two loops fused into one, written in C (1/3 of the points: the fusion, 2/3: the code run
-    against the original at N = 40 and N = 5, every element of ``a`` and ``b`` compared)."""
+    """``smooth``'s two loops fused into one, written in C, all or nothing: fused (:func:`_fused`; the original
+    two loops, which compute the right values, earn nothing) and run against the original at N = 40 and
+    N = 5, every element of ``a`` and ``b`` compared (a fused loop without the shift, whose outputs differ,
+    earns nothing either: that is the mistake the question teaches)."""
     code = read_code(fused_code, "fused_code")
     fused = _fused(code)
     if not fused.correct:   # the given two loops run right: the run counts once the code is fused
         return combine([("the fusion", fused), ("the run", wrong("not run: the code must be fused first"))],
                        weights=[1, 2])
-    run = right()
-    for n in SMOOTH_RUNS:
+    for n in SMOOTH_RUNS:   # a fused loop that computes something else earns nothing: that is the mistake taught
         run = judge_student_code(scop(SMOOTH), candidate_program(scop(SMOOTH), code), params={"N": n},
                                  what="fused_code")
         if not run.correct:
-            break
-    return combine([("the fusion", fused), ("the run", run)], weights=[1, 2])
+            return wrong(*(f"the run: {line}" for line in run.feedback))
+    return right()
 
 
 # -- Q6: the waves as a function of n ----------------------------------------------------------------------
@@ -406,7 +407,8 @@ def check_q7(answer: object) -> Verdict:
                   (lambda g: g in (e[2] - 1, e[2] + 1), f"{{given}} moves j by one row ({e[2]} elements) and k by "
                                                          "one: but j is fixed in the innermost loop, and it is "
                                                          "i = t - j - k that changes with k"),
-                  (e[1] * e[2], "{given} is the step of i alone: k changes as well, in the other direction"),
+                  (e[1] * e[2], "{given} is the step of i alone: from one iteration of the innermost loop to the "
+                                "next, more than i changes"),
                   otherwise=f"{{given}} is not the distance: write the address of x[i][j][k] as "
                             f"(i * {e[1]} + j) * {e[2]} + k")
 
