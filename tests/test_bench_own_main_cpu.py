@@ -60,6 +60,12 @@ def test_the_ratios_are_of_region_cpu_times_and_the_table_names_the_clock():
     assert report.region(original) == pytest.approx(0.020) and report.region(mine) == pytest.approx(0.010)
     assert report.ratio(mine, original) == pytest.approx(2.0)    # (30 - 10) / (20 - 10), not 30 / 20
     assert report.ratio(mine, pluto) == pytest.approx(4.0) and report.ratio(mine2, original) == pytest.approx(20 / 14)
+    # each run less the rest's run of the same round: a round slowed for every program cancels out
+    loaded = OwnMainReport((_row("original", "original", [0.030, 0.070, 0.070]),
+                            _row("rest", "rest", [0.010, 0.050, 0.010], status=ownmain.NOT_COMPARED),
+                            _row("polylab optimize", "polylab", [0.020, 0.060, 0.020])), {"clock": "cpu"})
+    assert loaded.region(loaded.results[0]) == pytest.approx(0.020)      # not median 0.070 - median 0.010
+    assert loaded.ratio(loaded.results[2], loaded.results[0]) == pytest.approx(2.0)
     table = report.table()
     head = table.splitlines()[0]
     assert head.startswith("clock: CPU time") and "all its threads" in head

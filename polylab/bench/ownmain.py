@@ -44,13 +44,18 @@ lu and cholesky is a matrix product as costly as the kernel; its cache flush bef
 the regions, the output and the exit. So each file gets one more program, ``rest``: the file with every
 region's lines left out (:func:`polylab.experiment.rewrite.without_regions`), built with the same command,
 run with one thread, timed in the same rounds and never compared (it does not compute the same). The
-*region CPU time* of a program is ``median(program) - median(rest)``: the other code of all the programs is
-the same text, built the same way (polylab's and PLUTO's files change only the regions, and add
-definitions), so the difference is the regions' share, an estimate with the noise of two medians, not a
-measurement of the regions alone. In this mode ``vs original`` and ``vs PLUTO`` are ratios of region CPU
-times (``(o - r) / (p - r)`` for medians ``o``, ``p``, ``r``), none where a region CPU time is under
+*region CPU time* of a program is the median over its runs of ``c_i - r_i``, where ``c_i`` is its ``i``-th
+run and ``r_i`` the rest's ``i``-th run, of the same round (every program of a file runs the same number of
+times in each round, in the same order): the other code of all the programs is the same text, built the
+same way (polylab's and PLUTO's files change only the regions, and add definitions), so the difference is
+the regions' share. Pairing the runs of a round cancels what a round shares (measured here: the CPU time
+of one program varied by 30 % from round to round on a loaded 2-core machine, every program of a round
+alike, as caches and memory bandwidth are shared); it is still an estimate with the noise of two runs, not
+a measurement of the regions alone, and where the region is small against the rest (PolyBench's 32 MB
+cache flush alone takes about 17 ms of CPU time) a larger dataset says more. In this mode ``vs original``
+and ``vs PLUTO`` are ratios of region CPU times, none where a region CPU time is under
 :data:`~polylab.experiment.MIN_TIMED_SECONDS`; where ``rest`` could not be built or run, they are ratios
-of whole runs and the table says so.
+of whole runs' medians and the table says so.
 
 CPU time sums the threads: a program at ``T`` threads that divides its work perfectly takes about the CPU
 time it takes at one, so ``vs original`` of a ``T``-thread row measures the parallel code's work (its
@@ -404,17 +409,19 @@ class OwnMainReport:
         """``program`` (each program's own timer, else wall time) or ``cpu`` (module text)."""
         return self.settings.get("clock", "program")
 
-    def rest(self, kernel: str) -> float | None:
-        """The median CPU time of ``kernel``'s ``rest`` program (``clock="cpu"``), None where not timed."""
-        return next((r.median for r in self.results if r.kernel == kernel and r.kind == "rest"), None)
+    def rest(self, kernel: str) -> tuple[float, ...]:
+        """The CPU times of ``kernel``'s ``rest`` program, round by round (``clock="cpu"``); () where not
+        timed."""
+        return next((r.runs for r in self.results if r.kernel == kernel and r.kind == "rest"), ())
 
     def region(self, r: OwnMainResult) -> float | None:
-        """The time a ratio compares: the median, less the ``rest``'s median under ``clock="cpu"`` (the
-        region CPU time, module text) where the rest was timed."""
-        if r.median is None or self.clock != "cpu" or r.kind == "rest":
+        """The time a ratio compares: the median; under ``clock="cpu"``, where the rest was timed as often,
+        the region CPU time ``median(c_i - r_i)`` over the runs ``c_i`` of ``r`` and ``r_i`` of the rest in the
+        same rounds (module text)."""
+        rest = self.rest(r.kernel) if self.clock == "cpu" and r.kind != "rest" else ()
+        if r.median is None or len(rest) != len(r.runs):
             return r.median
-        rest = self.rest(r.kernel)
-        return r.median - rest if rest is not None else r.median
+        return statistics.median(c - o for c, o in zip(r.runs, rest))
 
     def ratio(self, r: OwnMainResult, base: OwnMainResult | None) -> float | None:
         """region(base) / region(r) (:meth:`region`: the medians, or under ``clock="cpu"`` the region CPU
@@ -462,8 +469,9 @@ class OwnMainReport:
 
         cpu = self.clock == "cpu"
         head = (["CPU median", "CPU min", "region CPU", "wall median"] if cpu else ["median", "min"])
-        lines = ["clock: CPU time of each run, user + system, of the process and all its threads (wait4); "
-                 "region CPU = CPU median - the rest's CPU median"] if cpu else []
+        lines = (["clock: CPU time of each run, user + system, of the process and all its threads (wait4); "
+                 "region CPU = median over the rounds of (CPU time - the rest's CPU time in the same round)"]
+                 if cpu else [])
         lines.append(text_table(["file", "program", "threads", *head, "vs original", "vs PLUTO", "verified"],
                                 [self._row(r) for r in self.results]))
         lines += [f"{r.kernel} [{r.label} x{r.threads}]: {r.status}: {r.reason or ''}"
@@ -492,7 +500,8 @@ class OwnMainReport:
             return out
         out.append("the rest: the same file with its regions left out (start, initialisation, output), built and "
                    "timed alike; the ratios are of region CPU times")
-        whole = sorted({r.kernel for r in self.results if r.kind == "original" and self.rest(r.kernel) is None})
+        whole = sorted({r.kernel for r in self.results if r.kind != "rest" and r.runs
+                        and len(self.rest(r.kernel)) != len(r.runs)})
         if whole:
             out.append(f"the rest was not timed for {', '.join(whole)}: their ratios are of whole runs' CPU times")
         if any(r.threads > 1 for r in self.results if r.runs):
