@@ -21,6 +21,12 @@ from polylab.toolchain import c_compiler
 ROOT = Path(__file__).resolve().parents[1]
 MAPPING = {"i": "blockIdx.y * blockDim.y + threadIdx.y + 1", "j": "blockIdx.x * blockDim.x + threadIdx.x + 1",
            "guard": "i < N - 1 && j < N - 1"}
+#: review 3: a mapping whose blocks start at (0, 0), outside the loops; it covers the loops at N = 40 and 45 but
+#: not where N - 2 is a multiple of the block's extents
+UNSHIFTED = {"i": "blockIdx.y * blockDim.y + threadIdx.y", "j": "blockIdx.x * blockDim.x + threadIdx.x",
+             "guard": "1 <= i && i <= N - 2 && 1 <= j && j <= N - 2"}
+UNSHIFTED_READS = ("[N, bx, by] -> { A[a, b] : (8by <= a <= 8by + 7 and 32bx - 1 <= b <= 32bx + 32) or "
+                   "(8by - 1 <= a <= 8by + 8 and 32bx <= b <= 32bx + 31) }")
 BLOCK_READS = ("[N, bx, by] -> { A[a, b] : (8by + 1 <= a <= 8by + 8 and 32bx <= b <= 32bx + 33) or "
                "((a = 8by or a = 8by + 9) and 32bx + 1 <= b <= 32bx + 32) }")
 STRIDES_I = {"y[i][j]": "N", "a[j][i]": 1, "b[i][2 * j]": "2 * N", "c[i]": 1, "d[i + j][j]": "N", "e[j][i + j]": 1}
@@ -73,7 +79,7 @@ def test_q1_wrong_paths():
     r, fb = grade("lab7.q1", (32, 125), -3)
     assert r.status == "partial" and "negative" in fb
     r, fb = grade("lab7.q1", (32, 125), 0)
-    assert "fail the bounds guard" in fb and "blocks x threads per block" in fb and hides(fb, str(idle))
+    assert "not be exactly one per iteration" in fb and hides(fb, str(idle), "blocks x threads", "minus")
     r, fb = grade("lab7.q1", (31, 7), idle)
     assert "divide by the block's extent" in fb and hides(fb, "(32, 125)", str(idle))
     r, fb = grade("lab7.q1", "(32, 125)", "27996")
@@ -232,6 +238,8 @@ def test_q4_mapping_wrong_paths_name_the_thread():
     r, fb = grade("lab7.q4", swapped)                        # right, but a warp walks a column
     assert r.score == 2 and "coalescing: threads threadIdx.x = 0 and 1 of a warp compute (i, j) = (1, 1) and " \
         "(2, 1)" in fb and hides(fb, "blockIdx.x * blockDim.x + threadIdx.x + 1")
+    r, fb = grade("lab7.q4", UNSHIFTED)                      # right at N = 40 only: its blocks start at 0
+    assert r.score == 0 and "no thread passes the guard with (i, j) = (1, 32) at N = 34" in fb
     assert grade("lab7.q4", {"i": "blockIdx.y * 8 + threadIdx.y + 1", "j": "blockIdx.x * 32 + threadIdx.x + 1",
                              "guard": "i <= N - 2 && j <= N - 2"})[0].correct
 
@@ -316,7 +324,9 @@ def test_q7_reading_the_roofline_wrong_paths():
     r, fb = grade("lab7.q7", 16 * 2046 ** 2 / 0.0172 / 1e9 * 1.2, 0.9)
     assert "does not follow from the bytes" in fb and "is not the recorded Jacobi step's GB/s divided by" in fb
     assert hides(fb, f"{gbs:.3g}", f"{share:.3g}")
-    assert grade("lab7.q7", gbs * 1.01, share * 0.99)[0].correct                     # within 2 %
+    assert grade("lab7.q7", gbs * 1.0002, share * 0.9998)[0].correct                 # within 0.03 %
+    assert grade("lab7.q7", round(gbs, 4), round(share, 5))[0].correct              # five significant digits
+    assert not grade("lab7.q7", gbs * 1.01, share * 0.99)[0].correct
 
 
 def test_the_lab_shows_the_recorded_runs_the_check_reads():
@@ -365,7 +375,9 @@ WRONG = [
     ("q1", ((998 // 32, 998 // 8), IDLE), ("round the number of blocks up",), (str(IDLE),)),
     ("q1", ((31, 7), IDLE), ("grid (31, 7) is not it", "divide by the block's extent"), (str(IDLE),)),
     ("q1", ((32, 125), -3), ("idle_threads = -3 is negative",), (str(IDLE),)),
-    ("q1", ((32, 125), 0), ("idle_threads = 0 is not it", "blocks x threads per block"), (str(IDLE),)),
+    ("q1", ((32, 125), 0), ("idle_threads = 0 is not it", "not be exactly one per iteration"),
+     (str(IDLE), "blocks x threads", "minus", "threads launched")),          # review 3: no formula
+    ("q1", ((32, 125), 32 * 125 * 256), ("is not it", "the bounds guard"), (str(IDLE), "blocks x threads", "minus")),
     ("q2", ({**STRIDES_I, "c[i]": 0}, STRIDES_J), ("strides_i: 1 of your strides along i is wrong",),
      ("c[i]", "2 * N + 1")),
     ("q2", ({"x[i][j]": 7}, {}), ("'x[i][j]': the statement has no such access", "6 of the statement's 6 accesses"),
@@ -397,6 +409,8 @@ WRONG = [
     pytest.param("q4", ({**MAPPING, "guard": "i < N - 2 && j < N - 1"},),
                  ("no thread passes the guard with (i, j) = (38, 1) at N = 40",), ("i < N - 1 && j < N - 1",),
                  marks=needs_cc),
+    pytest.param("q4", (UNSHIFTED,), ("no thread passes the guard with (i, j) = (1, 32) at N = 34",),
+                 ("threadIdx.x + 1",), marks=needs_cc),
     pytest.param("q4", ({"i": MAPPING["j"], "j": MAPPING["i"], "guard": MAPPING["guard"]},),
                  ("threads threadIdx.x = 0 and 1 of a warp compute (i, j) = (1, 1) and (2, 1)",),
                  ("blockIdx.x * blockDim.x + threadIdx.x + 1",), marks=needs_cc),
@@ -407,7 +421,16 @@ WRONG = [
     ("q6", ("[N, bx, by] -> { A[a, b] : 8by + 1 <= a <= 8by + 8 and 32bx + 1 <= b <= 32bx + 32 }",),
      ("your set lacks A[1, 33] at N = 34, bx = 0, by = 0: threadIdx = (31, 0)",), ()),
     ("q6", ("[N] -> { A[a, b] : 0 <= a < N }",), ("block_reads lives in",), ()),
+    ("q6", (UNSHIFTED_READS,), ("the footprint of a mapping whose block (bx, by) starts one row and one column "
+                                "earlier than the question's",), ("8by + 9", "32bx + 33")),
     ("q7", (GBS * 1e9, SHARE * 100), ("is not in GB/s", "is a percentage"), ()),   # the student's own digits
+    # review 3: 16 bytes per point of the grid (copy_bytes / N^2) is 0.1 % off the exact count; each plausible
+    # wrong count is told what it counts wrongly, never the right count
+    *[("q7", lab7.recorded_rates(count), (f"jacobi_gbs follows from a byte count that {mistake}",
+                                          f"bandwidth_share follows from a byte count that {mistake}"),
+       (f"{GBS:.4g}", f"{SHARE:.4g}", "16 bytes", "N - 2", "N * N - 4"))
+      for count, mistake in lab7._COUNT_MISTAKES.items()],
+    ("q7", lab7.recorded_rates(centre=lab7.statistics.mean), ("uses the mean of the runs",), (f"{GBS:.4g}",)),
     ("q7", (GBS * 1.2, SHARE * 1.2), ("GB/s does not follow from the bytes",
                                       "is not the recorded Jacobi step's GB/s divided by"),
      (f"{GBS:.3g}", f"{SHARE:.3g}")),
