@@ -103,10 +103,17 @@ def test_q3_hidden_cases_are_shown_by_label_only():
 
 def test_q4_and_q5_wrong_paths():
     r, fb = grade("lab2.q4", (0, 9))
-    assert "the lower bound 0 is too high: the point (i, i') = (3, 2) of the box" in fb
+    assert "the lower bound 0 is not the minimum of 3i - 5i' over the box 0 <= i, i' <= 3" in fb
     assert hides(fb, "-15")
     r, fb = grade("lab2.q4", (-15, 15))
-    assert "the upper bound 15 is higher than 3i - 5i' goes anywhere" in fb and r.score == 0
+    assert "the upper bound 15 is not the maximum of 3i - 5i'" in fb and r.score == 0
+
+
+def test_q4_a_wrong_bound_is_told_neither_its_direction_nor_a_point():
+    """Review 3: the point named below a too-high lower bound walked a student to the minimum in five tries.
+    Every wrong lower bound gets the same reply, whichever side it is on, and names no point of the box."""
+    replies = {grade("lab2.q4", (lo, 9))[1].replace(f"bound {lo} ", "bound X ") for lo in range(-25, 5) if lo != -15}
+    assert len(replies) == 1 and "(i, i')" not in replies.pop()
     r, fb = grade("lab2.q5", {"gcd"})
     # a choice among three: the feedback says a test is left out without counting them (no narrowing)
     assert "lacks at least one conservative test" in fb and r.status == "partial" and "2 " not in fb
@@ -231,10 +238,10 @@ WRONG = [
     ("q2", ("[N] -> { S0[i] -> S0[i2] : i < i2 }",), ("Y_waw lives in",), ()),
     ("q3", (lambda a, b: True,), ("gcd_test([2, -2], 1) returned True",), ("math.gcd", "% g")),
     ("q3", (lambda a, b: 1 / 0,), ("gcd_test([2, -2], 1) raised ZeroDivisionError",), ()),
-    ("q4", ((0, 9),), ("the lower bound 0 is too high: the point (i, i') = (3, 2)",), ("-15",)),
-    ("q4", ((-16, 9),), ("the lower bound -16 is lower than 3i - 5i' goes",), ("-15",)),
-    ("q4", ((-15, 8),), ("the upper bound 8 is too low: the point (i, i') = (3, 0)",), ("(-15, 9)",)),
-    ("q4", ((-15, 15),), ("the upper bound 15 is higher",), ("(-15, 9)",)),
+    ("q4", ((0, 9),), ("the lower bound 0 is not the minimum",), ("-15", "(3, 2)")),
+    ("q4", ((-16, 9),), ("the lower bound -16 is not the minimum",), ("-15",)),
+    ("q4", ((-15, 8),), ("the upper bound 8 is not the maximum",), ("(-15, 9)", "(3, 0)")),
+    ("q4", ((-15, 15),), ("the upper bound 15 is not the maximum",), ("(-15, 9)",)),
     ("q5", ({"gcd"},), ("lacks at least one conservative test", "'maybe dependent' while isl says independent"),
      ("integer system", "banerjee", "2 conservative")),
     ("q6", (WAR, RAW), ("sl3_raw: 1 RAW distance missing", "one entry of your set is not a WAR distance: no read "

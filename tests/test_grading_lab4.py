@@ -192,8 +192,10 @@ def test_q6_q7_wrong_paths_and_hidden_cases():
     r, fb = grade("lab4.q6", lambda n: float(3 * n - 8))
     assert "returned 22.0, a float where the function should return an int" in fb
     r, fb = grade("lab4.q7", 160000)
-    assert "160000 is the step of i alone: from one iteration of the innermost loop to the next, more than i" in fb
-    assert hides(fb, "159999", "other direction", "k changes")   # review 3: the old line stated the correction
+    assert "160000 is the step of a single iterator: from one iteration of the innermost loop to the next, more" in fb
+    assert hides(fb, "159999", "other direction", "k changes", "t - j - k")   # review 3: it stated the correction
+    r, fb = grade("lab4.q7", 1)
+    assert "1 is the step of a single iterator" in fb and hides(fb, "t - j - k", "i = t")   # nor q1's hyperplane
     r, fb = grade("lab4.q7", 12345)
     assert "write the address of x[i][j][k] as (i * 400 + j) * 400 + k" in fb
     assert grade("lab4.q7", -159999)[0].correct
@@ -256,9 +258,9 @@ WRONG = [
     ("q5", ("for (i = 1; i < N - 1 i++) { }",), ("fused_code is not valid C",), ()),
     ("q5", ("x[1] = 0;",), ("its statements write x",), ()),
     ("q6", (lambda n: float(3 * n - 8),), ("sweep_waves(10) returned 22.0",), ("3 * n - 8", "3n - 8")),
-    ("q7", (1,), ("1 is the step of k alone",), ("159999",)),
-    ("q7", (401,), ("401 moves j by one row",), ("159999",)),
-    ("q7", (160000,), ("160000 is the step of i alone",), ("159999",)),
+    ("q7", (1,), ("1 is the step of a single iterator",), ("159999", "t - j - k")),
+    ("q7", (401,), ("401 moves j by one row",), ("159999", "t - j - k")),
+    ("q7", (160000,), ("160000 is the step of a single iterator",), ("159999",)),
     ("q7", (12345,), ("12345 is not the distance",), ("159999",)),
     ("q8", ("slower",), ("the medians alone do not decide",), ("no measurable difference",)),
     ("q8", ("faster",), ("the medians say otherwise",), ("no measurable difference",)),

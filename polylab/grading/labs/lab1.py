@@ -369,7 +369,7 @@ LAB = Lab(
     questions=(
         Question("q1", 2, ("Z_F", "Z_c"), check_q1, title="F and c of Z[i - 1]", example="[[0, 1]] and (5,)"),
         Question("q2", 2, ("B_F", "B_c"), check_q2, title="F and c of B[i + 2 * j][j + 1]",
-                 example="[[2, 1], [1, 0]] and (1, 0)"),
+                 example="[[3, 3], [3, 3]] and (2, 2)"),
         Question("q3", 2, ("rect_system",), check_q3, title="the rectangle as A x + B p + b >= 0",
                  example="[[1, 0, 0, 0, -1]]"),
         Question("q4", 2, ("tri_system",), check_q4, title="the triangle as A x + B p + b >= 0",

@@ -401,14 +401,13 @@ def check_q7(answer: object) -> Verdict:
     """How far apart in memory (elements, absolute value) two consecutive iterations of the wavefront's
     innermost loop write."""
     e = [int(x) for x in sl3().arrays[0].extents]
+    single = "{given} is the step of a single iterator: from one iteration of the innermost loop to the next, more " \
+             "than one iterator changes (work out which, and by how much, from the schedule)"
     return expect(abs(A.integer(answer, "wave_stride")), innermost_stride(),
-                  (1, "{given} is the step of k alone: from one iteration of the innermost loop to the next, "
-                      "i = t - j - k changes as well"),
-                  (lambda g: g in (e[2] - 1, e[2] + 1), f"{{given}} moves j by one row ({e[2]} elements) and k by "
-                                                         "one: but j is fixed in the innermost loop, and it is "
-                                                         "i = t - j - k that changes with k"),
-                  (e[1] * e[2], "{given} is the step of i alone: from one iteration of the innermost loop to the "
-                                "next, more than i changes"),
+                  (1, single),
+                  (lambda g: g in (e[2] - 1, e[2] + 1), f"{{given}} moves j by one row ({e[2]} elements): but j is "
+                                                         "fixed in the innermost loop"),
+                  (e[1] * e[2], single),
                   otherwise=f"{{given}} is not the distance: write the address of x[i][j][k] as "
                             f"(i * {e[1]} + j) * {e[2]} + k")
 
