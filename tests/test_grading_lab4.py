@@ -19,19 +19,23 @@ from polylab.toolchain import c_compiler
 
 ROOT = Path(__file__).resolve().parents[1]
 HIDDEN = ROOT / "instructor" / "hidden"
-FARKAS = "{ [s, t, c] : t >= s and t - s + c >= 0 and 2t - s + c >= 0 and t - 2s + c >= 0 }"
+FARKAS = "{ [s, t, c] : t >= s and 3t - 3s + c >= 0 and 3t - 6s + c >= 0 and 7t - 3s + c >= 0 }"
 SL3_D = {(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 1)}
 STEEP_D = {(1, 0, -1), (0, 1, -1), (0, 0, 1)}
-FUSED = """b[1] = a[0] + a[1] + a[2];
-for (i = 2; i < N - 1; i++) {
-  b[i] = a[i - 1] + a[i] + a[i + 1];
-  a[i - 1] = b[i - 1];
+FUSED = """for (i = 3; i < 6; i++)
+  b[i] = a[i - 3] + a[i + 4];
+for (i = 6; i < N - 4; i++) {
+  b[i] = a[i - 3] + a[i + 4];
+  a[i - 3] = b[i - 3];
 }
-a[N - 2] = b[N - 2];
+for (i = N - 7; i < N - 4; i++)
+  a[i] = b[i];
 """
+TWO_LOOPS = "for (i = 3; i < N - 4; i++)\n  b[i] = a[i - 3] + a[i + 4];\nfor (i = 3; i < N - 4; i++)\n  a[i] = b[i];"
+UNSHIFTED = FUSED.replace("a[i - 3] = b[i - 3]", "a[i] = b[i]")
 SOLUTION = {"sl3_distances": SL3_D, "sl3_hyperplane": (1, 1, 1), "steep_distances": STEEP_D,
             "steep_hyperplane": (2, 2, 1), "farkas_constraints": FARKAS,
-            "pluto_bound": (0, 2), "pluto_schedule": (1, 1, 1), "fused_code": FUSED,
+            "pluto_bound": (0, 7), "pluto_schedule": (1, 1, 3), "fused_code": FUSED,
             "sweep_waves": lambda n: max(0, 3 * n - 8), "wave_stride": 159999,
             "second_thread": "no measurable difference"}
 needs_cc = pytest.mark.skipif(c_compiler() is None, reason="question 5 compiles the fused schedule's code")
@@ -118,16 +122,16 @@ def test_the_distance_check_counts_and_names_only_what_the_student_can_see():
 
 
 def test_q3_farkas_wrong_paths_name_an_illegal_schedule_and_its_pair():
-    assert grade("lab4.q3", "{ [s, t, c] : t - s >= 0 and c >= s - t and c >= s - 2t and c >= 2s - t }")[0].correct
-    r, fb = grade("lab4.q3", "{ [s, t, c] : t >= s and t - s + c >= 0 }")          # the k = 0 pair only
-    assert r.score == 0 and "(s, t, c) = (1, 1, 0) satisfies your constraints but is illegal" in fb
-    assert "the anti dependence S0[2] -> S1[1] (at N = 4) gets theta_S1 - theta_S0 = -1 < 0" in fb
-    assert hides(fb, FARKAS, "t - 2s + c")
-    r, fb = grade("lab4.q3", "{ [s, t, c] : t = s and c >= 1 }")
+    assert grade("lab4.q3", "{ [s, t, c] : t - s >= 0 and c >= 6s - 3t and c >= 3s - 3t and c >= 3s - 7t }")[0].correct
+    r, fb = grade("lab4.q3", "{ [s, t, c] : t >= s and 3t - 3s + c >= 0 }")          # the k = 0 pair only
+    assert r.score == 0 and "satisfies your constraints but is illegal" in fb
+    assert "the anti dependence S0[6] -> S1[3] (at N = 11) gets theta_S1 - theta_S0 = " in fb
+    assert hides(fb, FARKAS, "3t - 6s + c")
+    r, fb = grade("lab4.q3", "{ [s, t, c] : t = s and c >= 4 }")
     assert "keeps every dependence for every N, but your constraints exclude it" in fb
     r, fb = grade("lab4.q3", "{ [s, t] : t >= s }")
     assert "lives in" in fb
-    assert grade("lab4.q3", "{ S[s, t, c] : t >= s and t - s + c >= 0 and 2t - s + c >= 0 and t - 2s + c >= 0 }"
+    assert grade("lab4.q3", FARKAS.replace("{ [", "{ S[")
                  )[0].correct                                                        # a tuple name is fair
     r, fb = grade("lab4.q3", "{ [s, t, c] : t >= }")
     assert "isl cannot read farkas_constraints" in fb
@@ -137,45 +141,44 @@ def test_q4_pluto_wrong_paths():
     r, fb = grade("lab4.q4", (1, 0), (1, 2, 0))
     assert r.score == 0 and "(1, 0) is not the smallest bound u N + w" in fb
     assert "is legal, but another legal schedule with s >= 1 keeps every dependence distance within a smaller" in fb
-    r, fb = grade("lab4.q4", (0, 3), (1, 1, 2))
-    assert "(0, 3) is not the smallest bound" in fb and hides(fb, "(0, 2)", "(1, 1, 1)")
-    r, fb = grade("lab4.q4", (0, 2), (1, 1, 0))
+    r, fb = grade("lab4.q4", (0, 8), (1, 1, 4))
+    assert "(0, 8) is not the smallest bound" in fb and hides(fb, "(0, 7)", "(1, 1, 3)")
+    r, fb = grade("lab4.q4", (0, 7), (1, 1, 0))
     assert r.score == 1 and "(s, t, c) = (1, 1, 0) is illegal: the anti dependence" in fb
     r, fb = grade("lab4.q4", (0, 1), (0, 0, 1))
     assert "not the smallest bound" in fb and "s = 0" in fb
-    r, fb = grade("lab4.q4", (0, 2), (1, 1))
+    r, fb = grade("lab4.q4", (0, 7), (1, 1))
     assert "has 2 entries, not 3" in fb and "one entry per coefficient (s, t, c)" in fb
-    assert lab4.pluto_optimum() == ((0, 2), (1, 1, 1))
+    assert lab4.pluto_optimum() == ((0, 7), (1, 1, 3))
 
 
 def test_q4_a_wrong_bound_is_not_told_its_direction():
     """Review 2: "a smaller u exists" / "no schedule has distances that small" made the bound a binary search.
     Every wrong bound in a box gets the same reply, whichever side of the optimum it lies on, and a legal
     schedule's reply does not depend on how far its bound is from the best."""
-    replies = {grade("lab4.q4", (u, w), (1, 1, 1))[1].replace(f"({u}, {w})", "(u, w)")
-               for u in range(3) for w in range(5) if (u, w) != (0, 2)}
+    replies = {grade("lab4.q4", (u, w), (1, 1, 3))[1].replace(f"({u}, {w})", "(u, w)")
+               for u in range(3) for w in range(10) if (u, w) != (0, 7)}
     assert len(replies) == 1
-    legal = {grade("lab4.q4", (0, 2), (1, 1, c))[1].replace(f"(1, 1, {c})", "x") for c in (2, 3, 5)}
+    legal = {grade("lab4.q4", (0, 7), (1, 1, c))[1].replace(f"(1, 1, {c})", "x") for c in (4, 5, 8)}
     assert len(legal) == 1
 
 
 @needs_cc
 def test_q5_fused_code_wrong_paths():
-    r, fb = grade("lab4.q5", FUSED.replace("a[i - 1] = b[i - 1]", "a[i] = b[i]"))   # fused without the shift
+    r, fb = grade("lab4.q5", UNSHIFTED)   # fused without the shift
     assert r.score == 0 and "changes the output: the first element that differs is a[" in fb
-    assert hides(fb, "a[i - 1] = b[i - 1]", "b[1] = a[0]")
-    two_loops = "for (i = 1; i < N - 1; i++)\n  b[i] = a[i - 1] + a[i] + a[i + 1];\nfor (i = 1; i < N - 1; i++)\n  a[i] = b[i];"
-    r, fb = grade("lab4.q5", two_loops)          # smooth as given: right outputs, no fusion, nothing earned
+    assert hides(fb, "a[i - 3] = b[i - 3]", "i < 6")
+    r, fb = grade("lab4.q5", TWO_LOOPS)          # smooth as given: right outputs, no fusion, nothing earned
     assert r.score == 0 and "no single loop of fused_code writes both b and a" in fb and "not run" in fb
-    half = ("for (i = 1; i < N - 1; i++) { b[i] = a[i - 1] + a[i] + a[i + 1]; if (i < 5) a[i - 1] = b[i - 1]; }\n"
-            "for (i = 4; i < N - 1; i++) a[i] = b[i];")
+    half = ("for (i = 3; i < N - 4; i++) { b[i] = a[i - 3] + a[i + 4]; if (i >= 6 && i < 9) a[i - 3] = b[i - 3]; }\n"
+            "for (i = 6; i < N - 4; i++) a[i] = b[i];")
     r, fb = grade("lab4.q5", half)
     assert r.score == 0 and "leaves a number of iterations that grows with N" in fb
-    nested = ("for (i = 1; i < N - 1; i++) { b[i] = a[i - 1] + a[i] + a[i + 1];\n"
-              "  if (i == N - 2) for (j = 1; j < N - 1; j++) a[j] = b[j]; }")
+    nested = ("for (i = 3; i < N - 4; i++) { b[i] = a[i - 3] + a[i + 4];\n"
+              "  if (i == N - 5) for (j = 3; j < N - 4; j++) a[j] = b[j]; }")
     assert grade("lab4.q5", nested)[0].score == 0        # the copy loop inside the last iteration: not fused
-    guarded = ("for (i = 1; i < N; i++) { if (i < N - 1) b[i] = a[i - 1] + a[i] + a[i + 1];\n"
-               "  if (i >= 2) a[i - 1] = b[i - 1]; }")
+    guarded = ("for (i = 3; i < N - 1; i++) { if (i < N - 4) b[i] = a[i - 3] + a[i + 4];\n"
+               "  if (i >= 6) a[i - 3] = b[i - 3]; }")
     assert grade("lab4.q5", guarded)[0].correct           # guards instead of a prologue and an epilogue
     r, fb = grade("lab4.q5", "for (i = 1; i < N - 1 i++) { }")
     assert r.score == 0 and "fused_code is not valid C: line 1" in fb
@@ -238,23 +241,21 @@ WRONG = [
     ("q2", (STEEP_D, (1, 1, 1)), ("a = (1, 1, 1) gives a . (", ") = 0 < 1 for the distance"), ()),
     ("q2", (STEEP_D, (3, 2, 1)), ("a = (3, 2, 1) is legal but not the smallest",), ()),
     ("q2", ({(0, 0, 1)}, (1, 1, 1)), ("2 distance vectors missing", "your list misses a distance"), ()),
-    ("q3", ("{ [s, t, c] : t >= s and t - s + c >= 0 }",),
-     ("(s, t, c) = (1, 1, 0) satisfies your constraints but is illegal", "the anti dependence S0[2] -> S1[1]"),
-     ("t - 2s + c",)),
-    ("q3", ("{ [s, t, c] : t = s and c >= 1 }",), ("keeps every dependence for every N, but your constraints",),
-     ("t - 2s + c",)),
+    ("q3", ("{ [s, t, c] : t >= s and 3t - 3s + c >= 0 }",),
+     ("satisfies your constraints but is illegal", "the anti dependence S0[6] -> S1[3]"), ("3t - 6s + c",)),
+    ("q3", ("{ [s, t, c] : t = s and c >= 4 }",), ("keeps every dependence for every N, but your constraints",),
+     ("3t - 6s + c",)),
     ("q3", ("{ [s, t] : t >= s }",), ("farkas_constraints lives in",), ()),
     ("q4", ((1, 0), (1, 2, 0)), ("(1, 0) is not the smallest bound", "another legal schedule with s >= 1"), ()),
-    ("q4", ((0, 3), (1, 1, 2)), ("(0, 3) is not the smallest bound", "another legal schedule with s >= 1"), ()),
+    ("q4", ((0, 8), (1, 1, 4)), ("(0, 8) is not the smallest bound", "another legal schedule with s >= 1"), ()),
     ("q4", ((0, 1), (0, 0, 1)), ("(0, 1) is not the smallest bound", "s = 0"), ()),
-    ("q4", ((0, 2), (1, 1, 0)), ("(s, t, c) = (1, 1, 0) is illegal: the anti dependence",), ()),
-    pytest.param("q5", (FUSED.replace("a[i - 1] = b[i - 1]", "a[i] = b[i]"),),
-                 ("changes the output: the first element that differs is a[",), ("a[i - 1] = b[i - 1]",),
+    ("q4", ((0, 7), (1, 1, 0)), ("(s, t, c) = (1, 1, 0) is illegal: the anti dependence",), ()),
+    pytest.param("q5", (UNSHIFTED,),
+                 ("changes the output: the first element that differs is a[",), ("a[i - 3] = b[i - 3]",),
                  marks=needs_cc),
-    ("q5", ("for (i = 1; i < N - 1; i++)\n  b[i] = a[i - 1] + a[i] + a[i + 1];\nfor (i = 1; i < N - 1; i++)\n"
-            "  a[i] = b[i];",), ("no single loop of fused_code writes both b and a",), ("a[i - 1] = b[i - 1]",)),
-    ("q5", ("for (i = 1; i < N - 1; i++) { b[i] = a[i - 1] + a[i] + a[i + 1]; if (i < 5) a[i - 1] = b[i - 1]; }\n"
-            "for (i = 4; i < N - 1; i++) a[i] = b[i];",), ("leaves a number of iterations that grows with N",), ()),
+    ("q5", (TWO_LOOPS,), ("no single loop of fused_code writes both b and a",), ("a[i - 3] = b[i - 3]",)),
+    ("q5", ("for (i = 3; i < N - 4; i++) { b[i] = a[i - 3] + a[i + 4]; if (i >= 6 && i < 9) a[i - 3] = b[i - 3]; }\n"
+            "for (i = 6; i < N - 4; i++) a[i] = b[i];",), ("leaves a number of iterations that grows with N",), ()),
     ("q5", ("for (i = 1; i < N - 1 i++) { }",), ("fused_code is not valid C",), ()),
     ("q5", ("x[1] = 0;",), ("its statements write x",), ()),
     ("q6", (lambda n: float(3 * n - 8),), ("sweep_waves(10) returned 22.0",), ("3 * n - 8", "3n - 8")),

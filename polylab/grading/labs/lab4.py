@@ -49,12 +49,13 @@ for (i = 1; i < N - 1; i++)
       x[i][j][k] = x[i - 1][j][k + 1] + x[i][j - 1][k + 1] + x[i][j][k - 1];
 """
 
-#: questions 3-5: two statements, a three-point average and its copy back
+#: questions 3-5: two statements, a two-point stencil (3 behind, 4 ahead: the shift that fusion needs and the
+#: bound it leaves are not the first small numbers one would try) and its copy back
 SMOOTH = """double a[N];
 double b[N];
-for (i = 1; i < N - 1; i++)
-  b[i] = a[i - 1] + a[i] + a[i + 1];
-for (i = 1; i < N - 1; i++)
+for (i = 3; i < N - 4; i++)
+  b[i] = a[i - 3] + a[i + 4];
+for (i = 3; i < N - 4; i++)
   a[i] = b[i];
 """
 #: question 5: the size the fused schedule runs at
@@ -276,7 +277,7 @@ def check_q4(pluto_bound: object, pluto_schedule: object) -> Verdict:
 
 #: question 5: the sizes the fused code runs at (against the original), and the two sizes at which "fused" is
 #: counted: every instance but a number independent of N runs in one loop
-SMOOTH_RUNS = (SMOOTH_N, 5)
+SMOOTH_RUNS = (SMOOTH_N, 13)
 FUSION_SIZES = (SMOOTH_N, 2 * SMOOTH_N)
 
 
@@ -339,7 +340,7 @@ def _fused(code: StudentCode) -> Verdict:
 def check_q5(fused_code: object) -> Verdict:
     """``smooth``'s two loops fused into one, written in C, all or nothing: fused (:func:`_fused`; the original
     two loops, which compute the right values, earn nothing) and run against the original at N = 40 and
-    N = 5, every element of ``a`` and ``b`` compared (a fused loop without the shift, whose outputs differ,
+    N = 13, every element of ``a`` and ``b`` compared (a fused loop without the shift, whose outputs differ,
     earns nothing either: that is the mistake the question teaches)."""
     code = read_code(fused_code, "fused_code")
     fused = _fused(code)
