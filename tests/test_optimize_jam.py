@@ -8,6 +8,8 @@ values leave a partial strip at the end."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -171,6 +173,74 @@ def test_full_strips_are_isolated_with_constant_bounds():
 
     for N in (16, 21):
         v = verify(scop, s, "openmp", params={"M": 7, "N": N}, threads=2)
+        assert v.verified, v.reason
+
+
+# cholesky's band as the optimizer tiles it (8 x 8 x 8 tiles here, 4 rows of i jammed): the jammed rows
+# are cut by j < i on the diagonal tiles
+CHOLESKY_BAND = ("[N] -> { S0[i, j, k] -> [floor(i/8) + floor(j/8), floor(j/8), floor(k/8), floor(i/4), j, 0, k, i]; "
+                 "S1[i, j] -> [floor(i/8) + floor(j/8), floor(j/8), floor(j/8), floor(i/4), j, 2, j, i]; "
+                 "S2[i, k] -> [floor(i/8) + floor(k/8), floor(k/8), floor(i/8), floor(i/4), k, 3, i, i]; "
+                 "S3[i] -> [2*floor(i/8), floor(i/8), floor(i/8), floor(i/4), i, 1, i, i] }")
+
+
+def _points(s) -> list[tuple[int, ...]]:
+    import islpy as isl
+
+    out: list[tuple[int, ...]] = []
+    s.foreach_point(lambda p: out.append(tuple(int(p.get_coordinate_val(isl.dim_type.set, k).to_python())
+                                               for k in range(s.dim(isl.dim_type.set)))))
+    return out
+
+
+@functools.cache
+def cholesky_band():
+    """cholesky, its tiled band (:data:`CHOLESKY_BAND`), the isolated prefixes and the C code (once)."""
+    scop = scop_of(CHOLESKY)
+    s = parse_schedule(scop, CHOLESKY_BAND)
+    return scop, s, full_strips(scop, s), generate(scop, s, "c").kernel
+
+
+def test_cholesky_band_isolates_the_jammed_rows_in_the_diagonal_tiles_too():
+    scop, s, full, code = cholesky_band()
+    assert check(s).legal
+    assert set(full) == {3, 6}          # the strip's depth in the tile band, the point band's last loop
+    # the constant-bound row loop in the tiles below the diagonal and in the diagonal tiles
+    assert code.count("c7 <= 4 * c3 + 3; c7++)\n") >= 2, code
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(5, 30))
+def test_isolated_strips_are_full_at_every_inner_iteration(n):
+    """Brute force: every prefix that the code generator isolates (:func:`full_strips`) holds, for every
+    iteration of the loops inside it, the 4 rows of a whole strip of cholesky's update ``S0`` (so the row
+    loop there has the constant bounds ``4 c .. 4 c + 3``), at sizes with partial tiles and strips."""
+    from polylab.schedule.core import map_from_affs
+
+    scop, s, full, _ = cholesky_band()
+    st0 = scop.statement("S0")
+    pspace = scop.context.get_space()
+    theta = map_from_affs(st0, pspace, list(s.affs["S0"])).intersect_domain(st0.domain.align_params(pspace))
+    times = theta.range()
+    rows: dict[tuple[int, ...], set[int]] = {}       # (t_0 .. t_6) -> the rows i there
+    for t in _points(times.intersect_params(isl_point(times.params(), {"N": n}, ()))):
+        rows.setdefault(t[:7], set()).add(t[7])
+    for at, prefixes in full.items():
+        taken = set(_points(prefixes.intersect_params(isl_point(prefixes.params(), {"N": n}, ()))))
+        for inner, rs in rows.items():
+            if inner[:at + 1] in taken:
+                c = inner[3]
+                assert rs == set(range(4 * c, 4 * c + 4)), (n, at, inner, sorted(rs))
+
+
+def test_cholesky_band_with_isolated_strips_computes_what_the_original_does():
+    from polylab.experiment import verify
+
+    scop, s, _, _ = cholesky_band()
+    for n in (7, 21, 36):
+        assert same_live_out(scop, s.scop, {"N": n}, schedule=s.union_map) == []
+    for n in (21, 36):
+        v = verify(scop, s, "c", params={"N": n})
         assert v.verified, v.reason
 
 
@@ -388,3 +458,75 @@ def test_optimized_reductions_compute_what_the_original_does(text, n, m, threads
     assert check(s).legal
     assert same_live_out(scop, s.scop, {"I": n, "J": m, "K": (n + m) % 7 + 1}, schedule=s.union_map) == [], (
         text, s.text())
+
+
+# -- the rows' elements in registers across the loop around them (codegen.ast.register_rows) -------------
+@st.composite
+def register_cases(draw):
+    """An accumulation ``X[i][j] = X[i][j] + U * V`` over ``i, j, k`` whose operands may touch ``X``'s
+    elements, and a schedule that jams 4 rows of ``i`` or ``j`` inside the loop of ``k`` or of the other
+    row iterator: some keep their elements in registers, some read them or write one element per loop."""
+    u = draw(st.sampled_from(["A[i][k]", "X[i][k]", "X[k][j]", "X[j][k]", "X[k][k]"]))
+    v = draw(st.sampled_from(["B[k][j]", "X[k][j]", "A[j][k]"]))
+    order = draw(st.sampled_from([("i", "j", "k"), ("i", "k", "j"), ("j", "i", "k"), ("j", "k", "i")]))
+    text = ("double A[N][N]; double B[N][N]; double X[N][N];\n"
+            "for (i = 0; i < N; i++)\n  for (j = 0; j < N; j++)\n    for (k = 0; k < N; k++)\n"
+            f"      X[i][j] = X[i][j] + {u} * {v};\n")
+    row, outer, loop = order
+    return text, u, v, order, f"[N] -> {{ S0[i, j, k] -> [floor({row}/4), {outer}, {loop}, {row}] }}"
+
+
+def _registers_by_enumeration(u: str, v: str, order, n: int) -> bool:
+    """The conditions of :func:`polylab.codegen.ast.register_rows` checked on every pair of instances at
+    ``N = n``: at one prefix (strip, outer iterator), one element per row, and no other read of one."""
+    row, outer, _ = order
+    pts = [dict(i=i, j=j, k=k) for i in range(n) for j in range(n) for k in range(n)]
+
+    def el(text: str, x: dict) -> tuple:
+        name, rest = text.split("[", 1)
+        return (name, *(eval(s, {}, x) for s in rest.rstrip("]").split("][")))
+
+    for x in pts:
+        for y in pts:
+            if (x[row] // 4, x[outer]) != (y[row] // 4, y[outer]):
+                continue
+            wx, wy = ("X", x["i"], x["j"]), ("X", y["i"], y["j"])
+            if (x[row] == y[row]) != (wx == wy):
+                return False
+            if el(u, x) == wy or el(v, x) == wy:
+                return False
+    return True
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(register_cases())
+def test_register_rows_agrees_with_enumeration(case):
+    """Exactness of :func:`~polylab.codegen.ast.register_rows` (parametric in ``N``) against brute force at
+    ``N = 1 .. 6``: where it keeps the rows' elements in registers no pair of instances breaks its
+    conditions, and where it does not, some size shows a pair that does."""
+    from polylab.codegen.ast import register_rows
+
+    text, u, v, order, spec = case
+    scop = scop_of(text)
+    s = parse_schedule(scop, spec)
+    kept = ("S0", 2) in register_rows(scop, s)
+    seen = [_registers_by_enumeration(u, v, order, n) for n in range(1, 7)]
+    assert kept == all(seen), (text, spec, seen)
+
+
+def test_rows_in_registers_are_printed_only_where_exact_and_compute_what_the_original_does():
+    """gemm-like ``X[i][j] += A[i][k] * B[k][j]`` with 4 rows of ``i`` jammed inside ``k``: the 4 elements
+    stay in registers across ``k``; with ``X[i][k]`` read instead (``k`` meets ``j``) they do not. Both
+    compiled programs compute what the original does, with partial strips."""
+    from polylab.experiment import verify
+
+    spec = "[N] -> { S0[i, j, k] -> [floor(i/4), j, k, i] }"
+    for u, registered in (("A[i][k]", True), ("X[i][k]", False)):
+        scop = scop_of("double A[N][N]; double B[N][N]; double X[N][N];\n"
+                       "for (i = 0; i < N; i++)\n  for (j = 0; j < N; j++)\n    for (k = 0; k < N; k++)\n"
+                       f"      X[i][j] = X[i][j] + {u} * B[k][j];\n")
+        s = parse_schedule(scop, spec)
+        code = generate(scop, s, "c").kernel
+        assert ("polylab_acc" in code) == registered, code
+        v = verify(scop, s, "c", params={"N": 10})
+        assert v.verified, v.reason

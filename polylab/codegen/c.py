@@ -12,16 +12,23 @@ parameters: gcc outlines a parallel loop into a function that receives the array
 which loses ``restrict``, so without this the vector loops inside are run-time alias-checked or not
 vectorized at all (a parallel gemm ran at half the speed of the sequential one on one thread). A loop is parallel only when the schedule says so (a coincident
 band member), so the iterations a thread runs touch no element another thread writes in the same loop.
+
+Rows in registers: a loop whose body is a whole strip of jammed rows of one accumulation (the rows of
+:mod:`polylab.schedule.jam`, constant bounds) keeps the strip's elements in a small local array across the
+loop where :func:`polylab.codegen.ast.register_rows` proves it exact: loaded before, updated in order,
+stored after (scalar replacement; gcc cannot tell ``A[i][k]`` from ``A[i][j]`` and otherwise loads and
+stores every element at every iteration).
 """
 
 from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from polylab.codegen.ast import AExpr, Block, For, Id, If, Int, LoopProgram, Node, Op, User, expr_ids
+from polylab.codegen.ast import (UNROLL_STRIP, AExpr, Block, For, Id, If, Int, LoopProgram, Node, Op, User, expr_ids,
+                                 offset)
 from polylab.codegen.cexpr import HELPER_NAMES, c_expr
 from polylab.model.expr import (ArrayRef, Assignment, Binary, Call, Cond, Const, Expr, Name, Unary,
-                                assignment_to_c, negated, transform, without_double_signs)
+                                assignment_to_c, negated, to_c, transform, walk, without_double_signs)
 from polylab.model.scop import Scop
 
 ArrayPrinter = Callable[[ArrayRef, Callable[[Expr], str]], "str | None"]
@@ -108,12 +115,15 @@ class CPrinter:
         #: ``<outline_prefix>0``, ``<outline_prefix>1``, ...
         self.helpers: list[str] = []
         self.outline_prefix = outline_prefix
+        #: ``(statement, depth)`` pairs whose rows may stay in registers (set by :meth:`print` from the program)
+        self.registers: frozenset[tuple[str, int]] = frozenset()
 
     def emit(self, depth: int, text: str) -> None:
         self.lines.append(self.indent * depth + text)
 
-    def print(self, node: Node, depth: int = 1) -> str:
+    def print(self, node: Node, depth: int = 1, registers: frozenset[tuple[str, int]] = frozenset()) -> str:
         self.lines = []
+        self.registers = registers
         self._node(node, depth, False)
         return "\n".join(self.lines)
 
@@ -155,6 +165,8 @@ class CPrinter:
                 self._node(node.body, depth + 1, in_parallel)
                 self.scope.pop()
                 self.emit(depth, "}")
+            case For() if self._registers(node, depth):
+                pass
             case For():
                 par = node.parallel and not in_parallel
                 if par and self.openmp and canonical(node):
@@ -177,6 +189,47 @@ class CPrinter:
                     else:
                         self.lines[-1] += " else"
                     self._body(o, depth, in_parallel)
+
+    def _registers(self, node: For, depth: int) -> bool:
+        """Print loop ``node`` with the elements of its rows in registers when it is a plain loop whose body
+        is a strip of at most :data:`~polylab.codegen.ast.UNROLL_STRIP` rows with constant bounds
+        ``e .. e + m - 1`` holding one accumulation ``S`` that may keep its elements in registers across
+        ``node`` (``(S, node.depth)`` in the program's :attr:`~polylab.codegen.ast.LoopProgram.registers`,
+        exact): the ``m`` elements are loaded into ``polylab_acc[m]`` before the loop, updated there, and
+        stored after it (gcc keeps the array in registers once it unrolls the strip). Returns whether it
+        printed; False leaves ``node`` to the plain printing."""
+        rows = node.body
+        if (not isinstance(rows, For) or not isinstance(rows.body, User) or rows.inc != 1 or rows.degenerate
+                or (rows.body.statement, node.depth) not in self.registers or (node.parallel and self.openmp)
+                or node.degenerate):
+            return False
+        m = next((m for m in range(1, UNROLL_STRIP + 1) if rows.cond == Op("le", (Id(rows.iterator),
+                                                                                 offset(rows.init, m - 1)))), None)
+        body = instance_body(self.scop, rows.body)
+        if m is None or node.iterator in expr_ids(rows.init) or node.iterator in {
+                n.name for n in walk(body.target) if isinstance(n, Name)}:
+            return False
+        target, it = body.target, rows.iterator
+        ctype = next(a.ctype for a in self.scop.arrays if a.name == target.array)
+        slot = f"polylab_acc[{it} - ({c_expr(rows.init)})]"
+
+        def ref(r: ArrayRef, render: Callable[[Expr], str]) -> str | None:
+            if (r.array, r.indices) == (target.array, target.indices):   # the write and its read
+                return slot
+            return self.array_ref(r, render) if self.array_ref else None
+
+        element = to_c(target, array_ref=self.array_ref)
+        self.emit(depth, f"{{ /* the rows' elements in registers */ {ctype} polylab_acc[{m}];")
+        self.emit(depth + 1, f"{for_header(rows)} {slot} = {element};")
+        self.emit(depth + 1, for_header(node) + " {")
+        self.scope.append(node.iterator)
+        self.emit(depth + 2, for_header(rows))
+        self.emit(depth + 3, assignment_to_c(body, array_ref=ref))
+        self.scope.pop()
+        self.emit(depth + 1, "}")
+        self.emit(depth + 1, f"{for_header(rows)} {element} = {slot};")
+        self.emit(depth, "}")
+        return True
 
 
 def signature_params(signature: str) -> list[tuple[str, str]]:
@@ -204,6 +257,6 @@ def kernel_c(scop: Scop, program: LoopProgram, signature: str, *, openmp: bool =
     """The kernel function: ``signature`` then the loops (with OpenMP, the functions holding the bodies of
     its parallel loops first)."""
     printer = CPrinter(scop, openmp=openmp, params=signature_params(signature) if openmp else ())
-    body = printer.print(program.root)
+    body = printer.print(program.root, registers=program.registers)
     helpers = "".join(h + "\n" for h in printer.helpers)
     return f"{helpers}{signature}\n{{\n{body}\n}}\n"

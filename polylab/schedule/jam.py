@@ -19,6 +19,8 @@ then the next ``j``). It is legal when no dependence goes from a later row of a 
 a later iteration of the inner loops (exact check). The code generator isolates the full strips
 (:func:`polylab.codegen.ast.full_strips`): their row loop has the constant bounds ``k c .. k c + k - 1``,
 gcc unrolls it completely and keeps the ``k`` sums in registers: the unroll-and-jam of the textbooks.
+Where gcc cannot tell the sums from the elements the loop reads (cholesky's ``A[i][j]`` and ``A[i][k]``), the
+C printer holds them in registers itself (:func:`polylab.codegen.ast.register_rows`, exact).
 
 Measured on bicg and atax (N = M = 4000, one thread, gcc -O3): 1.95x and 2.5x of the source order.
 """
