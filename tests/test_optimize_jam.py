@@ -463,24 +463,29 @@ def test_optimized_reductions_compute_what_the_original_does(text, n, m, threads
 # -- the rows' elements in registers across the loop around them (codegen.ast.register_rows) -------------
 @st.composite
 def register_cases(draw):
-    """An accumulation ``X[i][j] = X[i][j] + U * V`` over ``i, j, k`` whose operands may touch ``X``'s
-    elements, and a schedule that jams 4 rows of ``i`` or ``j`` inside the loop of ``k`` or of the other
-    row iterator: some keep their elements in registers, some read them or write one element per loop."""
+    """An accumulation ``X[i][j] = X[i][j] + U * V`` over ``i, j, k`` (``k < j`` or ``k < N``) whose
+    operands may touch ``X``'s elements, and a schedule that jams 4 rows of ``i`` or ``j`` inside the loop
+    of ``k`` or of the other row iterator: some keep their elements in registers, some read them or write
+    one element per loop, some read no other element of ``X``."""
     u = draw(st.sampled_from(["A[i][k]", "X[i][k]", "X[k][j]", "X[j][k]", "X[k][k]"]))
     v = draw(st.sampled_from(["B[k][j]", "X[k][j]", "A[j][k]"]))
     order = draw(st.sampled_from([("i", "j", "k"), ("i", "k", "j"), ("j", "i", "k"), ("j", "k", "i")]))
+    tri = draw(st.booleans())
     text = ("double A[N][N]; double B[N][N]; double X[N][N];\n"
-            "for (i = 0; i < N; i++)\n  for (j = 0; j < N; j++)\n    for (k = 0; k < N; k++)\n"
+            f"for (i = 0; i < N; i++)\n  for (j = 0; j < N; j++)\n    for (k = 0; k < {'j' if tri else 'N'}; k++)\n"
             f"      X[i][j] = X[i][j] + {u} * {v};\n")
     row, outer, loop = order
-    return text, u, v, order, f"[N] -> {{ S0[i, j, k] -> [floor({row}/4), {outer}, {loop}, {row}] }}"
+    return text, u, v, order, tri, f"[N] -> {{ S0[i, j, k] -> [floor({row}/4), {outer}, {loop}, {row}] }}"
 
 
-def _registers_by_enumeration(u: str, v: str, order, n: int) -> bool:
+def _registers_by_enumeration(u: str, v: str, order, tri: bool, n: int) -> bool:
     """The conditions of :func:`polylab.codegen.ast.register_rows` checked on every pair of instances at
-    ``N = n``: at one prefix (strip, outer iterator), one element per row, and no other read of one."""
+    ``N = n``: some other read of ``X``; at one prefix (strip, outer iterator), one element per row, and
+    no other read of one."""
+    if not (u.startswith("X") or v.startswith("X")):
+        return False
     row, outer, _ = order
-    pts = [dict(i=i, j=j, k=k) for i in range(n) for j in range(n) for k in range(n)]
+    pts = [dict(i=i, j=j, k=k) for i in range(n) for j in range(n) for k in range(j if tri else n)]
 
     def el(text: str, x: dict) -> tuple:
         name, rest = text.split("[", 1)
@@ -506,24 +511,25 @@ def test_register_rows_agrees_with_enumeration(case):
     conditions, and where it does not, some size shows a pair that does."""
     from polylab.codegen.ast import register_rows
 
-    text, u, v, order, spec = case
+    text, u, v, order, tri, spec = case
     scop = scop_of(text)
     s = parse_schedule(scop, spec)
     kept = ("S0", 2) in register_rows(scop, s)
-    seen = [_registers_by_enumeration(u, v, order, n) for n in range(1, 7)]
+    seen = [_registers_by_enumeration(u, v, order, tri, n) for n in range(1, 7)]
     assert kept == all(seen), (text, spec, seen)
 
 
 def test_rows_in_registers_are_printed_only_where_exact_and_compute_what_the_original_does():
-    """gemm-like ``X[i][j] += A[i][k] * B[k][j]`` with 4 rows of ``i`` jammed inside ``k``: the 4 elements
-    stay in registers across ``k``; with ``X[i][k]`` read instead (``k`` meets ``j``) they do not. Both
-    compiled programs compute what the original does, with partial strips."""
+    """``X[i][j] += X[i][k] * B[k][j]`` with 4 rows of ``i`` jammed inside ``k``: for ``k < j`` the 4
+    elements stay in registers across ``k`` (no ``X[i][k]`` read is one of them); for ``k < N`` they do
+    not (``k`` meets ``j``), nor with ``A[i][k]`` read (restrict lets the compiler do it). The compiled
+    programs compute what the original does, with partial strips."""
     from polylab.experiment import verify
 
     spec = "[N] -> { S0[i, j, k] -> [floor(i/4), j, k, i] }"
-    for u, registered in (("A[i][k]", True), ("X[i][k]", False)):
+    for u, bound, registered in (("X[i][k]", "j", True), ("X[i][k]", "N", False), ("A[i][k]", "j", False)):
         scop = scop_of("double A[N][N]; double B[N][N]; double X[N][N];\n"
-                       "for (i = 0; i < N; i++)\n  for (j = 0; j < N; j++)\n    for (k = 0; k < N; k++)\n"
+                       f"for (i = 0; i < N; i++)\n  for (j = 0; j < N; j++)\n    for (k = 0; k < {bound}; k++)\n"
                        f"      X[i][j] = X[i][j] + {u} * B[k][j];\n")
         s = parse_schedule(scop, spec)
         code = generate(scop, s, "c").kernel

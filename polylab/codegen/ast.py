@@ -327,7 +327,9 @@ def register_rows(scop: Scop, schedule) -> frozenset[tuple[str, int]]:
 
     * ``W`` is a function of the row: ``p(x) = p(y), row(x) = row(y)  =>  W(x) = W(y)``, and distinct rows
       write distinct elements: ``p(x) = p(y), row(x) != row(y)  =>  W(x) != W(y)``;
-    * no other read of ``S`` touches an element ``W`` writes there: ``p(x) = p(y)  =>  r(x) != W(y)``.
+    * no other read of ``S`` touches an element ``W`` writes there: ``p(x) = p(y)  =>  r(x) != W(y)``, and
+      some read of ``W``'s array has other subscripts (otherwise the kernel's ``restrict`` arrays already
+      let the compiler keep the elements in registers).
 
     Where the loop ``d`` holds only the rows and ``S`` (the printer checks the code's shape), its ``k``
     elements are loaded before the loop, updated in registers and stored after it: the same operations in
@@ -358,9 +360,11 @@ def register_rows(scop: Scop, schedule) -> frozenset[tuple[str, int]]:
         hits = W.apply_range(W.reverse())                                 # x -> y writing one element
         if not same_row.subtract(hits).is_empty() or not same.intersect(hits).subtract(same_row).is_empty():
             continue
-        # distinct arrays never overlap (the model's assumption, said in the generated code)
+        # distinct arrays never overlap (the model's assumption, said in the generated code); with no other
+        # read of the written array, the kernel's restrict arrays let the compiler keep the elements in
+        # registers itself (gemver's w[i], syrk's C[i][j]: nothing to gain)
         others = [r for r in st.reads if r.array == w.array and not r.relation.is_equal(w.relation)]
-        if all(same.intersect(r.relation.align_params(pspace).intersect_domain(dom).apply_range(W.reverse()))
+        if others and all(same.intersect(r.relation.align_params(pspace).intersect_domain(dom).apply_range(W.reverse()))
                .is_empty() for r in others):
             out.add((st.name, d))
     return frozenset(out)
