@@ -112,9 +112,8 @@ def test_a_band_whose_tiles_let_an_outer_loop_s_rows_run_together():
     """cholesky: ``A[i][j]`` accumulates along ``k`` (a chain), and in the source order no jam is legal
     (the rows of ``j`` need ``A[i][j]`` divided before the next row reads it, the rows of ``i`` the
     square root of the row before). Inside the tiles of the Pluto-style band (permutable) the rows of ``i``
-    can run together: with one thread that band is chosen for the jam, not for vector loops (it has
-    none), where the data does not fit in half the L2 cache; with two threads the band is not chosen for
-    it."""
+    can run together: that band is chosen for the jam, not for vector loops (it has none), where the data
+    does not fit in half the L2 cache, with one thread and with two."""
     scop = scop_of(CHOLESKY)
     base = optimized(scop, "original")
     st = scop.statement("S0")
@@ -130,8 +129,12 @@ def test_a_band_whose_tiles_let_an_outer_loop_s_rows_run_together():
     assert check(s).legal
     for n in (3, 9, 21):
         assert same_live_out(scop, s.scop, {"N": n}, schedule=s.union_map) == []
+    # with two threads the same band and jam, the tiles of a wave as the OpenMP loop
     two = optimized(scop, "optimize(2)")
-    assert two.provenance.optimize.structure is not Structure.PLUTO_BAND or not jams(two, JamKind.CHAINS)
+    assert two.provenance.optimize.structure is Structure.PLUTO_BAND and jams(two, JamKind.CHAINS), two.notes
+    assert two.text() == s.text() and two.marked
+    for n in (3, 21):
+        assert same_live_out(scop, two.scop, {"N": n}, schedule=two.union_map) == []
     # data that fits in half the L2 cache (40 x 40 doubles): the tiles would cost more than the jam gains
     small = optimized(scop_of(CHOLESKY.replace("N", "40")), "optimize(1)")
     assert small.provenance.optimize.structure is not Structure.PLUTO_BAND and not jams(small, JamKind.CHAINS)
