@@ -66,8 +66,7 @@ def result_html(result: Result) -> str:
 
 @render.html.register
 def report_html(report: Report) -> str:
-    head = (f"<div style='font-family:var(--jp-ui-font-family,sans-serif)'><b>{esc(report.lab)}: "
-            f"{report.score:g} / {report.max_score:g} points</b></div>")
+    head = f"<div style='font-family:var(--jp-ui-font-family,sans-serif)'><b>{esc(report.head)}</b></div>"
     return head + "".join(result_html(r) for r in report.results)
 
 

@@ -168,9 +168,22 @@ class Report:
         return round(sum(r.max for r in self.results), 2)
 
     @property
-    def text(self) -> str:
+    def head(self) -> str:
+        """``lab1: 7/10 points``; where a notebook's check only recorded some choices, it says that the grader
+        judges them (their points are not in the score shown, which is therefore not the grade)."""
         head = f"{self.lab}: {_num(self.score)}/{_num(self.max_score)} points"
-        return "\n".join([head, *(r.text for r in self.results)])
+        recorded = [r for r in self.results if r.status == "recorded"]
+        if not recorded:
+            return head
+        points = sum(r.max for r in recorded)
+        which = ", ".join(r.question for r in recorded)
+        return (head + f" here; {which} ({_num(points)} point{'' if points == 1 else 's'}) "
+                + ("is a recorded choice" if len(recorded) == 1 else "are recorded choices")
+                + " that only the grader judges")
+
+    @property
+    def text(self) -> str:
+        return "\n".join([self.head, *(r.text for r in self.results)])
 
     def to_json(self) -> dict:
         return {"lab": self.lab, "score": self.score, "max_score": self.max_score,
