@@ -8,10 +8,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import islpy as isl
 import pytest
 
 from grading_helpers import grade, hides, prints_no_verdict, recorded_runs, wrong_answer_table
 from polylab.experiment import speedup_interval
+from polylab.model.islutil import point_coordinates
 from polylab import stencil
 from polylab.grading import get_lab, load_hidden
 from polylab.grading.labs import lab8
@@ -40,7 +42,7 @@ SOLUTION = {
     "lap_evaluations": (66 * 66 * 16, 5 * 64 * 64 * 16),
     "memref_index": (2, 4, 0),
     "kernel_start": "b",
-    "halo_rows": 2,
+    "rank0_needs": "{ u[i, j, k] : 0 <= k < 16 and ((i = 32 and -1 <= j <= 64) or (i = 33 and 0 <= j <= 63)) }",
     "inlining_interval": (0.89, 1.75), "inlining_verdict": "no measurable difference",
 }
 
@@ -128,12 +130,21 @@ def test_q3_mistakes(given, words):
     assert not r.correct and words in fb and "13" not in fb, fb
 
 
-def test_q4_partial_and_named():
+def test_q4_partial_and_named_by_consequence():
     stored, inlined = lab8.evaluations_reference()
     r, fb = grade("lab8.q4", (64 * 64 * 16, inlined))
-    assert r.score == pytest.approx(1.0) and "larger than the output" in fb and str(stored) not in fb
+    assert r.score == pytest.approx(1.0) and "never computed" in fb and str(stored) not in fb
     r, fb = grade("lab8.q4", (stored, stored))
-    assert "one Laplacian per access" in fb and str(inlined) not in fb
+    assert "computed by each of them" in fb and str(inlined) not in fb
+
+
+def test_q4_no_reply_states_a_counting_rule():
+    """Review 3: the reply to the missing-answer example stated both rules ("count the points of lap's box",
+    "one per access of res to lap, at every output point"); a reply now says what the number leads to."""
+    stored, inlined = lab8.evaluations_reference()
+    for given in [(1000, 1000), (10 ** 7, 10 ** 8), (64 * 64 * 16, 64 * 64 * 16), (stored, stored)]:
+        _, fb = grade("lab8.q4", given)
+        assert "box" not in fb and "per access" not in fb and "question 2" not in fb, fb
 
 
 # -- Q5 -------------------------------------------------------------------------------------------------------------
@@ -161,26 +172,52 @@ def test_q6_wrong_options_say_why_not_naming_the_answer(given):
     assert not r.correct and "gpu.launch_func" not in fb and len(fb) > 40
 
 
-def test_q7_reference_is_the_sum_of_the_applies_reach():
-    reach = 1 + 1                     # lap reads u at +-1 along i, res reads lap at +-1 along i
-    assert lab8.halo_reference() == reach
+def test_q7_reference_is_the_brute_force_dependence_cone():
+    """Brute force, independent of isl and of the program's parse: out at x depends on u at x + d + e (d, e among
+    the Laplacian's five offsets in (i, j)); the points past the cut that some x of rank 0's rows reaches."""
+    five = [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1)]
+    cone = {(a + c, b + d) for a, b in five for c, d in five}
+    want = {(x + di, y + dj) for x in range(32) for y in range(64) for di, dj in cone if x + di >= 32}
+    ref = lab8.needed_reference()
+    assert ref.count_val().to_python() == len(want) * 16
+    got = set()
+    ref.foreach_point(lambda p: got.add(point_coordinates(p, 0, 2)))
+    assert got == want
 
 
-@pytest.mark.parametrize("given, words", [(1, "a row of u the rank has not received"), (4, "field's halo"),
-                                          (0, "neighbour owns"), (3, "follow res's reads back to u")])
-def test_q7_mistakes(given, words):
-    r, fb = grade("lab8.q7", given)
-    assert not r.correct and words in fb, fb
+def test_q7_xdsls_exchange_is_the_same_rows():
+    """xDSL's dmp.swap from the neighbour at +i receives rows 32 and 33 (the rank's own coordinates): the rows of
+    the reference; its j range [0, 64) leaves out only j = -1 and 64, the field's halo every rank holds."""
+    from polylab.stencil.mlir import distribute
+
+    d = distribute(lab8.bilap(), "2x1")
+    assert any(e.startswith("send [32, 0, 0] + [2, 64, 16] to the neighbour at [1, 0, 0]") for e in d.exchanges), \
+        d.exchanges
+    ref = lab8.needed_reference()
+    rows = isl.Set("{ u[i, j, k] : 32 <= i < 34 and 0 <= j < 64 and 0 <= k < 16 }")
+    halo = isl.Set("{ u[i, j, k] : i = 32 and (j = -1 or j = 64) and 0 <= k < 16 }")
+    assert ref.is_equal(rows.union(halo))
+
+
+def test_q7_small_widths_do_not_walk():
+    """Review 3: a small integer answer was found in 3 tries. A wrong set is told the point of out it leaves
+    uncomputed, or a point it holds that nothing needs; never a width, "fewer" or "more"."""
+    for given in ["{ u[i, j, k] : 32 <= i < 33 and 0 <= j < 64 and 0 <= k < 16 }",
+                  "{ u[i, j, k] : 32 <= i < 34 and 0 <= j < 64 and 0 <= k < 16 }",
+                  "{ u[i, j, k] : 32 <= i < 35 and -2 <= j < 66 and 0 <= k < 16 }"]:
+        r, fb = grade("lab8.q7", given)
+        assert not r.correct
+        assert not any(w in fb for w in ("fewer", "more", "rows", "width", "2 ")), fb
 
 
 def test_q8_is_read_from_the_recorded_runs_the_lab_prints():
-    """The grader reruns a notebook elsewhere: q8 is judged on RECORDED, which the lab prints, so a correct
-    reading of the figures the student was shown earns full marks whatever the grader's own machine measures."""
+    """The grader reruns a notebook elsewhere: q8 and q9 are judged on RECORDED, which the lab prints, so a
+    correct reading of the figures the student was shown earns full marks whatever the grader's machine measures."""
     iv = speedup_interval(lab8.RECORDED["plain"], lab8.RECORDED["inlined"])
     shown = f"[{iv.low:.2f}, {iv.high:.2f}]"                       # the figures as a student reads them
-    r, _ = grade("lab8.q8", tuple(float(x) for x in shown.strip("[]").split(", ")), iv.verdict)
-    assert r.correct and r.score == 2
-    assert lab8.check_q8((iv.low, iv.high), iv.verdict).correct
+    r, _ = grade("lab8.q8", tuple(float(x) for x in shown.strip("[]").split(", ")))
+    assert r.correct and r.score == 1.5
+    assert lab8.check_q9(iv.verdict).correct
     assert recorded_runs("lab8_stencil.ipynb") == lab8.RECORDED, "the lab prints the runs the check reads"
 
 
@@ -190,15 +227,25 @@ def test_q8_the_printed_interval_leaves_the_reading_to_the_student():
     assert prints_no_verdict(lab8.RECORDED['plain'], lab8.RECORDED['inlined'])
 
 
-def test_q8_the_verdict_counts_once_the_interval_is_right():
-    iv = speedup_interval(lab8.RECORDED["plain"], lab8.RECORDED["inlined"])
+def test_q9_the_verdict_is_recorded_blind_in_the_notebook():
+    """Review 3: q8's reply to a wrong verdict named the right option. The verdict is its own choice question,
+    recorded only in the notebook (whatever the option), judged with its feedback by the grader only."""
+    lab = get_lab("lab8")
+    q9 = lab.question("q9")
+    assert q9.kind == "choice"
     for verdict in ("faster", "slower", "no measurable difference"):
-        r, fb = grade("lab8.q8", (0.5, 0.6), verdict)
-        assert r.score == 0 and "counts once the interval is right" in fb
-    wrong_verdicts = [v for v in ("faster", "slower", "no measurable difference") if v != iv.verdict]
-    for verdict in wrong_verdicts:
-        r, fb = grade("lab8.q8", (iv.low, iv.high), verdict)
-        assert r.score == 1 and "your interval" in fb and hides(fb, repr(iv.verdict))
+        res = q9.grade({"inlining_verdict": verdict}, "lab8", blind=True)
+        assert res.status == "recorded" and res.score == 0
+    assert "q9" not in lab.question("q8").answers and lab.question("q8").answers == ("inlining_interval",)
+
+
+def test_the_notebook_summary_says_the_grader_judges_the_recorded_choices():
+    """Review 3: the summary said "lab8: 16/17 points" where the grader gives 17/17 (q6 recorded)."""
+    report = get_lab("lab8").grade(SOLUTION, blind=True)
+    head = report.text.splitlines()[0]
+    assert head.startswith("lab8: 15.5/17 points here") and "q6, q9 (1.5 points) are recorded choices" in head
+    assert "only the grader judges" in head
+    assert get_lab("lab8").grade(SOLUTION).text.splitlines()[0] == "lab8: 17/17 points"
 
 
 #: every wrong-answer path of every question: (question, answers, what the feedback must name, more texts of
@@ -231,10 +278,20 @@ WRONG = [
     ("q3", (5,), ("one Laplacian's pattern",), ("13",)),
     ("q3", (3,), ("fewer than one Laplacian's pattern",), ("13",)),
     ("q3", (17,), ("u_distinct = 17", "count each once"), ("13", "|di| + |dj| <= 2")),
-    ("q4", ((64 * 64 * 16, INLINED),), ("stored: 65536 Laplacians", "larger than the output"), (str(STORED),)),
-    ("q4", ((100, INLINED),), ("stored: 100 Laplacians: count the points of lap's box",), (str(STORED),)),
-    ("q4", ((STORED, STORED),), ("inlined: 69696 Laplacians", "one Laplacian per access"), (str(INLINED),)),
-    ("q4", ((STORED, 100),), ("inlined: 100 Laplacians: one per access of res to lap",), (str(INLINED),)),
+    ("q4", ((64 * 64 * 16, INLINED),), ("stored: 65536 Laplacians is one per output point",
+                                        "reads a value of lap that was never computed"), (str(STORED),)),
+    ("q4", ((100, INLINED),), ("stored: with 100 Laplacians, some value of lap that res reads is never computed",),
+     (str(STORED), "lap's box", "question 2")),
+    ("q4", ((10 ** 7, INLINED),), ("stored: 10000000 Laplacians compute values of lap that res never reads",),
+     (str(STORED), "lap's box")),
+    ("q4", ((STORED, STORED),), ("inlined: 69696 Laplacians is the stored count", "computed by each of them"),
+     (str(INLINED),)),
+    ("q4", ((STORED, 100),), ("inlined: with 100 Laplacians, some point of res is missing a Laplacian",),
+     (str(INLINED), "per access", "output point")),
+    ("q4", ((STORED, 10 ** 8),), ("inlined: 100000000 Laplacians is more than the points of res evaluate",),
+     (str(INLINED), "per access")),
+    ("q4", ((1000, 1000),), ("stored: with 1000 Laplacians", "inlined: with 1000 Laplacians"),
+     (str(STORED), str(INLINED), "lap's box", "per access", "question 2")),
     ("q5", ((-2, 0, 0),), ("indexed from 0",), ("(2, 4, 0)",)),
     ("q5", ((6, 4, 0),), ("moves down",), ("(2, 4, 0)",)),
     ("q5", ((2, 4, 4),), ("along k the field's bounds start at 0",), ("(2, 4, 0)",)),
@@ -242,18 +299,23 @@ WRONG = [
     ("q6", ("a",), ("kernel_start = 'a' is not it", "inline form"), ("gpu.launch_func", "'b'")),
     ("q6", ("c",), ("defines the kernel in the gpu.module",), ("gpu.launch_func", "'b'")),
     ("q6", ("d",), ("the loop before the mapping",), ("gpu.launch_func", "'b'")),
-    ("q7", (1,), ("res cannot be computed at a rank's row next to the cut",),
-     ("2 rows", "halo_rows = 2", "one row away", "further out", "1 + 1")),
-    ("q7", (4,), ("4 is the field's halo",), ("2 rows", "halo_rows = 2")),
-    ("q7", (0,), ("read rows its neighbour owns",), ("2 rows", "halo_rows = 2")),
-    ("q7", (3,), ("halo_rows = 3", "no fewer and no more"), ("2 rows", "halo_rows = 2", "add up")),
-    ("q8", ((0.5, 0.6), "no measurable difference"), ("is not the 95 % interval of the recorded runs",),
-     ("0.89", "1.75")),
-    ("q8", ((1 / 1.75, 1 / 0.89), "no measurable difference"), ("median(inlined) / median(plain)",),
-     ("0.89", "1.75")),
-    ("q8", ((1.2, 0.9), "faster"), ("its low end is above its high end",), ("0.89", "1.75")),
-    ("q8", ((0.89, 1.75), "faster"), ("contains 1", "do not tell the two programs apart"), ()),
-    ("q8", ("1-2", "faster"), ("not two numbers (low, high)",), ()),
+    ("q7", ("{ u[i, j, k] : 32 <= i < 33 and 0 <= j < 64 and 0 <= k < 16 }",),
+     ("rank 0 cannot compute out at [31, 0, 0]", "a point of u past the cut that your set leaves out"),
+     ("33", "u[32, -1", "2 rows", "1 + 1")),
+    ("q7", ("{ u[i, j, k] : 32 <= i < 34 and 0 <= j < 64 and 0 <= k < 16 }",),
+     ("rank 0 cannot compute out at [31, 0, 0]",), ("u[32, -1", "-1 <= j", "j = -1")),
+    ("q7", ("{ u[i, j, k] : 32 <= i < 34 and -1 <= j < 65 and 0 <= k < 16 }",),
+     ("your set holds u[33, -1, 0], which no point of rank 0's part of out depends on",), ()),
+    ("q7", ("{ u[i, j, k] : 30 <= i < 34 and -1 <= j < 65 and 0 <= k < 16 }",),
+     ("your set holds u[30, -1, 0], a row rank 0 owns itself (i < 32)",), ()),
+    ("q7", ("{ u[i, j] : 32 <= i < 34 }",), ("not a set of points u[i, j, k]",), ()),
+    ("q7", ("{ u[i, j, k] : 32 <= i < }",), ("isl cannot read rank0_needs",), ()),
+    ("q8", ((0.5, 0.6),), ("is not the 95 % interval of the recorded runs",), ("0.89", "1.75")),
+    ("q8", ((1 / 1.75, 1 / 0.89),), ("median(inlined) / median(plain)",), ("0.89", "1.75")),
+    ("q8", ((1.2, 0.9),), ("its low end is above its high end",), ("0.89", "1.75")),
+    ("q8", ("1-2",), ("not two numbers (low, high)",), ()),
+    ("q9", ("faster",), ("the medians alone do not decide",), ("no measurable difference", "do not tell")),
+    ("q9", ("slower",), ("the medians say otherwise",), ("no measurable difference", "do not tell")),
 ]
 
 

@@ -5,10 +5,12 @@ here by running them through polylab's pipeline on the lab's own programs: the b
 (a Laplacian ``lap`` and an update ``res`` that applies the Laplacian to ``lap``) and the smoothing operator
 of question 1. The construction (question 1) is checked by running the student's program with the reference
 interpreter on the lab's field values and comparing with the operator's values; the derivations (shapes,
-inlined accesses, recomputed Laplacians, the memref index of an access in the lowered loops, the halo of a
-distributed program) are checked against xDSL's own results; the measurement question (8) against runs
-recorded on the course's machine (:data:`RECORDED`, printed by the lab) and their 95 % interval
-(:func:`polylab.experiment.speedup_interval`), as in labs 4-6: the grader reruns a notebook elsewhere.
+inlined accesses, recomputed Laplacians, the memref index of an access in the lowered loops) are checked
+against xDSL's own results, the points a rank of a distributed program needs from its neighbour (question 7)
+exactly with isl from the program's accesses; the measurement (questions 8 and 9) against runs recorded on the
+course's machine (:data:`RECORDED`, printed by the lab) and their 95 % interval
+(:func:`polylab.experiment.speedup_interval`), as in labs 4-6: the grader reruns a notebook elsewhere. The
+reading of the interval (question 9) is a choice, judged by the grader only, like every choice of the course.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+import islpy as isl
 import numpy as np
 from xdsl.dialects.stencil import AccessOp
 
@@ -25,9 +28,10 @@ from polylab.corpus import example_path
 from polylab.errors import PolylabError
 from polylab.experiment import speedup_interval
 from polylab.grading import answers as A
-from polylab.grading.checks import expect, expect_choice, part
+from polylab.grading.checks import VERDICTS, expect, expect_choice, expect_verdict, part
 from polylab.grading.lab import Lab, Question
 from polylab.grading.verdict import Verdict, combine, partial, right, wrong
+from polylab.model.islutil import point_coordinates
 from polylab.stencil.check import fields_for
 from polylab.stencil.display import access_offsets, shapes
 
@@ -192,19 +196,27 @@ def evaluations_reference() -> tuple[int, int]:
 
 
 def check_q4(answer: object) -> Verdict:
+    """Each count is judged by what it leads to, never by the rule that computes it: too few stored Laplacians
+    leave a value res reads uncomputed, too many compute values nobody reads; the inlined count likewise."""
     stored, inlined_ = A.vector(answer, 2, "lap_evaluations")
     want_s, want_i = evaluations_reference()
     out_points = _volume(_box_of(shaped(), "store to out"))
     lines = []
-    if stored != want_s:
-        lines.append(f"stored: {stored} Laplacians" + (": lap is computed on its inferred box, which is larger "
-                                                       "than the output" if stored == out_points else
-                                                       ": count the points of lap's box (question 2)"))
-    if inlined_ != want_i:
-        lines.append(f"inlined: {inlined_} Laplacians: " + ("every point of res recomputes one Laplacian per "
-                                                            "access to lap" if inlined_ in (want_s, out_points)
-                                                            else "one per access of res to lap, at every output "
-                                                                 "point"))
+    if stored == out_points and stored != want_s:
+        lines.append(f"stored: {stored} Laplacians is one per output point: res at an output point on the "
+                     "output's edge then reads a value of lap that was never computed")
+    elif stored < want_s:
+        lines.append(f"stored: with {stored} Laplacians, some value of lap that res reads is never computed")
+    elif stored > want_s:
+        lines.append(f"stored: {stored} Laplacians compute values of lap that res never reads")
+    if inlined_ == want_s and inlined_ != want_i:
+        lines.append(f"inlined: {inlined_} Laplacians is the stored count: inlined, nothing is stored, so a "
+                     "Laplacian two points of res both need is computed by each of them")
+    elif inlined_ < want_i:
+        lines.append(f"inlined: with {inlined_} Laplacians, some point of res is missing a Laplacian it needs")
+    elif inlined_ > want_i:
+        lines.append(f"inlined: {inlined_} Laplacians is more than the points of res evaluate, even computing "
+                     "each one anew")
     return partial(2 - len(lines), 2, *lines)
 
 
@@ -245,38 +257,79 @@ def check_q6(answer: object) -> Verdict:
     return expect_choice(given, "b", KERNEL_WHY_NOT, what="kernel_start")
 
 
-# -- Q7: the halo of a distributed program (derivation) -------------------------------------------------------------
+# -- Q7: what a rank needs from its neighbour (derivation) -----------------------------------------------------------
+
+#: question 7: the bi-Laplacian over 2 ranks along i; rank 0 computes out on the rows i < CUT, rank 1 on the others
+RANKS, CUT = 2, 32
+
+
+def _rank0_box() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    lb, ub = _box_of(shaped(), "store to out")
+    return lb, (lb[0] + (ub[0] - lb[0]) // RANKS, *ub[1:])
+
 
 @cache
-def halo_reference() -> int:
-    """Rows of ``u`` a rank receives from its neighbour along ``i`` (xDSL's distribution over 2 x 1 ranks)."""
-    from polylab.stencil.mlir import distribute
-    from xdsl.dialects.experimental import dmp
+def reach_offsets() -> frozenset[tuple[int, ...]]:
+    """The offsets of ``u`` that one point of ``out`` depends on: res's own reads of ``u`` and, for each read of
+    ``lap`` at ``d``, lap's reads of ``u`` at ``e``: ``d + e`` (read from the program's accesses)."""
+    p = bilap()
+    lap = next(a for a in p.applies if "%lap" not in access_offsets(a))
+    res = next(a for a in p.applies if "%lap" in access_offsets(a))
+    direct = {tuple(o) for o in access_offsets(res).get("%u", [])}
+    through = {tuple(d + e for d, e in zip(o1, o2)) for o1 in access_offsets(res)["%lap"]
+               for o2 in access_offsets(lap)["%u"]}
+    return frozenset(direct | through)
 
-    d = distribute(shaped(), "2x1")
-    program = stencil.parse(d.text)
-    for op in program.walk():
-        if isinstance(op, dmp.SwapOp):
-            for ex in op.swaps:
-                if list(ex.neighbor)[0] != 0:
-                    return int(list(ex.size)[0])
-    raise RuntimeError("no exchange along i")
+
+def _box_set(lb: tuple[int, ...], ub: tuple[int, ...]) -> isl.Set:
+    cons = " and ".join(f"{lo} <= {v} < {hi}" for v, lo, hi in zip("ijk", lb, ub))
+    return isl.Set(f"{{ u[i, j, k] : {cons} }}")
+
+
+@cache
+def needed_reference() -> isl.Set:
+    """The points of ``u`` beyond the cut (``i >= CUT``, rows rank 1 owns or the field's halo past them) that rank
+    0's part of ``out`` depends on: its box shifted by every offset of :func:`reach_offsets`, exactly (isl)."""
+    lb, ub = _rank0_box()
+    needed = isl.Set("{ u[i, j, k] : 1 = 0 }")
+    for o in reach_offsets():
+        needed = needed.union(_box_set(tuple(x + d for x, d in zip(lb, o)), tuple(x + d for x, d in zip(ub, o))))
+    return needed.intersect(isl.Set(f"{{ u[i, j, k] : i >= {CUT} }}")).coalesce()
+
+
+def _point_of(s: isl.Set) -> tuple[int, ...]:
+    return point_coordinates(s.lexmin().sample_point())
 
 
 def check_q7(answer: object) -> Verdict:
-    k = A.integer(answer, "halo_rows")
-    return expect(k, halo_reference(),
-                  (1, "with 1 row received, res cannot be computed at a rank's row next to the cut: a value it "
-                      "needs depends on a row of u the rank has not received"),
-                  (4, "4 is the field's halo, not what the applies read: a rank receives only what it reads"),
-                  (0, "a rank's points next to the cut read rows its neighbour owns"),
-                  otherwise=f"halo_rows = {k}: a rank receives the rows of u its own points need, no fewer and no "
-                            "more; follow res's reads back to u")
+    """The set of points of ``u`` past the cut that rank 0 needs. A point left out is named by its consequence
+    (a point of ``out`` rank 0 cannot compute), a point too many by itself (no point of rank 0 needs it)."""
+    given = A.isl_set(answer, "rank0_needs")
+    if given.dim(isl.dim_type.set) != 3 or given.dim(isl.dim_type.param) != 0:
+        raise A.AnswerError("rank0_needs is not a set of points u[i, j, k] without parameters",
+                            hint="write isl text such as { u[i, j, k] : i = 40 and 0 <= j < 8 and k = 0 }")
+    given = given.set_tuple_name("u")
+    want = needed_reference()
+    if given.is_equal(want):
+        return right()
+    lines = []
+    missing = want.subtract(given)
+    if not missing.is_empty():
+        p = _point_of(missing)
+        lb, ub = _rank0_box()
+        outs = [tuple(x - d for x, d in zip(p, o)) for o in reach_offsets()]
+        x = min(q for q in outs if all(lo <= v < hi for v, lo, hi in zip(q, lb, ub)))
+        lines.append(f"with your set, rank 0 cannot compute out at {list(x)}: a value it needs depends on a point "
+                     "of u past the cut that your set leaves out")
+    extra = given.subtract(want)
+    if not extra.is_empty():
+        p = _point_of(extra)
+        lines.append(f"your set holds u{list(p)}, a row rank 0 owns itself (i < {CUT})" if p[0] < CUT else
+                     f"your set holds u{list(p)}, which no point of rank 0's part of out depends on")
+    return wrong(*lines)
 
 
 # -- Q8: what the measurement says --------------------------------------------------------------------------------
-
-VERDICTS = ("faster", "slower", "no measurable difference")
 
 #: question 8: runs of the bi-Laplacian on 256 x 256 x 16 points, plain (shape inference only) and inlined
 #: (``stencil-inlining,cse,shape-inference``), lowered to polylab's C and timed with
@@ -312,35 +365,33 @@ def _close(a: tuple[float, float], b: tuple[float, float]) -> bool:
     return all(abs(x - y) <= TOLERANCE for x, y in zip(a, b))
 
 
-def check_q8(inlining_interval: object, inlining_verdict: object) -> Verdict:
-    """The 95 % interval ``(low, high)`` of the speedup ``median(plain) / median(inlined)`` of the recorded runs
-    (1 point), and what it says (1 point, counted once the interval is right: reading an interval one has not
-    computed is a guess among three words)."""
+def check_q8(inlining_interval: object) -> Verdict:
+    """The 95 % interval ``(low, high)`` of the speedup ``median(plain) / median(inlined)`` of the recorded runs.
+    What it says is question 9, a choice judged by the grader only."""
     low, high = _interval(inlining_interval)
-    given = A.choice(inlining_verdict, VERDICTS, "inlining_verdict")
     iv = _recorded_interval()
-    if not _close((low, high), (iv.low, iv.high)):
-        if low > high:
-            why = "its low end is above its high end"
-        elif low > 0 and _close((1 / high, 1 / low), (iv.low, iv.high)):
-            why = ("it is the interval of median(inlined) / median(plain); the speedup of the inlined program is "
-                   "median(plain) / median(inlined)")
-        else:
-            why = ("it is not the 95 % interval of the recorded runs' speedup (speedup_interval bootstraps with a "
-                   "fixed seed: the recorded runs give one interval, whoever computes it); your live runs give "
-                   "another")
-        return wrong(f"inlining_interval = ({low:g}, {high:g}): {why}",
-                     "inlining_verdict is read from the interval: it counts once the interval is right")
-    if given == iv.verdict:
+    if _close((low, high), (iv.low, iv.high)):
         return right()
-    if given == "no measurable difference":
-        return partial(1, 2, f"inlining_verdict = {given!r}: your interval does not contain 1, so these runs do "
-                             "tell the two programs apart")
-    if low <= 1 <= high:
-        return partial(1, 2, f"inlining_verdict = {given!r}: your interval contains 1: the runs do not tell the "
-                             "two programs apart, however the medians differ")
-    return partial(1, 2, f"inlining_verdict = {given!r}: the speedup is median(plain) / median(inlined); read your "
-                         "interval against 1")
+    if low > high:
+        why = "its low end is above its high end"
+    elif low > 0 and _close((1 / high, 1 / low), (iv.low, iv.high)):
+        why = ("it is the interval of median(inlined) / median(plain); the speedup of the inlined program is "
+               "median(plain) / median(inlined)")
+    else:
+        why = ("it is not the 95 % interval of the recorded runs' speedup (speedup_interval bootstraps with a "
+               "fixed seed: the recorded runs give one interval, whoever computes it); your live runs give "
+               "another")
+    return wrong(f"inlining_interval = ({low:g}, {high:g}): {why}")
+
+
+# -- Q9: what the interval says (choice, judged by the grader only) -------------------------------------------------
+
+def check_q9(answer: object) -> Verdict:
+    """The reading of the recorded runs' interval; the feedback (the grader's report only) says what the
+    reading overlooks, never which verdict is right."""
+    given = A.choice(answer, VERDICTS, "inlining_verdict")
+    return expect_verdict(given, RECORDED["plain"], RECORDED["inlined"], variant_name="inlined",
+                          baseline_name="plain")
 
 
 LAB = Lab(
@@ -360,10 +411,11 @@ LAB = Lab(
                  example="(1, 1, 1)"),
         Question("q6", 1, ("kernel_start",), check_q6, title="the GPU dialect's function form", kind="choice",
                  example='"a"'),
-        Question("q7", 2, ("halo_rows",), check_q7, title="the halo of a distributed program", kind="derivation",
-                 example="3"),
-        Question("q8", 2, ("inlining_interval", "inlining_verdict"), check_q8,
-                 title="what the recorded measurement says",
-                 example='inlining_interval = (0.5, 0.6); inlining_verdict = "slower"'),
+        Question("q7", 2, ("rank0_needs",), check_q7, title="what a rank needs from its neighbour",
+                 kind="derivation", example='"{ u[i, j, k] : i = 40 and 0 <= j < 8 and k = 0 }"'),
+        Question("q8", 1.5, ("inlining_interval",), check_q8, title="the recorded measurement's interval",
+                 kind="derivation", example="(0.5, 0.6)"),
+        Question("q9", 0.5, ("inlining_verdict",), check_q9, title="what the interval says", kind="choice",
+                 example='"slower"'),
     ),
 )
