@@ -322,7 +322,10 @@ def check_q7(answer: object) -> Verdict:
         lines.append(f"with your set, rank 0 cannot compute out at {list(x)}: a value it needs depends on a point "
                      "of u past the cut that your set leaves out")
     extra = given.subtract(want)
-    if not extra.is_empty():
+    if not extra.is_bounded():
+        lines.append("your set is infinite: it holds points without end along some direction, and rank 0's part "
+                     "of out depends on finitely many")
+    elif not extra.is_empty():
         p = _point_of(extra)
         lines.append(f"your set holds u{list(p)}, a row rank 0 owns itself (i < {CUT})" if p[0] < CUT else
                      f"your set holds u{list(p)}, which no point of rank 0's part of out depends on")
