@@ -236,7 +236,7 @@ ANSWERS = {
                            "buf[(t - 1) % 2]", "1.31x, 95 % interval 1.18-1.53x"],
     "lab7_gpu.ipynb": ["stride 1 in 3 of 6 accesses", "threadIdx.x + 1", "32bx <= b <= 32bx + 33",
                        "stride 1 in 6 of 6 accesses", "statistics.median(RECORDED"],
-    "lab8_stencil.ipynb": ["[-1,65]x[-1,65]", "[-2,66]x[-2,66]", "(2, 4, 0)", "rows 32 and 33 for j in [0, 64)"],
+    "lab8_stencil.ipynb": ["[-1, -1, 0]:[65, 65, 16]", "[-2, -2, 0]:[66, 66, 16]", "(2, 4, 0)", "rows 32 and 33 for j in [0, 64)"],
 }
 
 
