@@ -39,6 +39,7 @@ SOLUTION = {
     "cuda_mapping": MAPPING,
     "point_waves": lambda N: max(0, 2 * N - 3),
     "block_reads": BLOCK_READS,
+    "jacobi_bytes": 8 * (2048 * 2048 - 4 + 2046 * 2046),
     "jacobi_gbs": lab7.recorded_rates()[0], "bandwidth_share": lab7.recorded_rates()[1],
 }
 needs_cc = pytest.mark.skipif(c_compiler() is None, reason="question 4 compiles the emulated kernel")
@@ -319,14 +320,14 @@ def test_q6_wrong_paths_name_an_element_and_its_thread():
 def test_q7_reading_the_roofline_wrong_paths():
     gbs, share = lab7.recorded_rates()
     assert 3.5 < gbs < 4.3 and 0.35 < share < 0.45
-    r, fb = grade("lab7.q7", gbs * 1e9, share * 100)
+    r, fb = grade("lab7.q7", BYTES, gbs * 1e9, share * 100)
     assert "is not in GB/s" in fb and "is a percentage" in fb
-    r, fb = grade("lab7.q7", 16 * 2046 ** 2 / 0.0172 / 1e9 * 1.2, 0.9)
+    r, fb = grade("lab7.q7", BYTES, 16 * 2046 ** 2 / 0.0172 / 1e9 * 1.2, 0.9)
     assert "does not follow from the bytes" in fb and "is not the recorded Jacobi step's GB/s divided by" in fb
     assert hides(fb, f"{gbs:.3g}", f"{share:.3g}")
-    assert grade("lab7.q7", gbs * 1.0002, share * 0.9998)[0].correct                 # within 0.03 %
-    assert grade("lab7.q7", round(gbs, 4), round(share, 5))[0].correct              # five significant digits
-    assert not grade("lab7.q7", gbs * 1.01, share * 0.99)[0].correct
+    assert grade("lab7.q7", BYTES, gbs * 1.0002, share * 0.9998)[0].correct                 # within 0.03 %
+    assert grade("lab7.q7", BYTES, round(gbs, 4), round(share, 5))[0].correct              # five significant digits
+    assert not grade("lab7.q7", BYTES, gbs * 1.01, share * 0.99)[0].correct
 
 
 def test_the_lab_shows_the_recorded_runs_the_check_reads():
@@ -370,6 +371,7 @@ def test_memory_stride_is_the_address_difference(coeffs, offset, k):
 #: dependence computes what the original does; the run checks the code generator), q4's emulated run that
 #: changes the output once every iteration runs exactly once (the Jacobi step reads A and writes B only)
 IDLE, (GBS, SHARE) = SOLUTION["idle_threads"], lab7.recorded_rates()
+BYTES = SOLUTION["jacobi_bytes"]
 WRONG = [
     ("q1", ((125, 32), IDLE), ("x and y swapped",), (str(IDLE),)),
     ("q1", ((998 // 32, 998 // 8), IDLE), ("round the number of blocks up",), (str(IDLE),)),
@@ -423,15 +425,22 @@ WRONG = [
     ("q6", ("[N] -> { A[a, b] : 0 <= a < N }",), ("block_reads lives in",), ()),
     ("q6", (UNSHIFTED_READS,), ("the footprint of a mapping whose block (bx, by) starts one row and one column "
                                 "earlier than the question's",), ("8by + 9", "32bx + 33")),
-    ("q7", (GBS * 1e9, SHARE * 100), ("is not in GB/s", "is a percentage"), ()),   # the student's own digits
+    ("q7", (BYTES, GBS * 1e9, SHARE * 100), ("is not in GB/s", "is a percentage"), ()),   # the student's own digits
     # review 3: 16 bytes per point of the grid (copy_bytes / N^2) is 0.1 % off the exact count; each plausible
     # wrong count is told what it counts wrongly, never the right count
-    *[("q7", lab7.recorded_rates(count), (f"jacobi_gbs follows from a byte count that {mistake}",
-                                          f"bandwidth_share follows from a byte count that {mistake}"),
+    *[("q7", (BYTES, *lab7.recorded_rates(count)), (f"jacobi_gbs follows from a byte count that {mistake}",
+                                                    f"bandwidth_share follows from a byte count that {mistake}"),
        (f"{GBS:.4g}", f"{SHARE:.4g}", "16 bytes", "N - 2", "N * N - 4"))
-      for count, mistake in lab7._COUNT_MISTAKES.items()],
-    ("q7", lab7.recorded_rates(centre=lab7.statistics.mean), ("uses the mean of the runs",), (f"{GBS:.4g}",)),
-    ("q7", (GBS * 1.2, SHARE * 1.2), ("GB/s does not follow from the bytes",
+      for count, mistake in lab7._COUNT_MISTAKES.items() if count != "corners"],
+    # review 3 (C): the four corners of A, 32 bytes in 67 MB, are within any tolerance of a typed rate: the
+    # bytes are asked for exactly, and each plausible wrong count is told what it counts wrongly
+    *[("q7", (wrong_bytes, GBS, SHARE), (f"jacobi_bytes = {wrong_bytes} {mistake}",), (str(BYTES), "N * N - 4"))
+      for count, mistake in lab7._COUNT_MISTAKES.items() for wrong_bytes in (lab7.byte_counts(2048)[count],)],
+    ("q7", (BYTES // 8, GBS, SHARE), ("counts elements, not bytes",), (str(BYTES),)),
+    ("q7", (12345, GBS, SHARE), ("is not the number of bytes one step moves",), (str(BYTES),)),
+    ("q7", (BYTES, *lab7.recorded_rates(centre=lab7.statistics.mean)), ("uses the mean of the runs",),
+     (f"{GBS:.4g}",)),
+    ("q7", (BYTES, GBS * 1.2, SHARE * 1.2), ("GB/s does not follow from the bytes",
                                       "is not the recorded Jacobi step's GB/s divided by"),
      (f"{GBS:.3g}", f"{SHARE:.3g}")),
 ]

@@ -680,7 +680,8 @@ def byte_counts(n: int) -> dict[str, int]:
             "write-allocate": ELEMENT_BYTES * (read + 2 * written),
             "accesses": ELEMENT_BYTES * accesses,
             "reads only": ELEMENT_BYTES * read,
-            "writes only": ELEMENT_BYTES * written}
+            "writes only": ELEMENT_BYTES * written,
+            "corners": ELEMENT_BYTES * (n * n + written)}
 
 
 #: what a wrong byte count did, never the right count
@@ -693,6 +694,7 @@ _COUNT_MISTAKES = {
     "accesses": "counts every access the step executes, not each distinct element once",
     "reads only": "leaves out the elements of B that the step writes",
     "writes only": "leaves out the elements of A that the step reads",
+    "corners": "counts the four corners of A, which no point of the step reads",
 }
 
 
@@ -749,12 +751,29 @@ def _share(answer: object, gbs: object) -> Verdict:
                  "(copy_bytes / median copy time; the check allows 0.03 %)")
 
 
-def check_q7(jacobi_gbs: object, bandwidth_share: object) -> Verdict:
-    """The GB/s the recorded OpenMP Jacobi step reaches (1/2) and its share of the recorded copy bandwidth
-    (1/2), each within 0.03 % (:data:`Q7_TOLERANCE`), so that the byte counts of :func:`byte_counts` that are
-    wrong by a row of elements are told apart from the right one."""
-    return combine([("jacobi_gbs", part(_gbs, jacobi_gbs)), ("bandwidth_share", part(_share, bandwidth_share,
-                                                                                      jacobi_gbs))])
+def _bytes(answer: object) -> Verdict:
+    """The bytes one step moves at ``N = RECORDED_N``, exactly: a count off by a few elements (the corners of
+    ``A``) changes the GB/s by less than any tolerance a typed rate allows (review 3: the corners' 32 bytes
+    in 67 MB were accepted), so the count itself is asked for and compared as an integer."""
+    got = A.integer(answer, "jacobi_bytes")
+    counts = byte_counts(RECORDED_N)
+    if got == counts["right"]:
+        return right()
+    named = next((m for k, m in _COUNT_MISTAKES.items() if counts[k] == got), None)
+    if named:
+        return wrong(f"jacobi_bytes = {got} {named}")
+    if got == counts["right"] // ELEMENT_BYTES:
+        return wrong(f"jacobi_bytes = {got} counts elements, not bytes (8 bytes each)")
+    return wrong(f"jacobi_bytes = {got} is not the number of bytes one step moves at N = {RECORDED_N}: each "
+                 "distinct element of A that some point reads and of B that the step writes, 8 bytes each")
+
+
+def check_q7(jacobi_bytes: object, jacobi_gbs: object, bandwidth_share: object) -> Verdict:
+    """The bytes one step moves (exact), the GB/s the recorded OpenMP Jacobi step reaches and its share of the
+    recorded copy bandwidth, each rate within 0.03 % (:data:`Q7_TOLERANCE`), so that the byte counts of
+    :func:`byte_counts` that are wrong by a row of elements are told apart from the right one; a third each."""
+    return combine([("jacobi_bytes", part(_bytes, jacobi_bytes)), ("jacobi_gbs", part(_gbs, jacobi_gbs)),
+                    ("bandwidth_share", part(_share, bandwidth_share, jacobi_gbs))])
 
 
 LAB = Lab(
@@ -775,7 +794,8 @@ LAB = Lab(
                  cases=(Case((4,), "N = 4"), Case((100,), "N = 100"))),
         Question("q6", 3, ("block_reads",), check_q6, title="the elements one block reads", kind="derivation",
                  example='"[N, bx, by] -> { A[a, b] : 0 <= a < N and 0 <= b < N }"'),
-        Question("q7", 2, ("jacobi_gbs", "bandwidth_share"), check_q7, title="the Jacobi step against its roof",
-                 example="jacobi_gbs = 1.5; bandwidth_share = 0.9"),
+        Question("q7", 2, ("jacobi_bytes", "jacobi_gbs", "bandwidth_share"), check_q7,
+                 title="the Jacobi step against its roof",
+                 example="jacobi_bytes = 1000; jacobi_gbs = 1.5; bandwidth_share = 0.9"),
     ),
 )
