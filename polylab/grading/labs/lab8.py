@@ -195,28 +195,35 @@ def evaluations_reference() -> tuple[int, int]:
     return _volume(box_reference("lap")), reads * _volume(_box_of(p, "apply %res"))
 
 
+def _count_line(part_name: str, given: int, want: int, known: int, known_text: str, few: str, many: str
+                ) -> str | None:
+    """The reply to one count of question 4: what the known wrong count ``known`` is, or what too few or too
+    many Laplacians lead to (None when ``given`` is right)."""
+    if given == want:
+        return None
+    if given == known:
+        return f"{part_name}: {given} Laplacians {known_text}"
+    if given < want:
+        return f"{part_name}: with {given} Laplacians, {few}"
+    return f"{part_name}: {given} Laplacians {many}"
+
+
 def check_q4(answer: object) -> Verdict:
     """Each count is judged by what it leads to, never by the rule that computes it: too few stored Laplacians
     leave a value res reads uncomputed, too many compute values nobody reads; the inlined count likewise."""
     stored, inlined_ = A.vector(answer, 2, "lap_evaluations")
     want_s, want_i = evaluations_reference()
     out_points = _volume(_box_of(shaped(), "store to out"))
-    lines = []
-    if stored == out_points and stored != want_s:
-        lines.append(f"stored: {stored} Laplacians is one per output point: res at an output point on the "
-                     "output's edge then reads a value of lap that was never computed")
-    elif stored < want_s:
-        lines.append(f"stored: with {stored} Laplacians, some value of lap that res reads is never computed")
-    elif stored > want_s:
-        lines.append(f"stored: {stored} Laplacians compute values of lap that res never reads")
-    if inlined_ == want_s and inlined_ != want_i:
-        lines.append(f"inlined: {inlined_} Laplacians is the stored count: inlined, nothing is stored, so a "
-                     "Laplacian two points of res both need is computed by each of them")
-    elif inlined_ < want_i:
-        lines.append(f"inlined: with {inlined_} Laplacians, some point of res is missing a Laplacian it needs")
-    elif inlined_ > want_i:
-        lines.append(f"inlined: {inlined_} Laplacians is more than the points of res evaluate, even computing "
-                     "each one anew")
+    lines = [line for line in (
+        _count_line("stored", stored, want_s, out_points,
+                    "is one per output point: res at an output point on the output's edge then reads a value of "
+                    "lap that was never computed",
+                    "some value of lap that res reads is never computed", "compute values of lap that res never reads"),
+        _count_line("inlined", inlined_, want_i, want_s,
+                    "is the stored count: inlined, nothing is stored, so a Laplacian two points of res both need is "
+                    "computed by each of them",
+                    "some point of res is missing a Laplacian it needs",
+                    "is more than the points of res evaluate, even computing each one anew")) if line]
     return partial(2 - len(lines), 2, *lines)
 
 
