@@ -132,6 +132,12 @@ def expect_verdict(given: str, baseline: Sequence[float], variant: Sequence[floa
                  "(speedup_interval); see where 1 lies")
 
 
+def lex_positive(v: Sequence[int]) -> bool:
+    """Whether the first non-zero entry of ``v`` is positive: a dependence distance (sink minus source) always
+    is, since the sink runs after the source (the zero vector is not)."""
+    return next((x > 0 for x in v if x != 0), False)
+
+
 def compare_sets(given: frozenset, expected: frozenset, *, item: str = "element",
                  why_extra: Callable[[Any], str] | None = None, missing_hint: str = "",
                  name_missing: bool = False, count_missing: bool = True,
@@ -337,5 +343,5 @@ def compare_calls(calls: Calls, reference: Callable[..., Any], *,
 
 
 __all__ = ["MAX_LINES", "VERDICTS", "Mistake", "compare_calls", "compare_isl", "compare_matrices", "compare_sets",
-           "expect", "expect_choice", "expect_verdict", "legal_schedule", "memo_by_text", "part", "same_outputs",
-           "verified_variant"]
+           "expect", "expect_choice", "expect_verdict", "legal_schedule", "lex_positive", "memo_by_text", "part",
+           "same_outputs", "verified_variant"]

@@ -25,7 +25,7 @@ from polylab.analysis import Dependence, compute_dependences, textbook_test
 from polylab.errors import PolylabError
 from polylab.frontend import parse
 from polylab.grading import answers as A
-from polylab.grading.checks import compare_calls, compare_isl, compare_sets, expect, memo_by_text, part
+from polylab.grading.checks import compare_calls, compare_isl, compare_sets, expect, lex_positive, memo_by_text, part
 from polylab.grading.kernels import SHIFT, SWEEP, scop, sl3
 from polylab.grading.lab import Calls, Case, Lab, Question
 from polylab.grading.student_code import Loop, StudentCode, candidate_program, judge_student_code, read_code
@@ -65,9 +65,6 @@ def deps(source: str, value_based: bool = False) -> tuple[Dependence, ...]:
     return tuple(compute_dependences(scop(source), value_based=value_based))
 
 
-def _lex_positive(v: tuple[int, ...]) -> bool:
-    return next((x > 0 for x in v if x != 0), False)
-
 
 # -- Q1: the distance vectors of the sweep ----------------------------------------------------------------
 
@@ -79,7 +76,7 @@ def check_q1(answer: object) -> Verdict:
     def why(v: tuple[int, ...]) -> str:
         if tuple(-x for x in v) in exact:
             return "it is source minus sink; a distance is sink minus source (the instance that reads minus the one that wrote)"
-        if not _lex_positive(v):
+        if not lex_positive(v):
             return "its first non-zero entry is not positive, so its sink would run before its source"
         return "no read of a is at that offset from the write a[i][j]: equate a[i][j] with each read's subscripts"
 
@@ -222,7 +219,7 @@ def _sl3_part(answer: object, kind: str, what: str) -> Verdict:
     name, reads = ("RAW", "behind") if kind == "flow" else ("WAR", "ahead of")
 
     def why(v: tuple[int, ...]) -> str:
-        if not _lex_positive(v):
+        if not lex_positive(v):
             return ("it is not lexicographically positive: the sink of a dependence runs after its source, so a "
                     "distance (sink minus source) has a positive first non-zero entry")
         return f"no read {reads} the point gives a dependence at that distance"
@@ -231,7 +228,7 @@ def _sl3_part(answer: object, kind: str, what: str) -> Verdict:
     # for the student, review 3): a wrong vector is named only when it can be no distance at all, a derivable
     # fact; the others are counted, and so are the missing ones
     return compare_sets(given, sl3_distances(kind), item=f"{name} distance", why_extra=why,
-                        name_extra=lambda v: not _lex_positive(v),
+                        name_extra=lambda v: not lex_positive(v),
                         missing_hint=f"one per read {reads} the point")
 
 

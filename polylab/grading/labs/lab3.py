@@ -21,7 +21,7 @@ import sympy
 
 from polylab.analysis import compute_dependences
 from polylab.grading import answers as A
-from polylab.grading.checks import expect, legal_schedule, memo_by_text, part, verified_variant
+from polylab.grading.checks import expect, legal_schedule, lex_positive, memo_by_text, part, verified_variant
 from polylab.grading.kernels import SWEEP, scop
 from polylab.grading.lab import Lab, Question
 from polylab.grading.verdict import Verdict, combine, partial, right, wrong
@@ -103,9 +103,6 @@ def _image(rows: tuple[tuple[int, ...], ...], d: tuple[int, ...]) -> tuple[int, 
     return tuple(_dot(r, d) for r in rows)
 
 
-def _lex_positive(v: tuple[int, ...]) -> bool:
-    return next((x > 0 for x in v if x != 0), False)
-
 
 @cache
 def legal_candidates() -> frozenset[str]:
@@ -130,7 +127,7 @@ def _violation_entry(name: str, value: object) -> tuple[bool, str | None]:
     d = A.vector(value, 2, f"the distance of {name}")
     if d not in distances(SKEWED):
         return False, f"{d} is no distance vector of this nest"
-    return (False, KEPT) if _lex_positive(_image(rows, d)) else (True, None)
+    return (False, KEPT) if lex_positive(_image(rows, d)) else (True, None)
 
 
 def check_q2(violations: object) -> Verdict:

@@ -32,7 +32,7 @@ from polylab.errors import PolylabError
 from polylab.frontend import parse
 from polylab.grading import answers as A
 from polylab.grading.checks import (VERDICTS, compare_calls, compare_isl, compare_sets, expect, expect_verdict,
-                                    memo_by_text, part)
+                                    lex_positive, memo_by_text, part)
 from polylab.grading.kernels import scop, sl3
 from polylab.grading.lab import Calls, Case, Lab, Question
 from polylab.grading.student_code import StudentCode, candidate_program, judge_student_code, read_code
@@ -93,9 +93,6 @@ def best_hyperplane(which: str) -> tuple[int, ...]:
     return tuple(find_wavefront(original(sl3() if which == "sl3" else scop(STEEP))).hyperplane)
 
 
-def _lex_positive(d: tuple[int, ...]) -> bool:
-    return next((x > 0 for x in d if x != 0), False)
-
 
 def _distances(which: str, answer: object, what: str) -> Verdict:
     """The student's distance set against the exact one. Nothing is named that the student could not
@@ -106,11 +103,11 @@ def _distances(which: str, answer: object, what: str) -> Verdict:
 
     def why(d: tuple[int, ...]) -> str:
         return ("its first non-zero entry is not positive: a dependence goes from an earlier instance to a later "
-                "one (sink minus source)" if not _lex_positive(d) else
+                "one (sink minus source)" if not lex_positive(d) else
                 "no read meets the write at that distance: equate the write's subscripts with each read's")
 
     return compare_sets(given, frozenset(sweep_distances(which)), item="distance vector", why_extra=why,
-                        name_extra=lambda d: not _lex_positive(d),
+                        name_extra=lambda d: not lex_positive(d),
                         missing_hint="one per read that a write reaches, flow and anti alike")
 
 
@@ -128,7 +125,7 @@ def _hyperplane(which: str, answer: object, what: str, distances: object) -> Ver
         listed = frozenset()
     bad = [d for d in sweep_distances(which) if _dot(a, d) < 1]
     if bad:
-        own = sorted(d for d in listed if _lex_positive(d) and _dot(a, d) < 1)
+        own = sorted(d for d in listed if lex_positive(d) and _dot(a, d) < 1)
         if own:
             d = own[0]
             return wrong(f"a = {a} gives a . {d} = {_dot(a, d)} < 1 for the distance {d} of your list: a "
