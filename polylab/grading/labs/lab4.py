@@ -315,8 +315,9 @@ def _fused(code: StudentCode) -> Verdict:
         return wrong("fused_code must compute b and then a as smooth does: its statements write "
                      f"{', '.join(sorted(written)) or 'nothing'}")
     loops: dict[tuple[int, ...], list[Statement]] = {}
+    source_order = original(mine)
     for st in mine.statements:
-        key = _loop_of(original(mine).maps[st.name].intersect_domain(st.domain)) if st.depth == 1 else None
+        key = _loop_of(source_order.maps[st.name].intersect_domain(st.domain)) if st.depth == 1 else None
         if key is not None:
             loops.setdefault(key, []).append(st)
     for inside in loops.values():
