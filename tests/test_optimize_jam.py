@@ -20,7 +20,7 @@ from polylab.reference.interpret import same_live_out
 from polylab.schedule import check, parse_schedule
 from polylab.schedule.jam import group, jammed
 from polylab.schedule.optimize import (JamKind, JamOutcome, Machine, Structure, chain_loop, chain_rows, local_span,
-                                       openmp_dims)
+                                       loop_dims, openmp_dims)
 from polylab.storage import recipe_steps
 
 from test_harness_kernel import CHOLESKY  # the one copy of the kernel's text in the tests
@@ -425,10 +425,57 @@ def test_a_reduction_loop_is_jammed_into_the_vector_loop(threads):
     assert v.verified, v.reason
 
 
-def test_no_reduction_jam_where_the_sums_already_stay_in_registers_or_nothing_accumulates():
-    # mvt's transposed product is strip-mined along its vector loop: the strip's sums stay in registers
-    # across the whole reduction loop already
+TRMM = """double A[M][M]; double B[M][N]; double alpha;
+for (i = 0; i < M; i++)
+  for (j = 0; j < N; j++) {
+    for (k = i + 1; k < M; k++)
+      B[i][j] += A[k][i] * B[k][j];
+    B[i][j] = alpha * B[i][j];
+  }
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_reduction_loop_is_jammed_inside_a_strip_of_the_vector_loop(threads):
+    """trmm's product strip-mined along its vector loop ``j`` (tiles of 32 columns): gcc loads and stores
+    each element of the strip at every ``k``, so ``k`` is jammed inside the strip too; and the scaling,
+    a shallower statement, is split off (its second read of ``B`` is ``m n`` against the product's
+    ``m^2 n``), so the tiles of ``j`` run outermost: one thread team for the product, not one per row."""
+    scop = scop_of(TRMM)
+    s = optimized(scop, f"optimize({threads})")
+    assert [j.rows for j in jams(s, JamKind.REDUCTION)] == [4], s.notes
+    loops = [e for e in s.expressions("S0") if not e.lstrip("-").isdigit()]
+    assert loops == ["(floor((j)/32))", "i", "(floor((k)/4))", "j", "k"], loops
+    assert s.affs["S0"][0].is_cst() and s.affs["S1"][0].is_cst()      # distributed: S0 all before S1
+    if threads > 1:      # the tiles of j are the product's first loop, and its OpenMP loop
+        assert loop_dims(s, "S0")[0] in s.marked, (s.marked, s.text())
+    for params in ({"M": 9, "N": 35}, {"M": 3, "N": 5}, {"M": 13, "N": 64}):
+        assert same_live_out(scop, s.scop, params, schedule=s.union_map) == [], params
+    from polylab.experiment import verify
+
+    v = verify(scop, s, "openmp", params={"M": 11, "N": 70}, threads=threads)
+    assert v.verified, v.reason
+
+
+def test_a_split_read_counts_only_between_the_deepest_statements():
+    """bicg's two products of ``A`` are both of the deepest depth: split apart, ``A`` streams twice, and
+    the search keeps them sharing their loop (at two threads too); trmm's scaling is shallower than its
+    product, and splitting it off loses nothing the score counts."""
+    from polylab.schedule.core import original
+    from polylab.schedule.optimize.structures import reuse_lost
+    from polylab.schedule.transform import distribute
+
+    for text, lost in ((BICG, 1), (TRMM, 0)):
+        s = original(scop_of(text))
+        assert reuse_lost(s, distribute(s, 0)) == lost, text
+    assert optimized(scop_of(BICG), "optimize(2)").provenance.optimize.structure is Structure.KEPT
+
+
+def test_no_reduction_jam_after_a_chain_jam_or_where_nothing_accumulates():
+    # mvt: x1's chain is jammed (8 rows), and the code generator isolates the full strips of one depth
+    # per band, so the transposed product's reduction loop is not jammed as well
     s = optimized(polylab.parse_file(polylab.example_path("mvt.c")).scop, "optimize(1)")
+    assert [j.kind for j in s.provenance.optimize.jams] == [JamKind.CHAINS], s.notes
     assert not jams(s, JamKind.REDUCTION, None)
     # a loop around a vector loop that writes a different element in each of its iterations
     copy = scop_of("double A[N][M]; double B[N][M];\nfor (i = 0; i < N; i++)\n  for (j = 0; j < M; j++)\n"

@@ -81,3 +81,28 @@ def test_a_slice_beyond_the_last_level_cache_gets_stream_tiles_and_its_reduction
     # the same program whose slice fits keeps its loops untiled
     fits = optimized(scop, "optimize(1)", Machine(l3_bytes=1024 * 1024))
     assert all(not x.kind.tiled for x in fits.provenance.optimize.choices)
+
+
+def test_on_two_threads_the_parallel_tile_loop_of_such_a_slice_runs_outermost():
+    """The same trmm at two threads: the cache tiles with the tiles of ``j`` (32 columns, the parallel
+    strip-mining's size) moved outside the tiles of ``i`` and ``k``, so one thread team runs the product
+    (:attr:`ShapeKind.TILE_OUTER`; PLUTO's shape), its reduction loop jammed, every instance computing what
+    the original does."""
+    machine = Machine(l3_bytes=64 * 1024, threads=2)
+    scop = polylab.parse(TRMM.format(M=64, N=80)).scop
+    s = optimized(scop, "optimize(2)", machine)
+    rep = s.provenance.optimize
+    c = {x.statement: x for x in rep.choices}
+    assert c["S0"].kind is ShapeKind.TILE_OUTER and c["S0"].shape.names[0] == "j", s.notes
+    assert c["S0"].shape.sizes[0] == 32
+    assert "tiles of j by 32 outermost" in c["S0"].why
+    dims = [d for d in range(s.n_dims) if not s.affs["S0"][d].is_cst()]
+    assert dims[0] in s.marked and "floor((j)/32)" in s.expressions("S0")[dims[0]], s.text()
+    assert [(j.kind, j.outcome) for j in rep.jams] == [(JamKind.REDUCTION, JamOutcome.DONE)]
+    assert check(s).legal
+    for m, n in ((9, 40), (5, 3), (12, 70)):
+        assert same_live_out(scop, s.scop, {"m": m, "n": n}, schedule=s.union_map) == []
+    from polylab.experiment import verify
+
+    v = verify(scop, s, "openmp", params={"m": 13, "n": 75}, threads=2)
+    assert v.verified, v.reason

@@ -57,9 +57,6 @@ WAVE_TILE = (0, 0)
 REDUCTION_ROWS = 4
 #: strip-mining size of a parallel stride-1 loop
 PAR_STRIP = 32
-#: the vector registers of the x86-64 register file (SSE2 and AVX2: 16): a strip of a vector loop whose
-#: elements fit in them keeps its sums in registers across a reduction loop around it
-VECTOR_REGISTERS = 16
 #: the tile size of the strips' wavefront over an outer loop and the strips' rows (a two-dimensional
 #: stencil's time tiles): PLUTO's default size; sl3 (n = 384) at two threads measured 2.97x, 3.29x and
 #: 3.20x of the original with 16, 32 and 64 (``--tune`` tries others)

@@ -48,6 +48,12 @@ def shape_text(shape: ShapeFacts, machine: Machine) -> str:
     if k is ShapeKind.TILE:
         return (f"tiles {'x'.join(map(str, sizes))} of ({', '.join(names)}): an array reused across the outer "
                 f"loop would leave the cache (L2 {l2})")
+    if k is ShapeKind.TILE_OUTER:
+        others = [n for n in names[1:] if n != names[0]]
+        return (f"tiles of {names[0]} by {sizes[0]} outermost, tiles {'x'.join(map(str, sizes[1:]))} of "
+                f"({', '.join(others)}) inside them, then ({', '.join(names[1:])}): an array reused across the "
+                f"outer loop would leave the cache (L2 {l2}), and a parallel tile loop outside the others starts "
+                f"one thread team for the band")
     if k is ShapeKind.STRIPS:
         an, bn = names
         rows = sizes[0]

@@ -20,11 +20,9 @@ from polylab.model import Statement
 from polylab.schedule.core import Schedule
 from polylab.schedule.jam import group, jammed
 from polylab.schedule.optimize.kinds import JamKind, JamOutcome
-from polylab.schedule.optimize.loops import (iterator_of, local_span, loop_dims, parallel_loops, uses, value_span,
-                                             vector_innermost)
-from polylab.schedule.optimize.machine import Machine, element_bytes
+from polylab.schedule.optimize.loops import iterator_of, loop_dims, parallel_loops, uses, value_span, vector_innermost
 from polylab.schedule.optimize.records import Jam
-from polylab.schedule.tuning import REDUCTION_ROWS, UNROLLED_SPAN, VECTOR_REGISTERS
+from polylab.schedule.tuning import REDUCTION_ROWS, UNROLLED_SPAN
 
 
 def chain_loop(s: Schedule, st: Statement) -> tuple[int, int] | None:
@@ -115,14 +113,16 @@ def jam_rows(s: Schedule, rows: int, floor: dict[str, int], jams: list[Jam]) -> 
     return s
 
 
-def reduction_loop(s: Schedule, st: Statement, machine: Machine = Machine()) -> int | None:
+def reduction_loop(s: Schedule, st: Statement) -> int | None:
     """The dimension ``d`` of statement ``st``'s loop just outside its innermost one in ``s`` when the
     innermost loop is a vector loop (exactly parallel, stride-1) and ``d`` is a *reduction* loop around it:
     ``st`` accumulates into the element it writes (it reads it with the same subscripts) and no write
     subscript uses ``d``'s iterator (gemm's ``C[i][j] += alpha * A[i][k] * B[k][j]`` in the order
     ``(i, k, j)``: ``k`` around the vector loop ``j``); both loops of at least :data:`UNROLLED_SPAN`
-    iterations, the vector loop not strip-mined into strips whose sums already stay in ``machine``'s vector
-    registers. None otherwise. A syntactic cost-model fact; legality is checked exactly."""
+    iterations. A strip of the vector loop does not keep its sums in registers across ``d`` (gcc loads and
+    stores each element of a 32-wide strip at every iteration of ``d``): the jam goes inside it too (trmm's
+    tiles of ``j``: 1.5x at two threads, measured; gramschmidt's ``R[k][j] +=``). None otherwise. A
+    syntactic cost-model fact; legality is checked exactly."""
     v = s.affs[st.name]
     domain = st.domain.intersect_params(s.scop.context)
     live = [e for e in loop_dims(s, st.name) if (value_span(v[e], domain) or UNROLLED_SPAN) >= UNROLLED_SPAN]
@@ -134,14 +134,6 @@ def reduction_loop(s: Schedule, st: Statement, machine: Machine = Machine()) -> 
     if k is None or kp is None or v[d].get_pieces()[0][1].dim(isl.dim_type.div) or any(
             uses(w, k) for w in st.writes):
         return None
-    # a strip of the vector loop (mvt's floor(i / 32) around j and i) already keeps its sums in
-    # registers across the reduction loop when its elements fit in them: nothing to gain (a wide strip,
-    # a stream tile's 1024 columns, does not)
-    if any(v[e].involves_dims(isl.dim_type.in_, kp, 1) for e in loop_dims(s, st.name) if e != p):
-        width = local_span(st, tuple(v[:p]), v[p], domain)
-        element = max((element_bytes(s.scop).get(w.array, 8) for w in st.writes), default=8)
-        if width is None or width * element <= VECTOR_REGISTERS * machine.vector_bytes:
-            return None
     accumulates = any(r.array == w.array and r.relation.is_equal(w.relation) for w in st.writes for r in st.reads)
     return d if accumulates else None
 
@@ -158,8 +150,9 @@ def _kept_jam(s: Schedule, d: int, names: frozenset[str], rows: int,
     return cand, JamOutcome.DONE
 
 
-def jam_reductions(s: Schedule, floor: dict[str, int], jams: list[Jam], machine: Machine = Machine()) -> Schedule:
-    """``s`` with :data:`REDUCTION_ROWS` iterations of the first reduction loop (:func:`reduction_loop`)
+def jam_reductions(s: Schedule, floor: dict[str, int], jams: list[Jam]) -> Schedule:
+    """``s`` with :data:`REDUCTION_ROWS` iterations of the first reduction loop (:func:`reduction_loop`) of
+    the deepest statements
     jammed into the vector loop inside it (:func:`polylab.schedule.jam.jammed`): ``(.., floor(k / R), j, .., k)``,
     where that is legal (exact) and keeps the parallel loops ``floor`` asks for. Each element of the vector
     loop then takes ``R`` updates in a register between one load and one store, in the order of ``k`` (the
@@ -169,18 +162,19 @@ def jam_reductions(s: Schedule, floor: dict[str, int], jams: list[Jam], machine:
     # the code generator isolates the full strips of one depth per band: a second jam at another depth
     # (2mm's two products) would run with min() bounds that gcc neither unrolls nor vectorizes (2mm: 0.3x
     # of the unjammed order, measured), so only the first group is jammed (and the caller jams none after
-    # a chain's jam)
+    # a chain's jam); the deepest statements first, where the work is (covariance's product, not the
+    # means before it)
     done: set[str] = set()
-    for st in s.scop.statements:
+    for st in sorted(s.scop.statements, key=lambda st: -st.depth):
         if st.name in done:
             continue
-        d = reduction_loop(s, st, machine)
+        d = reduction_loop(s, st)
         if d is None:
             continue
         names = group(s, st.name, d)
         done |= names
         # every statement of the group must be such a reduction around its vector loop at d
-        if any(reduction_loop(s, s.scop.statement(n), machine) != d for n in names):
+        if any(reduction_loop(s, s.scop.statement(n)) != d for n in names):
             continue
         cand, outcome = _kept_jam(s, d, names, REDUCTION_ROWS, floor)
         jams.append(Jam(JamKind.REDUCTION, outcome, REDUCTION_ROWS, d, tuple(sorted(names))))

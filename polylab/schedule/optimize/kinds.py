@@ -20,6 +20,7 @@ class ShapeKind(Enum):
     STRIP = "strip"                                      #: a parallel stride-1 loop strip-mined, innermost
     STREAM_TILE = "stream-tile"                          #: tiles of the two inner loops outside the outer one
     TILE = "tile"                                        #: the whole band tiled for the cache
+    TILE_OUTER = "tile-outer"                            #: ... with one tile loop moved outermost
     STRIPS = "strips"                                    #: strips of independent chains
     STRIPS_WAVE = "strips+wave"                          #: the strips inside a tile-level wavefront
     STRIPS_TIME_WAVE = "strips+time-wave"                #: ... over the outer loop and the rows
@@ -30,7 +31,7 @@ class ShapeKind(Enum):
     @property
     def tiled(self) -> bool:
         """Tiled for the cache (a score counts it; the search always tries it)."""
-        return self in (ShapeKind.STREAM_TILE, ShapeKind.TILE, ShapeKind.BAND_TILE)
+        return self in (ShapeKind.STREAM_TILE, ShapeKind.TILE, ShapeKind.TILE_OUTER, ShapeKind.BAND_TILE)
 
     @property
     def strips(self) -> bool:

@@ -9,7 +9,10 @@
   across the outer loop a whole slice away (:func:`tiling_order`): offered when asked, and where that slice
   does not fit in half the last-level cache (then each outer iteration reads it from memory again, and a
   tile of it read once serves every outer iteration: trmm's and gemm's ``B[k][j]`` across ``i`` at
-  PolyBench's large sizes);
+  PolyBench's large sizes); with more than one thread also :attr:`~ShapeKind.TILE_OUTER`, the same tiles
+  with one tile loop moved outermost, so that a tile loop that is parallel (the exact marking decides)
+  runs outside the sequential ones (trmm's tiles of ``j``: one thread team instead of one per tile of
+  ``i``);
 * :attr:`~ShapeKind.STRIPS` of the last two loops ``(a, b)``: ``(.., floor(a / S), b + f a, a)``, ``S``
   independent chains in flight, and :attr:`~ShapeKind.STRIPS_WAVE`, those strips inside a tile-level
   wavefront ``floor(a / A) + floor((b + f a) / B)`` whose tiles come from a cache model;
@@ -120,8 +123,16 @@ def _cache_tiles(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], se
                          (floor_div(inner, tj), floor_div(mid, tk), *rest, mid, inner)))
     tsz = cache_tile_sizes(len(loops), len({acc.array for acc in stmt.accesses}), 8, settings.machine)
     tl = [loops[p] for p in order]
-    out.append(Shape(ShapeFacts(ShapeKind.TILE, tiled, tsz, modelled=True),
-                     tuple(floor_div(x, t) for x, t in zip(tl, tsz)) + tuple(tl)))
+    tiles = [floor_div(x, t) for x, t in zip(tl, tsz)]
+    out.append(Shape(ShapeFacts(ShapeKind.TILE, tiled, tsz, modelled=True), tuple(tiles) + tuple(tl)))
+    if settings.threads > 1:
+        # the loop moved outermost is tiled as the parallel strip-mining tiles (PAR_STRIP): enough tiles
+        # for the threads (trmm at N = 1200: 38 tiles of 32 columns, against 3 of the band's 512)
+        for q in range(1, len(tl)):
+            rest = [r for r in range(len(tl)) if r != q]
+            out.append(Shape(ShapeFacts(ShapeKind.TILE_OUTER, (tiled[q],) + tiled,
+                                        (PAR_STRIP,) + tuple(tsz[r] for r in rest), modelled=True),
+                             (floor_div(tl[q], PAR_STRIP), *(tiles[r] for r in rest), *tl)))
     return out
 
 

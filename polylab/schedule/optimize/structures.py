@@ -80,11 +80,18 @@ def reuse_gained(source: Schedule, s: Schedule) -> int:
 
 
 def reuse_lost(source: Schedule, s: Schedule) -> int:
-    """Pairs of statements that read a common array inside a shared loop of ``source`` and no longer
-    share a loop in ``s`` (each such distribution streams that array once more)."""
+    """Pairs of the deepest statements (where the work is) that read a common array inside a shared loop
+    of ``source`` and no longer share a loop in ``s``: each such distribution streams that array once more,
+    as much data as the work touches (bicg's two products of ``A``, both ``n^2``). A pair with a shallower
+    statement is not counted: its extra stream is of a lower order than the work (trmm's scaling
+    ``B[i][j] = alpha * B[i][j]``, ``m n`` reads, split from the ``m^2 n`` product; fused, it keeps the
+    product's parallel loop inside the loop on ``i``, which at two threads starts a thread team per row)."""
     reads = {st.name: {a.array for a in st.reads} for st in s.scop.statements}
+    deepest = max((st.depth for st in s.scop.statements), default=0)
+    deep = {st.name for st in s.scop.statements if st.depth == deepest}
     kept = fused_pairs(s)
-    return sum(1 for a, b in fused_pairs(source) if (a, b) not in kept and reads[a] & reads[b])
+    return sum(1 for a, b in fused_pairs(source)
+               if (a, b) not in kept and reads[a] & reads[b] and a in deep and b in deep)
 
 
 def innermost_pairs(s: Schedule) -> set[tuple[str, str]]:
