@@ -7,6 +7,8 @@
   instance next to the loop iteration that first reads it;
 * :func:`contract` — the smallest modulo mapping ``x[i][j][k] -> xbuf[i % m][j][k]`` proven safe with isl
   (with copy-outs for live-out elements), or a refusal with a concrete counterexample;
+* :func:`home_scalars` — each live range of a scalar kept in the array element it ends in (ludcmp's ``w``
+  in ``A[i][j]``), where the rewritten program has the original's dataflow;
 * :func:`storage_pipeline` — finds the chain above automatically (the ``sl3.sy`` story);
 * :func:`optimize_program` — those steps that apply around the loop optimizer (the ``optimize`` step).
 
@@ -20,11 +22,12 @@ interpreter, is :mod:`polylab.reference`.
 from polylab.storage.contract import Attempt, ContractionRefused, ContractionReport, contract
 from polylab.storage.dead import DeadWriteReport, remove_dead_writes
 from polylab.storage.fold import FoldReport, fold_live_ins
+from polylab.storage.homes import HomesReport, home_scalars
 from polylab.storage.interleave import InterleaveReport, fuse_producers, interleave
 from polylab.storage.optimize import optimize_program
 from polylab.storage.pipeline import StoragePlan, storage_pipeline
 from polylab.storage.steps import STORAGE_STEPS, recipe_steps, storage_steps
 
 __all__ = ["Attempt", "ContractionRefused", "ContractionReport", "DeadWriteReport", "FoldReport",
-           "InterleaveReport", "STORAGE_STEPS", "StoragePlan", "contract", "fold_live_ins", "fuse_producers",
-           "interleave", "optimize_program", "recipe_steps", "remove_dead_writes", "storage_pipeline", "storage_steps"]
+           "HomesReport", "InterleaveReport", "STORAGE_STEPS", "StoragePlan", "contract", "fold_live_ins", "fuse_producers",
+           "home_scalars", "interleave", "optimize_program", "recipe_steps", "remove_dead_writes", "storage_pipeline", "storage_steps"]

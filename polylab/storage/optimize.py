@@ -4,6 +4,9 @@ schedule, contract.
 The schedule layer's optimizer (:mod:`polylab.schedule.optimize`) rewrites loops; this layer adds, around
 it, the storage steps that apply, each kept only when it is exact and legal:
 
+0. ``home_scalars``: each live range of a scalar kept in the array element it ends in, where the
+   rewritten program has the original's dataflow (ludcmp's ``w`` in ``A[i][j]``: lu's dependences
+   instead of one location that every statement writes);
 1. ``fold_live_ins``: reads whose value comes from no write in the region but from a constant
    initialisation become that constant (then ``remove_dead_writes`` drops the initialisation writes
    nobody reads any more): fewer dependences, so more freedom for the loops;
@@ -31,6 +34,7 @@ from polylab.schedule.optimize import (STRIP_ROWS, WAVE_TILE, Machine, OptimizeR
 from polylab.storage.contract import contract
 from polylab.storage.dead import remove_dead_writes
 from polylab.storage.fold import constant_writers, fold_live_ins
+from polylab.storage.homes import home_scalars
 from polylab.storage.interleave import interleave
 from polylab.storage.islutil import writes_map
 
@@ -43,7 +47,13 @@ def _same_times(schedule: Schedule, scop, step: str) -> Schedule:
 
 
 def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
-    """Folding, dead writes and interleaving, where they apply (see the module text)."""
+    """Scalar homes, folding, dead writes and interleaving, where they apply (see the module text)."""
+    homed, hrep = home_scalars(schedule.scop)
+    if hrep.homed:
+        lines += ["home_scalars: " + w.text_line() for w in hrep.homed]
+        if hrep.removed:
+            lines.append(f"home_scalars: removed {', '.join(hrep.removed)} (they store what is there already)")
+        schedule = _same_times(schedule, homed, "home_scalars")
     scop = schedule.scop
     folded, frep = fold_live_ins(scop)
     if not frep.folded:

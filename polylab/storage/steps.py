@@ -2,7 +2,7 @@
 
 A recipe step takes a :class:`~polylab.schedule.Schedule` (which knows its SCoP, ``schedule.scop``) and
 returns a new one. The storage steps change the SCoP as well, so each returns a schedule of the *new*
-SCoP: ``fold_live_ins``, ``remove_dead_writes``, ``interleave`` (alias ``fuse_producers``),
+SCoP: ``fold_live_ins``, ``remove_dead_writes``, ``home_scalars``, ``interleave`` (alias ``fuse_producers``),
 ``contract(x)`` (``contract(x, 2)`` fixes the modulus), ``storage`` (the whole automatic chain) and
 ``optimize`` (the loop optimizer with the storage steps that apply, :mod:`polylab.storage.optimize`). Their
 reports are attached to the returned schedule's ``provenance.storage``.
@@ -23,6 +23,7 @@ from polylab.schedule.recipe import OPTIMIZE_USAGE, bound_step, table, with_step
 from polylab.storage.contract import contract
 from polylab.storage.dead import remove_dead_writes
 from polylab.storage.fold import constant_writers, fold_live_ins
+from polylab.storage.homes import home_scalars
 from polylab.storage.interleave import interleave
 from polylab.storage.optimize import step_optimize
 from polylab.storage.pipeline import storage_pipeline
@@ -59,6 +60,17 @@ def step_remove_dead_writes(schedule: Schedule, *statements: str) -> Schedule:
     return _with_report(_same_times(schedule, scop, "remove_dead_writes"), "remove_dead_writes", rep, schedule)
 
 
+def step_home_scalars(schedule: Schedule) -> Schedule:
+    """Recipe step ``home_scalars``: each live range of a scalar kept in its home element where that keeps
+    the dataflow (:mod:`polylab.storage.homes`); the same time vectors for the statements that remain
+    (parallel loops are marked again by a later ``parallel`` or ``optimize``)."""
+    scop, rep = home_scalars(schedule.scop)
+    maps = {s.name: schedule.maps[s.name] for s in scop.statements}
+    out = Schedule.from_maps(scop, maps, steps=schedule.steps + ("home_scalars",), notes=schedule.notes,
+                             provenance=schedule.provenance)
+    return _with_report(out, "home_scalars", rep, schedule)
+
+
 def step_interleave(schedule: Schedule) -> Schedule:
     """Recipe step ``interleave``: producers next to the consumer iteration that first reads them."""
     out, rep = interleave(schedule.scop, schedule)
@@ -81,6 +93,7 @@ def step_storage(schedule: Schedule) -> Schedule:
 _PLAIN_STEPS = (
     make_step("fold_live_ins", step_fold_live_ins),
     make_step("remove_dead_writes", step_remove_dead_writes),
+    make_step("home_scalars", step_home_scalars),
     make_step("interleave", step_interleave),
     make_step("fuse_producers", step_interleave),
     make_step("contract", step_contract),
