@@ -193,8 +193,8 @@ def home_scalars(scop: Scop) -> tuple[Scop, HomesReport]:
                and any(w.array == a.name for s in scop.statements for w in s.writes)]
     webs: list[Web] = []
     cur = scop
+    flow = dataflow(cur) if scalars else None
     for scalar in scalars:
-        flow = dataflow(cur)
         last = flow.last_write_instances(scalar)
         for group in _webs(cur, flow, scalar):
             web, new = _try_web(cur, flow, scalar, group, last)
