@@ -230,6 +230,8 @@ def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str], last: is
     def refuse(why: str, sink: str | None = None, home: str | None = None) -> tuple[Web, None]:
         return Web(scalar, tuple(group), sink, home, False, why), None
 
+    if any(s.body is None for s in stmts):
+        return refuse("a statement of it is not an assignment")
     sinks = [s for s in stmts if any(a.array == scalar for a in s.reads)
              and not any(a.array == scalar for a in s.writes)]
     if len(sinks) != 1:

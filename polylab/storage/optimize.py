@@ -48,8 +48,12 @@ def _same_times(schedule: Schedule, scop, step: str) -> Schedule:
 
 def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
     """Scalar homes, folding, dead writes and interleaving, where they apply (see the module text)."""
-    homed, hrep = home_scalars(schedule.scop)
-    if hrep.homed:
+    try:
+        homed, hrep = home_scalars(schedule.scop)
+    except PolylabError as exc:
+        lines.append(f"home_scalars: not applied ({exc.message})")
+        homed, hrep = schedule.scop, None
+    if hrep is not None and hrep.homed:
         lines += ["home_scalars: " + w.text_line() for w in hrep.homed]
         if hrep.removed:
             lines.append(f"home_scalars: removed {', '.join(hrep.removed)} (they store what is there already)")
