@@ -182,3 +182,19 @@ def test_every_home_and_end_of_one_accumulation_homes_or_is_refused_correctly():
                 for n, m in ((1, 1), (4, 3), (7, 8)):
                     assert same_live_out(scop, new, {"N": n, "M": m}) == [], (home, end, start, operand)
     assert homed >= 10 and refused >= 10, (homed, refused)
+
+
+def test_the_recipe_step_homes_and_a_wrong_use_gets_line_column_and_hint():
+    from polylab.errors import ScheduleError
+
+    scop = scop_of(LUDCMP)
+    s = parse_schedule(scop, "home_scalars; parallel", steps=recipe_steps())
+    assert [st.name for st in s.scop.statements] == ["S1", "S2", "S4", "S6", "S7", "S9", "S10", "S11"]
+    assert s.steps[0] == "home_scalars" and any(name == "home_scalars" for name, _ in s.provenance.storage)
+    for n in (3, 6):
+        assert same_live_out(scop, s.scop, {"N": n}, schedule=s.union_map) == [], n
+    with pytest.raises(ScheduleError) as err:
+        parse_schedule(scop, "home_scalars(w)", steps=recipe_steps())
+    text = str(err.value)
+    assert text.startswith("1:1:") and "home_scalars" in text and err.value.hint
+    assert "kept in the array elements they end in" in err.value.hint

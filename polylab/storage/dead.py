@@ -150,11 +150,8 @@ def remove_dead_writes(scop: Scop, *, live_out: isl.UnionSet | str | None = None
         dom = s.domain.intersect(after).coalesce()
         stmts.append(replace(s, domain=dom, accesses=tuple(
             replace(a, relation=a.relation.intersect_domain(dom)) for a in s.accesses)))
-    stmts = _keep_array_writers(scop, stmts)
-    new_dom = isl.UnionSet.empty(scop.context.get_space())
-    for s in stmts:
-        new_dom = new_dom.union(isl.UnionSet.from_set(s.domain))
-    new_scop = replace(scop, statements=tuple(stmts), schedule=scop.schedule.intersect_domain(new_dom))
+    kept = replace(scop, statements=tuple(_keep_array_writers(scop, stmts)))
+    new_scop = replace(kept, schedule=scop.schedule.intersect_domain(kept.domain))
     report = DeadWriteReport(tuple(changes), "all arrays" if live is None else str(live), done, converged,
                              time.perf_counter() - t0, restricted_dataflow(flow, new_scop))
     return new_scop, report

@@ -34,15 +34,7 @@ import islpy as isl
 
 from polylab.analysis import Dataflow, dataflow
 from polylab.model.budget import budgeted
-from polylab.model.expr import (
-    ArrayRef,
-    Assignment,
-    Name,
-    assignment_to_c,
-    to_c,
-    transform,
-    walk,
-)
+from polylab.model.expr import ArrayRef, Assignment, Name, assignment_to_c, to_c, transform, walk
 from polylab.model.scop import Scop, Statement
 from polylab.render import TextDisplay
 
@@ -111,8 +103,8 @@ def _webs(scop: Scop, flow: Dataflow, scalar: str) -> list[list[str]]:
     return list(groups.values())
 
 
-def _home_relation(scop: Scop, st: Statement, sink: Statement, target: ArrayRef) -> isl.Map | None:
-    """``{ S[x] -> X[e(x)] }``: the sink's written element with ``st``'s iterators of the same names, on
+def _home_relation(scop: Scop, st: Statement, target: ArrayRef) -> isl.Map | None:
+    """``{ S[x] -> X[e(x)] }``: the sink's written element ``target`` with ``st``'s iterators of the same names, on
     ``st``'s domain; None when a subscript names something that is not one of ``st``'s iterators or a
     parameter, or isl cannot read it."""
     known = set(st.iterators) | set(scop.parameters)
@@ -133,8 +125,9 @@ def _home_relation(scop: Scop, st: Statement, sink: Statement, target: ArrayRef)
     return rel.intersect_domain(st.domain)
 
 
-def _rewritten(st: Statement, scalar: str, target: ArrayRef, rel: isl.Map) -> Statement:
-    """``st`` with every reference to ``scalar`` replaced by the home ``target`` (relation ``rel``)."""
+def _rewritten(st: Statement, scalar: str, target: ArrayRef, home: str, rel: isl.Map) -> Statement:
+    """``st`` with every reference to ``scalar`` replaced by the home ``target`` (its text ``home``,
+    relation ``rel``)."""
     def sub(x):
         if isinstance(x, ArrayRef) and x.array == scalar:
             return ArrayRef(target.array, target.indices, x.access)
@@ -142,8 +135,7 @@ def _rewritten(st: Statement, scalar: str, target: ArrayRef, rel: isl.Map) -> St
 
     body = st.body
     new_body = Assignment(transform(body.target, sub), body.op, transform(body.value, sub))
-    home_text = to_c(ArrayRef(target.array, target.indices, 0))
-    accs = tuple(replace(a, array=target.array, relation=rel, text=home_text) if a.array == scalar else a
+    accs = tuple(replace(a, array=target.array, relation=rel, text=home) if a.array == scalar else a
                  for a in st.accesses)
     return replace(st, body=new_body, accesses=accs, text=assignment_to_c(new_body))
 
@@ -203,23 +195,20 @@ def home_scalars(scop: Scop) -> tuple[Scop, HomesReport]:
                 cur = new
                 flow = dataflow(cur)
                 last = flow.last_write_instances(scalar)
-    removed = []
-    kept = []
-    for s in cur.statements:
-        b = s.body
-        if b is not None and b.op == "=" and isinstance(b.value, ArrayRef) and b.value.array == b.target.array \
-                and b.value.indices == b.target.indices and s.name in {n for w in webs if w.homed
-                                                                       for n in w.statements}:
-            removed.append(s.name)
-        else:
-            kept.append(s)
+    homed = {n for w in webs if w.homed for n in w.statements}
+    removed = tuple(s.name for s in cur.statements if s.name in homed and _stores_itself(s))
     if removed:
-        dom = isl.UnionSet.empty(cur.context.get_space())
-        for s in kept:
-            dom = dom.union(isl.UnionSet.from_set(s.domain))
-        cur = replace(cur, statements=tuple(kept), schedule=cur.schedule.intersect_domain(dom),
-                      notes=cur.notes + (f"home_scalars removed {', '.join(removed)}",))
-    return cur, HomesReport(tuple(webs), tuple(removed))
+        kept = replace(cur, statements=tuple(s for s in cur.statements if s.name not in removed))
+        cur = replace(kept, schedule=kept.schedule.intersect_domain(kept.domain),
+                      notes=kept.notes + (f"home_scalars removed {', '.join(removed)}",))
+    return cur, HomesReport(tuple(webs), removed)
+
+
+def _stores_itself(s: Statement) -> bool:
+    """``s`` is ``X[e] = X[e]``: it stores what is there already."""
+    b = s.body
+    return (b is not None and b.op == "=" and isinstance(b.value, ArrayRef) and b.value.array == b.target.array
+            and b.value.indices == b.target.indices)
 
 
 def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str], last: isl.UnionSet
@@ -237,10 +226,9 @@ def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str], last: is
     if len(sinks) != 1:
         return refuse(f"{len(sinks)} statements end its values, not one")
     sink = sinks[0]
-    body = sink.body
-    if body is None or not isinstance(body.target, ArrayRef) or body.target.array == scalar:
+    target = sink.body.target
+    if not isinstance(target, ArrayRef) or target.array == scalar:
         return refuse("its end stores no array element", sink.name)
-    target = body.target
     home = to_c(ArrayRef(target.array, target.indices, 0))
     if any(not last.intersect(isl.UnionSet.from_set(s.domain)).is_empty() for s in stmts):
         return refuse("it holds the last value of the scalar, which stays after the region", sink.name, home)
@@ -251,10 +239,10 @@ def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str], last: is
         if s.name not in group:
             new_stmts.append(s)
             continue
-        rel = _home_relation(scop, s, sink, target)
+        rel = _home_relation(scop, s, target)
         if rel is None:
             return refuse(f"{home} names a loop that {s.name} is not in", sink.name, home)
-        new_stmts.append(_rewritten(s, scalar, target, rel))
+        new_stmts.append(_rewritten(s, scalar, target, home, rel))
     new = replace(scop, statements=tuple(new_stmts),
                   notes=scop.notes + (f"home_scalars: {scalar} of {', '.join(group)} kept in {home}",))
     why = _same_dataflow(flow, dataflow(new))

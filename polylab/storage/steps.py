@@ -36,13 +36,15 @@ def _with_report(value: Schedule, name: str, report: Any, before: Schedule) -> S
     return replace(value, provenance=replace(value.provenance, storage=storage))
 
 
-def _same_times(schedule: Schedule, scop, step: str) -> Schedule:
+def _same_times(schedule: Schedule, scop, step: str, keep_marks: bool = True) -> Schedule:
     """The time vectors of ``schedule`` for the statements of ``scop`` (a SCoP that a storage step rewrote
-    without changing its statements' instances' order); the parallel marks stay, since folding and
-    dead-write removal only remove dependences."""
+    without changing its statements' instances' order); the parallel marks stay (``keep_marks``), since
+    folding and dead-write removal only remove dependences; scalar homes may add some on the home
+    elements, so their step drops the marks."""
     maps = {s.name: schedule.maps[s.name] for s in scop.statements}
-    return Schedule.from_maps(scop, maps, steps=schedule.steps + (step,), marked=schedule.marked,
-                              notes=schedule.notes, provenance=schedule.provenance)
+    return Schedule.from_maps(scop, maps, steps=schedule.steps + (step,),
+                              marked=schedule.marked if keep_marks else frozenset(), notes=schedule.notes,
+                              provenance=schedule.provenance)
 
 
 def step_fold_live_ins(schedule: Schedule, **initial_values: Any) -> Schedule:
@@ -61,14 +63,13 @@ def step_remove_dead_writes(schedule: Schedule, *statements: str) -> Schedule:
 
 
 def step_home_scalars(schedule: Schedule) -> Schedule:
-    """Recipe step ``home_scalars``: each live range of a scalar kept in its home element where that keeps
-    the dataflow (:mod:`polylab.storage.homes`); the same time vectors for the statements that remain
-    (parallel loops are marked again by a later ``parallel`` or ``optimize``)."""
+    """Recipe step ``home_scalars``: each scalar's live ranges kept in the array elements they end in.
+
+    Only where that keeps the dataflow exactly (:mod:`polylab.storage.homes`); the same time vectors for
+    the statements that remain, unmarked (a later ``parallel`` or ``optimize`` marks the parallel loops)."""
     scop, rep = home_scalars(schedule.scop)
-    maps = {s.name: schedule.maps[s.name] for s in scop.statements}
-    out = Schedule.from_maps(scop, maps, steps=schedule.steps + ("home_scalars",), notes=schedule.notes,
-                             provenance=schedule.provenance)
-    return _with_report(out, "home_scalars", rep, schedule)
+    return _with_report(_same_times(schedule, scop, "home_scalars", keep_marks=False), "home_scalars", rep,
+                        schedule)
 
 
 def step_interleave(schedule: Schedule) -> Schedule:
