@@ -292,8 +292,8 @@ for (t = 0; t < T; t++) {
 def test_openmp_needs_work_per_team_start():
     """With constant sizes, a parallel loop whose team would get fewer than MIN_TEAM_WORK statement
     instances per start runs sequentially (doitgen's strips of ``p`` inside ``r`` and ``q``: 500 starts of
-    930 instances; PolyBench jacobi-1d at its small size); with parameters the sizes are unknown and the
-    OpenMP loop stays. The counts are exact."""
+    930 instances; PolyBench jacobi-1d at its small size). The counts are exact. With parameters they are
+    made at the largest sizes the arrays' declarations allow (tests/test_optimize_teams.py)."""
     from polylab.schedule.optimize import MIN_TEAM_WORK, team_work
 
     doit = optimized(scop_of("polybench/doitgen.c"), "optimize(2)")

@@ -42,9 +42,13 @@ MIN_PARALLEL_SPAN = 32
 #: peels it completely), so the loop around it is the innermost one of the machine code
 UNROLLED_SPAN = 8
 #: an OpenMP loop whose team would get fewer statement instances than this per start, on average, where
-#: the sizes are constants, stays sequential: a start costs microseconds (doitgen at its small size,
+#: the sizes are constants or bounded by the arrays' declared sizes, stays sequential: a start costs
+#: microseconds (doitgen at its small size,
 #: 500 starts of 3 strips of 8 columns: 0.04x of the original on two threads with them)
 MIN_TEAM_WORK = 1 << 15
+#: the most rows (points of a set's box hull less its last dimension) a set may have for the team's work to
+#: be counted at the arrays' declared sizes: larger ones are left unknown (their loop keeps OpenMP)
+COUNT_ROWS = 1 << 20
 
 # -- sizes where no cache model decides -------------------------------------------------------------------
 #: rows advanced together by the strips (independent chains in flight), and rows jammed around a chain

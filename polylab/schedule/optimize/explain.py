@@ -176,4 +176,5 @@ def serial_line(loop: SerialLoop) -> str:
     return (f"dimension {d} is parallel but runs sequentially: OpenMP would start a team {loop.starts} "
             f"time{'s' if loop.starts != 1 else ''} for {loop.instances} statement instances (about "
             f"{loop.instances // loop.starts} per start, fewer than {MIN_TEAM_WORK}), and each start costs "
-            f"microseconds")
+            f"microseconds" + (f" (counted at {', '.join(f'{p} = {v}' for p, v in loop.sizes)}, the largest sizes "
+                               f"the arrays' declarations allow)" if loop.sizes else ""))

@@ -84,6 +84,63 @@ def declared_bytes(scop: Scop) -> int | None:
     return None if any(b is None for b in sizes) else sum(b for b in sizes if b is not None)
 
 
+#: the largest sizes each SCoP's declarations allow, already computed (the entry goes with the SCoP)
+_SIZES: ObjectMemo[Scop, "dict[str, int] | None"] = ObjectMemo("optimize.declared_sizes")
+
+
+def declared_sizes(scop: Scop) -> dict[str, int] | None:
+    """The parameter values the counts are made at, where the program has parameters: those the context
+    fixes, else the lexicographically largest ``p`` in ``(C /\\ ∩_S params(D_S)) \\ U_{S,a} { p : exists x in
+    D_S(p), F_a x + c_a not in [0, E_a) }``: the sizes at which every statement runs, less those at which
+    some access leaves its array's constant declared extents ``E_a`` (PolyBench's kernels run to ``n``
+    over arrays declared ``[N]``: ``n = N``).
+    None where that set is empty, where some parameter has no largest value in it (one that no access
+    bounds, such as a time count), or where some accessed array is declared with a non-constant extent."""
+    return _SIZES.get(scop, lambda: _largest_sizes(scop))
+
+
+def context_sizes(scop: Scop) -> dict[str, int] | None:
+    """The parameter values when the context fixes every one of them (``--param``), else None."""
+    context = scop.context.params()
+    fixed = [context.plain_get_val_if_fixed(isl.dim_type.param, k) for k in range(len(scop.parameters))]
+    return {p: int(v.to_python()) for p, v in zip(scop.parameters, fixed)} if all(v.is_int() for v in fixed) else None
+
+
+def _largest_sizes(scop: Scop) -> dict[str, int] | None:
+    fixed = context_sizes(scop)
+    if fixed is not None:
+        return fixed
+    context = allowed = scop.context.params()
+    for stmt, acc in scop.accesses():
+        extents = scop.array(acc.array).extents
+        if not all(e.strip().isdigit() for e in extents):
+            return None
+        image = acc.relation.intersect_domain(stmt.domain.intersect_params(context)).range()
+        inside = isl.Set.universe(image.get_space())
+        for k, e in enumerate(extents):
+            inside = (inside.lower_bound_val(isl.dim_type.set, k, isl.Val.int_from_si(inside.get_ctx(), 0))
+                      .upper_bound_val(isl.dim_type.set, k, isl.Val.int_from_si(inside.get_ctx(), int(e) - 1)))
+        allowed = allowed.subtract(image.subtract(inside).params())
+    for stmt in scop.statements:  # sizes at which every statement runs (else the others are unbounded)
+        allowed = allowed.intersect(stmt.domain.params())
+    n = len(scop.parameters)
+    box = allowed.move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, n)
+    if box.is_empty() or any(not box.dim_max_val(k).is_int() for k in range(n)):
+        return None
+    point = box.lexmax().sample_point()
+    return {p: int(point.get_coordinate_val(isl.dim_type.set, k).to_python()) for k, p in enumerate(scop.parameters)}
+
+
+def at_sizes(s: isl.Set, sizes: dict[str, int]) -> isl.Set:
+    """``s`` at the parameter values ``sizes`` (each fixed, then projected out): a set without parameters,
+    which isl can count."""
+    for name, v in sizes.items():
+        k = s.find_dim_by_name(isl.dim_type.param, name)
+        if k >= 0:
+            s = s.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(s.get_ctx(), v))
+    return s.project_out(isl.dim_type.param, 0, s.dim(isl.dim_type.param))
+
+
 def array_bytes(scop: Scop, name: str) -> int | None:
     """The declared bytes of array ``name`` when its extents are integer constants, else None."""
     array = next(a for a in scop.arrays if a.name == name)

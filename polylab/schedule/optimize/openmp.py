@@ -12,8 +12,9 @@ from polylab.model import Statement
 from polylab.schedule.core import Schedule, map_from_affs
 from polylab.schedule.optimize.kinds import SerialReason
 from polylab.schedule.optimize.loops import local_span, loop_dims, subscripted
+from polylab.schedule.optimize.machine import at_sizes, context_sizes, declared_sizes
 from polylab.schedule.optimize.records import SerialLoop
-from polylab.schedule.tuning import MIN_TEAM_WORK, UNROLLED_SPAN
+from polylab.schedule.tuning import COUNT_ROWS, MIN_TEAM_WORK, UNROLLED_SPAN
 
 
 def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[SerialLoop]]:
@@ -64,32 +65,56 @@ def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[Ser
         work = team_work(s, d, users)
         if work is not None and work[1] < MIN_TEAM_WORK * work[0]:
             keep.discard(d)
-            why.append(SerialLoop(d, SerialReason.LITTLE_WORK, starts=work[0], instances=work[1]))
+            sizes = declared_sizes(s.scop) if context_sizes(s.scop) is None else None
+            why.append(SerialLoop(d, SerialReason.LITTLE_WORK, starts=work[0], instances=work[1],
+                                  sizes=tuple(sizes.items()) if sizes else ()))
     return frozenset(keep), why
 
 
 def team_work(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | None:
-    """``(starts, instances)`` of an OpenMP loop at dimension ``d`` run by the statements ``users``, where
-    the sizes are constants (no parameter): ``starts = |{ theta_{<d}(x) : x in D_n, n in users }|`` is the
-    number of distinct values of the dimensions around ``d`` (each starts a team), ``instances =
-    sum_n |D_n|`` the statement instances they share (exact counts). None where the program has
-    parameters (the sizes are known only when it runs)."""
+    """``(starts, instances)`` of an OpenMP loop at dimension ``d`` run by the statements ``users``:
+    ``starts = |{ theta_{<d}(x) : x in D_n, n in users }|`` is the number of distinct values of the
+    dimensions around ``d`` (each starts a team), ``instances = sum_n |D_n|`` the statement instances they
+    share (exact counts). Where the program has parameters, both are counted at the largest sizes the
+    arrays' declarations allow (:func:`~polylab.schedule.optimize.machine.declared_sizes`; PolyBench's
+    ludcmp at MEDIUM: ``n = 400``, 399 starts of about ``n^2 / 6`` instances each). None where no such
+    sizes are known (the sizes are known only when it runs) or where a set is too large to count
+    (:func:`_countable`)."""
     scop = s.scop
-    if scop.parameters:
+    sizes = declared_sizes(scop) if scop.parameters else {}
+    if sizes is None:
         return None
     starts, instances = None, 0
     try:
         for n in users:
             stmt = scop.statement(n)
-            domain = stmt.domain
+            domain = at_sizes(stmt.domain, sizes)
+            around = map_from_affs(stmt, stmt.domain.get_space(), list(s.affs[n][:d]))
+            prefix = at_sizes(around.intersect_domain(stmt.domain).range(), sizes)
+            if not (_countable(domain) and _countable(prefix)):
+                return None
             instances += int(domain.count_val().to_python())
-            around = map_from_affs(stmt, domain.get_space(), list(s.affs[n][:d]))
-            prefix = around.intersect_domain(domain).range()
             starts = prefix if starts is None else starts.union(prefix)
         count = int(starts.count_val().to_python()) if d else 1
-    except isl.Error:  # isl could not count a set: unknown, as with parameters
+    except isl.Error:  # isl could not count a set: unknown, as with unknown sizes
         return None
     return max(count, 1), instances
+
+
+def _countable(s: isl.Set) -> bool:
+    """isl counts a set without parameters row by row (each innermost range at once): the rows of its box
+    hull, the product of the extents of every dimension but the last, are at most :data:`COUNT_ROWS`
+    (floyd-warshall at PolyBench's LARGE size, 2800^2 rows of ``k, i``, would take more isl operations than
+    the whole search may use)."""
+    rows = 1
+    for k in range(s.dim(isl.dim_type.set) - 1):
+        low, high = s.dim_min_val(k), s.dim_max_val(k)
+        if not (low.is_int() and high.is_int()):
+            return s.is_empty()
+        rows *= max(int(high.to_python()) - int(low.to_python()) + 1, 1)
+        if rows > COUNT_ROWS:
+            return False
+    return True
 
 
 def _innermost_long(s: Schedule, stmt: Statement, d: int) -> bool:

@@ -135,10 +135,12 @@ class Jam:
 class SerialLoop:
     """An exactly parallel dimension left without an OpenMP loop, and why: ``rows`` the loop around it per
     statement (``statement: loop``); ``starts`` and ``instances`` the team starts and the statement
-    instances they would share."""
+    instances they would share, counted at the parameter values ``sizes`` where those come from the
+    arrays' declarations (:func:`~polylab.schedule.optimize.machine.declared_sizes`)."""
 
     dim: int
     reason: SerialReason
     rows: tuple[str, ...] = ()
     starts: int = 0
     instances: int = 0
+    sizes: tuple[tuple[str, int], ...] = ()

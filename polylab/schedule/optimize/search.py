@@ -11,7 +11,7 @@ from typing import Sequence
 
 from polylab.errors import ScheduleError
 from polylab.model.budget import budgeted
-from polylab.schedule.core import Provenance, Schedule
+from polylab.schedule.core import Schedule
 from polylab.schedule.legality import is_legal
 from polylab.schedule.optimize.cachemodel import band_tile_size, time_tile_size
 from polylab.schedule.optimize.candidates import Candidate, band_candidate, structure_candidates

@@ -1,0 +1,129 @@
+"""The work of an OpenMP team where the program has parameters: the sizes the arrays' declarations allow
+(:func:`~polylab.schedule.optimize.machine.declared_sizes`), the team's work counted there
+(:func:`~polylab.schedule.optimize.team_work`), and the loops left sequential because of it.
+
+Each count is checked against a brute-force enumeration of the same loops in Python.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import polylab
+from polylab.schedule import original, parse_schedule
+from polylab.schedule.optimize import MIN_TEAM_WORK, Machine, SerialReason, loop_dims, team_work
+from polylab.schedule.optimize.explain import serial_line
+from polylab.schedule.optimize.machine import declared_sizes
+from polylab.storage import recipe_steps
+
+#: ludcmp's upper update after its scalar is homed: each row ``i`` starts a team over ``j``
+UPPER = """void kernel(int n, double A[{N}][{N}]) {{
+  int i, j, k;
+#pragma scop
+  for (i = 0; i < n; i++)
+    for (j = i; j < n; j++)
+      for (k = 0; k < i; k++)
+        A[i][j] -= A[i][k] * A[k][j];
+#pragma endscop
+}}"""
+
+
+#: rows that cannot be distributed (row ``i``'s update reads ``s[i]``, the next row's sum reads what it
+#: wrote): the parallel ``j`` runs inside the sequential ``i``, one team per row of ``n^2`` instances
+ROWS = """void kernel(int n, double s[{N}], double A[{N}][{N}], double D[{N}][{N}]) {{
+  int i, j, k, l;
+#pragma scop
+  for (i = 1; i < n; i++) {{
+    for (k = 0; k < i; k++)
+      s[i] += D[k][i] * s[k];
+    for (j = 0; j < n; j++)
+      for (l = 0; l < n; l++)
+        D[j][l] += s[i] * A[j][l];
+  }}
+#pragma endscop
+}}"""
+
+
+def scop(text: str):
+    return polylab.parse(text).scop
+
+
+def test_declared_sizes_are_the_largest_the_arrays_allow():
+    s = scop("""void k(int n, int m, double A[40][30], double x[30]) {
+  int i, j;
+#pragma scop
+  for (i = 0; i < n; i++) for (j = 0; j < m; j++) A[i][j] = x[j];
+#pragma endscop
+}""")
+    assert declared_sizes(s) == {"n": 40, "m": 30}
+    # a subscript shifted by one: the loop may run one row less
+    assert declared_sizes(scop(UPPER.format(N=24).replace("A[i][j] -=", "A[i + 1][j] -="))) == {"n": 23}
+    # the context fixes them (``--param``): those values
+    assert declared_sizes(s.with_parameters({"n": 7, "m": 3})) == {"n": 7, "m": 3}
+    # a time count that no subscript bounds: unknown
+    assert declared_sizes(scop("""void k(int t, int n, double A[50]) {
+  int s, i;
+#pragma scop
+  for (s = 0; s < t; s++) for (i = 1; i < n - 1; i++) A[i] = A[i - 1] + A[i + 1];
+#pragma endscop
+}""")) is None
+    # an array declared with a parameter's extent: unknown
+    assert declared_sizes(scop("""void k(int n, double A[n]) {
+  int i;
+#pragma scop
+  for (i = 0; i < n; i++) A[i] = 2.0 * A[i];
+#pragma endscop
+}""")) is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(extent=st.integers(1, 40), low=st.integers(0, 4), cut=st.integers(-3, 3), shift=st.integers(-3, 3))
+def test_declared_sizes_agree_with_brute_force(extent, low, cut, shift):
+    """``for (i = low; i < n - cut; i++) A[i + shift] = ...`` over ``double A[extent]``: the largest ``n`` at
+    which the loop runs and every access stays inside ``A``, found by trying every ``n``."""
+    s = scop(f"""void k(int n, double A[{extent}]) {{
+  int i;
+#pragma scop
+  for (i = {low}; i < n - ({cut}); i++) A[i + ({shift})] = 2.0 * A[i + ({shift})];
+#pragma endscop
+}}""")
+
+    def allowed(n: int) -> bool:
+        rows = range(low, n - cut)
+        return len(rows) > 0 and all(0 <= i + shift < extent for i in rows)
+
+    fits = [n for n in range(-10, extent + 20) if allowed(n)]
+    assert declared_sizes(s) == ({"n": max(fits)} if fits else None)
+
+
+@pytest.mark.parametrize("size", [5, 24])
+def test_team_work_is_counted_at_the_declared_sizes(size):
+    s = original(scop(UPPER.format(N=size)))
+    i_dim, j_dim = loop_dims(s, "S0")[:2]
+    points = [(i, j, k) for i, j, k in itertools.product(range(size), repeat=3) if j >= i and k < i]
+    # the team over j starts once per row i that runs an instance; over i, once
+    assert team_work(s, j_dim, ["S0"]) == (len({p[0] for p in points}), len(points))
+    assert team_work(s, i_dim, ["S0"]) == (1, len(points))
+
+
+def test_little_work_per_team_leaves_the_loop_sequential_and_says_where_it_counted():
+    machine = Machine(threads=2)
+
+    def optimized(n: int):
+        return parse_schedule(scop(ROWS.format(N=n)), "optimize(2)", steps=recipe_steps(machine))
+
+    small = optimized(64)
+    serial = [x for x in small.provenance.optimize.serial if x.reason is SerialReason.LITTLE_WORK]
+    assert serial and serial[0].sizes == (("n", 64),)
+    # rows i = 1..63, each a team over the 64 x 64 instances of the update
+    assert (serial[0].starts, serial[0].instances) == (63, 63 * 64 * 64)
+    assert serial[0].instances < MIN_TEAM_WORK * serial[0].starts
+    assert "counted at n = 64, the largest sizes the arrays' declarations allow" in serial_line(serial[0])
+    assert not small.marked
+    large = optimized(2000)
+    assert large.marked
+    assert not any(x.reason is SerialReason.LITTLE_WORK for x in large.provenance.optimize.serial)
