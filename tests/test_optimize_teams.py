@@ -48,6 +48,18 @@ ROWS = """void kernel(int n, double s[{N}], double A[{N}][{N}], double D[{N}][{N
 }}"""
 
 
+#: a time loop around each sweep: a team per sweep, ``n - 2`` instances each, whatever ``t``
+JACOBI = """void k(int t, int n, double A[{N}], double B[{N}]) {{
+  int s, i;
+#pragma scop
+  for (s = 0; s < t; s++) {{
+    for (i = 1; i < n - 1; i++) B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1]);
+    for (i = 1; i < n - 1; i++) A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1]);
+  }}
+#pragma endscop
+}}"""
+
+
 def scop(text: str):
     return polylab.parse(text).scop
 
@@ -64,11 +76,13 @@ def test_declared_sizes_are_the_largest_the_arrays_allow():
     assert declared_sizes(scop(UPPER.format(N=24).replace("A[i][j] -=", "A[i + 1][j] -="))) == {"n": 23}
     # the context fixes them (``--param``): those values
     assert declared_sizes(s.with_parameters({"n": 7, "m": 3})) == {"n": 7, "m": 3}
-    # a time count that no subscript bounds: unknown
-    assert declared_sizes(scop("""void k(int t, int n, double A[50]) {
-  int s, i;
+    # a time count that no subscript bounds: as large as the largest bounded size
+    assert declared_sizes(scop(JACOBI.format(N=50))) == {"t": 50, "n": 50}
+    # only such counts: unknown
+    assert declared_sizes(scop("""void k(int t, double x[1]) {
+  int s;
 #pragma scop
-  for (s = 0; s < t; s++) for (i = 1; i < n - 1; i++) A[i] = A[i - 1] + A[i + 1];
+  for (s = 0; s < t; s++) x[0] = 0.5 * x[0];
 #pragma endscop
 }""")) is None
     # an array declared with a parameter's extent: unknown
@@ -127,3 +141,16 @@ def test_little_work_per_team_leaves_the_loop_sequential_and_says_where_it_count
     large = optimized(2000)
     assert large.marked
     assert not any(x.reason is SerialReason.LITTLE_WORK for x in large.provenance.optimize.serial)
+
+
+@pytest.mark.parametrize("size", [400, 200000])
+def test_a_time_loop_around_the_teams_counts_as_large_as_the_arrays(size):
+    """jacobi-1d at PolyBench's MEDIUM size: 400 points a sweep, a team per sweep, sequential (0.01x of the
+    original on two threads with OpenMP); with 200,000 points a sweep the teams stay."""
+    s = parse_schedule(scop(JACOBI.format(N=size)), "optimize(2)", steps=recipe_steps(Machine(threads=2)))
+    serial = [x for x in s.provenance.optimize.serial if x.reason is SerialReason.LITTLE_WORK]
+    if size == 400:
+        assert not s.marked and serial and all(x.sizes == (("t", 400), ("n", 400)) for x in serial)
+        assert all(x.instances // x.starts == size - 2 for x in serial)
+    else:
+        assert s.marked and not serial

@@ -46,9 +46,10 @@ UNROLLED_SPAN = 8
 #: microseconds (doitgen at its small size,
 #: 500 starts of 3 strips of 8 columns: 0.04x of the original on two threads with them)
 MIN_TEAM_WORK = 1 << 15
-#: the most rows (points of a set's box hull less its last dimension) a set may have for the team's work to
-#: be counted at the arrays' declared sizes: larger ones are left unknown (their loop keeps OpenMP)
-COUNT_ROWS = 1 << 20
+#: the most rows (points of a set less its last dimension) a set may have for the team's work to be counted
+#: at the arrays' declared sizes, about 1.4 million isl operations: larger ones are left unknown (their
+#: loop keeps OpenMP)
+COUNT_ROWS = 1 << 17
 
 # -- sizes where no cache model decides -------------------------------------------------------------------
 #: rows advanced together by the strips (independent chains in flight), and rows jammed around a chain

@@ -94,8 +94,13 @@ def declared_sizes(scop: Scop) -> dict[str, int] | None:
     D_S(p), F_a x + c_a not in [0, E_a) }``: the sizes at which every statement runs, less those at which
     some access leaves its array's constant declared extents ``E_a`` (PolyBench's kernels run to ``n``
     over arrays declared ``[N]``: ``n = N``).
-    None where that set is empty, where some parameter has no largest value in it (one that no access
-    bounds, such as a time count), or where some accessed array is declared with a non-constant extent."""
+
+    A parameter that has no largest value there (one that no access bounds: a time count, jacobi-1d's
+    ``tsteps``) is taken as large as the largest of the others: where its loop runs around a team, the
+    work per start does not depend on it (jacobi-1d: ``n - 2`` instances per start whatever ``tsteps``),
+    and where it runs inside one, a large value counts the team as busy and keeps its OpenMP loop.
+    None where that set is empty, where no parameter is bounded, or where some accessed array is declared
+    with a non-constant extent."""
     return _SIZES.get(scop, lambda: _largest_sizes(scop))
 
 
@@ -125,6 +130,15 @@ def _largest_sizes(scop: Scop) -> dict[str, int] | None:
         allowed = allowed.intersect(stmt.domain.params())
     n = len(scop.parameters)
     box = allowed.move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, n)
+    if box.is_empty():
+        return None
+    largest = [box.dim_max_val(k) for k in range(n)]
+    bounded = [int(v.to_python()) for v in largest if v.is_int()]
+    if not bounded:
+        return None
+    for k, v in enumerate(largest):  # a count no array bounds (a time loop): as large as the largest size
+        if not v.is_int():
+            box = box.fix_val(isl.dim_type.set, k, isl.Val.int_from_si(box.get_ctx(), max(bounded)))
     if box.is_empty() or any(not box.dim_max_val(k).is_int() for k in range(n)):
         return None
     point = box.lexmax().sample_point()
