@@ -79,7 +79,7 @@ def statement_line(choice: StatementChoice) -> str:
             f"{'s' if choice.parallel != 1 else ''}"
             + ("" if depth is None else f", outermost parallel at loop depth {depth}")
             + (", innermost loop parallel and stride-1 (vectorizable)" if choice.vector else "")
-            + (", innermost loop carries no chain (its iterations overlap: no strips with one thread)"
+            + (", innermost loop carries no chain (its iterations overlap already: no strips of rows to overlap them)"
                if sc is not None and sc.innermost in (Innermost.NONE, Innermost.STRIDE_ONE) and not sc.chain
                else "")
             + f"  [{choice.tried} shapes tried, legality exact]")

@@ -16,7 +16,7 @@ import islpy as isl
 from polylab.errors import ScheduleError
 from polylab.model import Access, Scop, Statement
 from polylab.model.memo import ObjectMemo
-from polylab.schedule.tuning import ELEMENT_BYTES
+from polylab.schedule.tuning import COUNT_ROWS, ELEMENT_BYTES
 
 #: the vector width of gcc's default x86-64 build (SSE2): 16 bytes
 DEFAULT_VECTOR_BYTES = 16
@@ -153,6 +153,18 @@ def at_sizes(s: isl.Set, sizes: dict[str, int]) -> isl.Set:
         if k >= 0:
             s = s.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(s.get_ctx(), v))
     return s.project_out(isl.dim_type.param, 0, s.dim(isl.dim_type.param))
+
+
+def countable(s: isl.Set) -> bool:
+    """isl counts a set without parameters row by row (each innermost range at once, about 11 isl
+    operations a row): its rows, the points of its projection on every dimension but the last (counted
+    the same way, level by level), are at most :data:`COUNT_ROWS` (adi at PolyBench's LARGE size, a
+    million rows of ``t, i``, would take more isl operations than the whole search may use)."""
+    n = s.dim(isl.dim_type.set)
+    if n <= 1:
+        return True
+    rows = s.project_out(isl.dim_type.set, n - 1, 1)
+    return countable(rows) and int(rows.count_val().to_python()) <= COUNT_ROWS
 
 
 def array_bytes(scop: Scop, name: str) -> int | None:

@@ -12,9 +12,9 @@ from polylab.model import Statement
 from polylab.schedule.core import Schedule, map_from_affs
 from polylab.schedule.optimize.kinds import SerialReason
 from polylab.schedule.optimize.loops import local_span, loop_dims, subscripted
-from polylab.schedule.optimize.machine import at_sizes, context_sizes, declared_sizes
+from polylab.schedule.optimize.machine import at_sizes, context_sizes, countable, declared_sizes
 from polylab.schedule.optimize.records import SerialLoop
-from polylab.schedule.tuning import COUNT_ROWS, MIN_TEAM_WORK, UNROLLED_SPAN
+from polylab.schedule.tuning import MIN_TEAM_WORK, UNROLLED_SPAN
 
 
 def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[SerialLoop]]:
@@ -79,7 +79,7 @@ def team_work(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | No
     arrays' declarations allow (:func:`~polylab.schedule.optimize.machine.declared_sizes`; PolyBench's
     ludcmp at MEDIUM: ``n = 400``, 399 starts of about ``n^2 / 6`` instances each). None where no such
     sizes are known (the sizes are known only when it runs) or where a set is too large to count
-    (:func:`_countable`)."""
+    (:func:`~polylab.schedule.optimize.machine.countable`)."""
     scop = s.scop
     sizes = declared_sizes(scop) if scop.parameters else {}
     if sizes is None:
@@ -91,7 +91,7 @@ def team_work(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | No
             domain = at_sizes(stmt.domain, sizes)
             around = map_from_affs(stmt, stmt.domain.get_space(), list(s.affs[n][:d]))
             prefix = at_sizes(around.intersect_domain(stmt.domain).range(), sizes)
-            if not (_countable(domain) and _countable(prefix)):
+            if not (countable(domain) and countable(prefix)):
                 return None
             instances += int(domain.count_val().to_python())
             starts = prefix if starts is None else starts.union(prefix)
@@ -99,18 +99,6 @@ def team_work(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | No
     except isl.Error:  # isl could not count a set: unknown, as with unknown sizes
         return None
     return max(count, 1), instances
-
-
-def _countable(s: isl.Set) -> bool:
-    """isl counts a set without parameters row by row (each innermost range at once, about 11 isl
-    operations a row): its rows, the points of its projection on every dimension but the last (counted
-    the same way, level by level), are at most :data:`COUNT_ROWS` (adi at PolyBench's LARGE size, a
-    million rows of ``t, i``, would take more isl operations than the whole search may use)."""
-    n = s.dim(isl.dim_type.set)
-    if n <= 1:
-        return True
-    rows = s.project_out(isl.dim_type.set, n - 1, 1)
-    return _countable(rows) and int(rows.count_val().to_python()) <= COUNT_ROWS
 
 
 def _innermost_long(s: Schedule, stmt: Statement, d: int) -> bool:

@@ -64,9 +64,10 @@ def skips(best: StatementScore, best_kind: ShapeKind, first_private: int, next_k
     """The per-statement search skips the next shape: the best so far has a parallel loop at the first
     private depth (or outside) and a vectorizable innermost loop (nothing scores higher), or it has a
     parallel loop and the next shapes are the strips, which are only for statements with no parallel loop
-    (a parallel innermost loop of any span counts); or, with one thread, the next shapes are the strips
-    and the best so far's innermost loop carries no chain (the strips overlap chains: with one thread that
-    is all they do, and where there is none they only walk the rows across, floyd-warshall's
+    (a parallel innermost loop of any span counts); or, with one thread or for the strips without a wave,
+    the next shapes are the strips and the best so far's innermost loop carries no chain (the strips
+    overlap chains: with one thread, or without the wave's parallel tile loop, that is all they do, and
+    where there is none they only walk the rows across, floyd-warshall's
     ``path[i][j]`` along ``j``, whose one dependence inside a row comes from the instance ``j = k``: 0.51x
     of the source order with the strips' tile wavefront, measured); or the best is the strips' time wavefront without a
     time skew and the next is one with it; or the next is the best's kind of strips with a larger skew
@@ -83,7 +84,10 @@ def skips(best: StatementScore, best_kind: ShapeKind, first_private: int, next_k
         return True
     # a parallel innermost loop is a parallel loop too, however short: no chains to overlap
     parallel = best.outermost_parallel is not None or best.innermost in (Innermost.PARALLEL, Innermost.VECTOR)
-    return next_kind.strips and not best_kind.strips and (parallel or (threads == 1 and not best.chain))
+    # the strips alone (no wave around them) have no parallel loop but their innermost one, which OpenMP
+    # would start once per row: with threads too they only overlap chains
+    alone = threads == 1 or next_kind is ShapeKind.STRIPS
+    return next_kind.strips and not best_kind.strips and (parallel or (alone and not best.chain))
 
 
 def program_score(s: Schedule, choices: Sequence[StatementChoice], threads: int, lost: int = 0,

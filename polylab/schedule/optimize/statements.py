@@ -87,8 +87,8 @@ def _pick(layout: Layout, rows: dict[str, list[Aff]], n: str, settings: Settings
         n_par = sum(1 for d, a in enumerate(vec) if not a.is_cst() and d in cand.marked)
         if n_par < floor_par:
             continue
-        # the chains only decide with one thread (:func:`skips`)
-        score = statement_score(vec, cand.marked, stmt, shape.kind.tiled, cand if threads == 1 else None)
+        # the chains decide whether the strips are tried (:func:`skips`)
+        score = statement_score(vec, cand.marked, stmt, shape.kind.tiled, cand)
         if best is None or score.key(threads) > best[0].key(threads):
             best = (score, shape, cand)
     if best is None:
