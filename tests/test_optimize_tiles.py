@@ -19,7 +19,8 @@ import polylab
 from polylab.codegen.ast import For, User, build, nodes
 from polylab.reference.interpret import same_live_out
 from polylab.schedule import check, parse_schedule
-from polylab.schedule.optimize import TIME_TILE, Machine, ShapeKind, Structure, TimeTiling, time_tile_size
+from polylab.schedule.optimize import (TIME_TILE, Machine, ShapeKind, Structure, TimeTiling, exact_parallel_loops, loop_dims,
+                                       time_tile_size)
 from polylab.schedule.timetile import rows_dimension, time_tiled
 from polylab.storage import recipe_steps
 
@@ -146,8 +147,6 @@ def test_tune_tries_other_time_tile_sizes_where_there_are_time_tiles():
 
 
 def test_lu_gets_the_pluto_band_tiled_with_the_division_before_the_vector_loop():
-    from polylab.schedule.optimize import exact_parallel_loops, loop_dims
-
     scop = scop_of("lu.c")
     for threads in (1, 2):
         s = optimized(scop, f"optimize({threads})")
@@ -160,6 +159,32 @@ def test_lu_gets_the_pluto_band_tiled_with_the_division_before_the_vector_loop()
             assert loop_dims(s, n)[-1] in s.parallel_dims
         assert all(v >= 1 for v in exact_parallel_loops(s).values())
         assert same_live_out(scop, s.scop, {"N": 9}, schedule=s.union_map) == []
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_top_level_nest_gets_its_own_band_where_the_program_has_none(threads):
+    """ludcmp after its scalar's homes: the factorization is lu's, but the Pluto-style search over the
+    whole program (the two substitutions after it) has no band of three rows to tile. The search on the
+    factorization's statements alone has: its band is tiled as lu's, the substitutions keep their rows.
+    With tiles of 4 the sizes below span several tiles and waves; the interpreter and the compiled OpenMP
+    code compute what the original does."""
+    from polylab.experiment import verify
+
+    from test_storage_homes import LUDCMP
+
+    scop = polylab.parse(LUDCMP).scop
+    s = optimized(scop, f"optimize({threads}, 8, 4)")
+    rep = report(s)
+    assert rep.structure is Structure.PLUTO_BAND and check(s).legal
+    assert any("the search on S1, S2, S4 alone" in line for line in s.notes), s.notes
+    # the factorization's update has the wave's tiles as a parallel loop and a vector loop inside
+    assert exact_parallel_loops(s)["S4"] >= 2 and loop_dims(s, "S4")[-1] in s.parallel_dims
+    if threads == 2:
+        assert any(d in s.marked for d in loop_dims(s, "S4"))
+    for n in (1, 5, 11):
+        assert same_live_out(scop, s.scop, {"N": n}, schedule=s.union_map) == [], n
+    v = verify(scop, s, "openmp", params={"N": 13}, threads=threads)
+    assert v.verified, v.reason
 
 
 def test_the_tiled_band_with_small_tiles_computes_what_the_original_does():

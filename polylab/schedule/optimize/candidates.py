@@ -12,12 +12,13 @@ tiles, whose wave gives back a parallel loop.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from polylab.errors import PolylabError
 from polylab.schedule.bandtile import tiled_band
-from polylab.schedule.core import Schedule
+from polylab.schedule.core import Schedule, const_aff, const_value
+from polylab.schedule.legality import is_legal
 from polylab.schedule.optimize.explain import rewritten_lines, shape_text, structure_label
 from polylab.schedule.optimize.jams import chain_rows, jam_rows
 from polylab.schedule.optimize.kinds import JamOutcome, ShapeKind, Structure, TimeTiling
@@ -31,6 +32,7 @@ from polylab.schedule.optimize.statements import from_base
 from polylab.schedule.optimize.structures import Base, chain_shadowed, reuse_gained, reuse_lost
 from polylab.schedule.optimize.timed import with_time_strips, with_time_tiles
 from polylab.schedule.pluto import pluto_schedule
+from polylab.schedule.transform import mark_parallel
 from polylab.schedule.tuning import SEPARATE_LIMIT
 
 
@@ -120,15 +122,21 @@ def band_candidate(s: Schedule, ranked: Sequence[Candidate], settings: Settings,
     if not rows_jam and not all(any(is_stride_one(st, k) and all(uses(w, k) for w in st.writes)
                                     for k in range(st.depth)) for st in deep):
         return None
+    def vectors(c: Schedule) -> int:
+        return sum(1 for st in deep if st.name in c.affs and vector_innermost(c, st))
+
     try:
         searched = pluto_schedule(s.scop, s.deps, fallback=False).schedule
     except PolylabError:   # no Pluto-style schedule (or over the search's budget): nothing to tile
-        return None
-
-    def vectors(c: Schedule) -> int:
-        return sum(1 for st in deep if vector_innermost(c, st))
-
-    tiled = tiled_band(searched, size, vectors)
+        searched = None
+    tiled = tiled_band(searched, size, vectors) if searched is not None else None
+    detail = f"{searched.text()} tiled" if tiled is not None and searched is not None else ""
+    if tiled is None:
+        part = _component_band(s, best, deep, size, vectors)
+        if part is not None:
+            tiled, searched = part[:2], part[2]
+            names = ", ".join(st.name for st in searched.scop.statements)
+            detail = f"the search on {names} alone (one top-level loop nest): {searched.text()} tiled"
     if tiled is None:
         return None
     cand, perm = tiled
@@ -143,7 +151,58 @@ def band_candidate(s: Schedule, ranked: Sequence[Candidate], settings: Settings,
     label = structure_label(Structure.PLUTO_BAND, TimeTiling.NONE, band_size=size, band_order=perm)
     score = program_score(cand, choices, settings.threads, 0, frozenset(), 0, True)
     return Candidate(Structure.PLUTO_BAND, TimeTiling.NONE, len(ranked), cand, choices, True, score, label,
-                     (f"{label}: {searched.text()} tiled",))
+                     (f"{label}: {detail}",))
+
+
+def _component_band(s: Schedule, best: Schedule, deep: Sequence, size: int, inner_score
+                    ) -> tuple[Schedule, tuple[int, ...], Schedule] | None:
+    """The band of one top-level component, where the whole program has none to tile: when ``best``'s first
+    dimension is a constant per statement (the program's top-level loop nests, in order) and one value of
+    it holds every deepest statement, the Pluto-style search runs on that component's statements alone
+    (with the dependences between them), its outermost band is tiled (:func:`tiled_band`), and every
+    other statement keeps its rows of ``best``; with the order of the band's rows and the component's
+    searched schedule. The whole schedule is checked exactly. PolyBench's ludcmp,
+    after its scalar's homes: the factorization is lu's, but the search over the whole program, with the
+    two substitutions after it, ends with a scalar dimension between the lower and the upper update and no
+    band of three rows; the factorization alone has lu's band."""
+    if not best.n_dims or not best.is_scalar(0):
+        return None
+    place = {n: const_value(a[0]) for n, a in best.affs.items()}
+    holding = {place[st.name] for st in deep}
+    if len(holding) != 1:
+        return None
+    first = holding.pop()
+    names = {st.name for st in s.scop.statements if place[st.name] == first}
+    if len(names) == len(s.scop.statements):
+        return None
+    members = tuple(st for st in s.scop.statements if st.name in names)
+    part = replace(s.scop, statements=members)
+    part = replace(part, schedule=s.scop.schedule.intersect_domain(part.domain))
+    deps = [d for d in s.dependences if d.source in names and d.sink in names]
+    try:
+        searched = pluto_schedule(part, deps, fallback=False).schedule
+    except PolylabError:   # no Pluto-style schedule for the component either
+        return None
+    tiled = tiled_band(searched, size, inner_score)
+    if tiled is None:
+        return None
+    inner, perm = tiled
+    # the other statements' rows go after the component's (zeros beside them): a dimension that orders
+    # their statements would otherwise count as carrying a dependence at a loop of the band's tiles
+    pspace = s.scop.context.get_space()
+    band = max(len(inner.affs[n]) for n in names)
+
+    def zeros(st, k: int) -> list:
+        return [const_aff(st, pspace, 0)] * k
+
+    rows = {st.name: [best.affs[st.name][0], *inner.affs[st.name]] if st.name in names
+            else [best.affs[st.name][0], *zeros(st, band), *best.affs[st.name][1:]] for st in s.scop.statements}
+    width = max(len(r) for r in rows.values())
+    whole = s.with_affs({st.name: rows[st.name] + zeros(st, width - len(rows[st.name])) for st in s.scop.statements},
+                        None)
+    if not is_legal(whole):
+        return None
+    return mark_parallel(whole), perm, searched
 
 
 def _unjammed_chains(s: Schedule, deep: Sequence, rows: int, floor: dict[str, int]) -> bool:
