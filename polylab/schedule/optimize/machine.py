@@ -15,6 +15,7 @@ import islpy as isl
 
 from polylab.errors import ScheduleError
 from polylab.model import Access, Scop, Statement
+from polylab.model.islutil import point_coordinates
 from polylab.model.memo import ObjectMemo
 from polylab.schedule.tuning import COUNT_ROWS, ELEMENT_BYTES
 
@@ -142,7 +143,7 @@ def _largest_sizes(scop: Scop) -> dict[str, int] | None:
     if box.is_empty() or any(not box.dim_max_val(k).is_int() for k in range(n)):
         return None
     point = box.lexmax().sample_point()
-    return {p: int(point.get_coordinate_val(isl.dim_type.set, k).to_python()) for k, p in enumerate(scop.parameters)}
+    return dict(zip(scop.parameters, point_coordinates(point)))
 
 
 def at_sizes(s: isl.Set, sizes: dict[str, int]) -> isl.Set:
