@@ -157,8 +157,14 @@ def global_ipython():
     """IPython's global test shell, started once per process. (``from IPython.testing.globalipapp import
     get_ipython`` binds a function that returns None after the first start, so every test module that
     drives the magics through the shell asks this fixture instead.)"""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.terminal.interactiveshell import TerminalInteractiveShell
     from IPython.testing import globalipapp
 
+    if InteractiveShell.initialized() and not isinstance(InteractiveShell.instance(), TerminalInteractiveShell):
+        # a plain shell another test started in this process first (polylab fuzz's magic cases): the test
+        # shell is a sibling class, which IPython's singleton refuses beside it
+        InteractiveShell.clear_instance()
     globalipapp.start_ipython()  # a no-op after the first call
     return globalipapp.get_ipython()  # rebound to the shell's own get_ipython by the start
 
