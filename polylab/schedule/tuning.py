@@ -43,8 +43,8 @@ MIN_PARALLEL_SPAN = 32
 UNROLLED_SPAN = 8
 #: an OpenMP loop whose team would get fewer statement instances than this per start, on average, where
 #: the sizes are constants or bounded by the arrays' declared sizes, stays sequential: a start costs
-#: microseconds (doitgen at its small size,
-#: 500 starts of 3 strips of 8 columns: 0.04x of the original on two threads with them)
+#: microseconds (doitgen at its small size, 500 starts of 3 strips of 8 columns: 0.04x of the original on
+#: two threads with them)
 MIN_TEAM_WORK = 1 << 15
 #: the most rows (points of a set less its last dimension) a set may have for the team's work to be counted
 #: at the arrays' declared sizes, about 1.4 million isl operations: larger ones are left unknown (their

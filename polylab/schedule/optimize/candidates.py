@@ -130,15 +130,15 @@ def band_candidate(s: Schedule, ranked: Sequence[Candidate], settings: Settings,
     except PolylabError:   # no Pluto-style schedule (or over the search's budget): nothing to tile
         searched = None
     tiled = tiled_band(searched, size, vectors) if searched is not None else None
-    detail = f"{searched.text()} tiled" if tiled is not None and searched is not None else ""
-    if tiled is None:
+    if tiled is not None:
+        detail = f"{searched.text()} tiled"
+    else:
         part = _component_band(s, best, deep, size, vectors)
-        if part is not None:
-            tiled, searched = part[:2], part[2]
-            names = ", ".join(st.name for st in searched.scop.statements)
-            detail = f"the search on {names} alone (one top-level loop nest): {searched.text()} tiled"
-    if tiled is None:
-        return None
+        if part is None:
+            return None
+        tiled, searched = part
+        names = ", ".join(st.name for st in searched.scop.statements)
+        detail = f"the search on {names} alone (one top-level loop nest): {searched.text()} tiled"
     cand, perm = tiled
     # every deepest statement must get a vector loop inside the tiles (bicg's tiles keep the chain
     # q[i] += A[i][j] * p[j] innermost: 0.4x of the original, measured), or its chain's rows jammed
@@ -155,13 +155,13 @@ def band_candidate(s: Schedule, ranked: Sequence[Candidate], settings: Settings,
 
 
 def _component_band(s: Schedule, best: Schedule, deep: Sequence, size: int, inner_score
-                    ) -> tuple[Schedule, tuple[int, ...], Schedule] | None:
+                    ) -> tuple[tuple[Schedule, tuple[int, ...]], Schedule] | None:
     """The band of one top-level component, where the whole program has none to tile: when ``best``'s first
     dimension is a constant per statement (the program's top-level loop nests, in order) and one value of
     it holds every deepest statement, the Pluto-style search runs on that component's statements alone
     (with the dependences between them), its outermost band is tiled (:func:`tiled_band`), and every
-    other statement keeps its rows of ``best``; with the order of the band's rows and the component's
-    searched schedule. The whole schedule is checked exactly. PolyBench's ludcmp,
+    other statement keeps its rows of ``best``: the tiled schedule with the order of the band's rows, and
+    the component's searched schedule. The whole schedule is checked exactly. PolyBench's ludcmp,
     after its scalar's homes: the factorization is lu's, but the search over the whole program, with the
     two substitutions after it, ends with a scalar dimension between the lower and the upper update and no
     band of three rows; the factorization alone has lu's band."""
@@ -202,7 +202,7 @@ def _component_band(s: Schedule, best: Schedule, deep: Sequence, size: int, inne
                         None)
     if not is_legal(whole):
         return None
-    return mark_parallel(whole), perm, searched
+    return (mark_parallel(whole), perm), searched
 
 
 def _unjammed_chains(s: Schedule, deep: Sequence, rows: int, floor: dict[str, int]) -> bool:

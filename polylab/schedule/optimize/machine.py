@@ -90,11 +90,11 @@ _SIZES: ObjectMemo[Scop, "dict[str, int] | None"] = ObjectMemo("optimize.declare
 
 
 def declared_sizes(scop: Scop) -> dict[str, int] | None:
-    """The parameter values the counts are made at, where the program has parameters: those the context
-    fixes, else the lexicographically largest ``p`` in ``(C /\\ ∩_S params(D_S)) \\ U_{S,a} { p : exists x in
-    D_S(p), F_a x + c_a not in [0, E_a) }``: the sizes at which every statement runs, less those at which
-    some access leaves its array's constant declared extents ``E_a`` (PolyBench's kernels run to ``n``
-    over arrays declared ``[N]``: ``n = N``).
+    """The parameter values the counts are made at: none (``{}``) for a program without parameters; those
+    the context fixes; else the lexicographically largest ``p`` in
+    ``(C /\\ ∩_S params(D_S)) \\ U_{S,a} { p : exists x in D_S(p), F_a x + c_a not in [0, E_a) }``:
+    the sizes at which every statement runs, less those at which some access leaves its array's constant
+    declared extents ``E_a`` (PolyBench's kernels run to ``n`` over arrays declared ``[N]``: ``n = N``).
 
     A parameter that has no largest value there (one that no access bounds: a time count, jacobi-1d's
     ``tsteps``) is taken as large as the largest of the others: where its loop runs around a team, the

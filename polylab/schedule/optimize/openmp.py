@@ -81,7 +81,7 @@ def team_work(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | No
     sizes are known (the sizes are known only when it runs) or where a set is too large to count
     (:func:`~polylab.schedule.optimize.machine.countable`)."""
     scop = s.scop
-    sizes = declared_sizes(scop) if scop.parameters else {}
+    sizes = declared_sizes(scop)
     if sizes is None:
         return None
     starts, instances = None, 0

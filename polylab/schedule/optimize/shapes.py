@@ -174,7 +174,7 @@ def wave_width(stmt: Statement, scop: Scop, row: Aff, column: Aff) -> float | No
     ``column`` its tile coordinates), counted at the largest sizes the arrays' declarations allow
     (:func:`~polylab.schedule.optimize.machine.declared_sizes`); None where those are unknown or the sets
     too large to count."""
-    sizes = declared_sizes(scop) if scop.parameters else {}
+    sizes = declared_sizes(scop)
     if sizes is None:
         return None
     tiles = map_from_affs(stmt, stmt.domain.get_space(), [row, column]).intersect_domain(stmt.domain).range()
