@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 import polylab
 from polylab.errors import AnalysisError, ScheduleError
 from polylab.reference.interpret import same_live_out
-from polylab.schedule import check, original, parallel, parse_schedule
+from polylab.schedule import check, original, parallel, parse_schedule, schedule_steps
 from polylab.schedule.deps import dependences
 from polylab.schedule.optimize import (TIME_TILE, JamKind, JamOutcome, Machine, SerialReason, ShapeKind, Structure,
                                        TimeTiling, cache_tile_sizes, carries_chain, chain_shadowed,
@@ -139,10 +139,15 @@ def test_without_a_chain_one_thread_keeps_the_stride_one_source_order():
     """floyd-warshall: no loop is parallel (``path[i][k]`` and ``path[k][j]`` are written at ``j = k`` and
     ``i = k``), but inside a row every instance waits for at most the one instance ``j = k``: no chain,
     so with one thread the strips would only walk the rows across (0.51x of the source order, measured in
-    PolyBench's harness); with two threads their tile wavefront is the only parallel loop there is."""
+    PolyBench's harness); with two threads their tile wavefront is the only parallel loop there is. The loop
+    optimizer alone (the storage layer's ``optimize`` splits these loops first: test_storage_split.py)."""
     scop = polylab.parse(FLOYD).scop
     s = original(scop)
     assert [carries_chain(s, "S0", d) for d in loop_dims(s, "S0")] == [True, False, False]
+
+    def optimized(scop, spec):
+        return parse_schedule(scop, spec, steps=schedule_steps(MACHINE))
+
     one = optimized(scop, "optimize(1)")
     assert [c.kind for c in report(one).choices] == [ShapeKind.KEEP] and one.text() == s.text()
     assert not report(one).choices[0].score.chain and "carries no chain" in " ".join(one.notes)

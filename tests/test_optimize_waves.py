@@ -5,7 +5,9 @@ parallel loop is the innermost one, which OpenMP would start once per row).
 
 floyd-warshall is the case: inside ``k`` its rows depend on row ``k`` (exactly), so the only parallel
 schedules are skewed wavefronts; at PolyBench's MEDIUM size (500) the cache model's 256 x 256 tiles give 6
-tiles in 5 waves, and the wavefront ran at 0.59x of the source order on two threads (measured).
+tiles in 5 waves, and the wavefront ran at 0.59x of the source order on two threads (measured). These
+tests run the loop optimizer alone: the storage layer's ``optimize`` first splits floyd-warshall's loops
+where row and column ``k`` are written (test_storage_split.py), and its rows are then parallel.
 """
 
 from __future__ import annotations
@@ -16,11 +18,10 @@ import pytest
 
 import polylab
 from polylab.reference.interpret import same_live_out
-from polylab.schedule import parse_schedule
+from polylab.schedule import parse_schedule, schedule_steps
 from polylab.schedule.core import floor_div, iter_aff, skewed
 from polylab.schedule.optimize import Machine, ShapeKind
 from polylab.schedule.optimize.shapes import wave_width
-from polylab.storage import recipe_steps
 
 FLOYD = """void kernel(int n, int path[{N}][{N}]) {{
   int i, j, k;
@@ -58,14 +59,14 @@ def test_wave_width_counts_tiles_per_wave(n, size):
 
 def test_floyd_warshall_keeps_its_order_on_two_threads_where_the_waves_are_narrow():
     two = Machine(threads=2)
-    medium = parse_schedule(scop(500), "optimize(2)", steps=recipe_steps(two))
+    medium = parse_schedule(scop(500), "optimize(2)", steps=schedule_steps(two))
     choice = medium.provenance.optimize.choices[0]
     assert choice.kind is ShapeKind.KEEP and not medium.marked
     # at PolyBench's LARGE size the waves hold about 4 tiles: the wavefront, computing what the original does
-    large = parse_schedule(scop(2800), "optimize(2)", steps=recipe_steps(two))
+    large = parse_schedule(scop(2800), "optimize(2)", steps=schedule_steps(two))
     assert large.provenance.optimize.choices[0].kind is ShapeKind.STRIPS_WAVE and large.marked
     for n in (5, 12):
         assert same_live_out(scop(2800), large.scop, {"n": n}, schedule=large.union_map) == []
     # one thread: the source order at both sizes, as before
-    assert parse_schedule(scop(500), "optimize(1)", steps=recipe_steps(Machine())).provenance.optimize.choices[0].kind \
+    assert parse_schedule(scop(500), "optimize(1)", steps=schedule_steps(Machine())).provenance.optimize.choices[0].kind \
         is ShapeKind.KEEP

@@ -1,4 +1,4 @@
-"""The ``optimize`` recipe step with its storage steps: fold, drop dead writes, interleave, optimize the
+"""The ``optimize`` recipe step with its storage steps: fold, drop dead writes, interleave, split, optimize the
 schedule, contract.
 
 The schedule layer's optimizer (:mod:`polylab.schedule.optimize`) rewrites loops; this layer adds, around
@@ -12,8 +12,10 @@ it, the storage steps that apply, each kept only when it is exact and legal:
    nobody reads any more): fewer dependences, so more freedom for the loops;
 2. ``interleave``: producers (statements that read nothing written in the region) run next to the outer
    iteration that first needs them, when the source order keeps them apart;
-3. the loop optimizer, on the SCoP these steps produced;
-4. ``contract(x)`` for each array whose elements are not all live after the region: the smallest
+3. ``split``: a loop cut where the only dependences it carries start or end (index-set splitting,
+   Floyd-Warshall's ``i`` and ``j`` loops at ``k``): each piece a parallel loop;
+4. the loop optimizer, on the SCoP these steps produced;
+5. ``contract(x)`` for each array whose elements are not all live after the region: the smallest
    modulus that the storage layer proves safe under the *optimized* schedule (a buffer that fits in
    cache instead of the whole array).
 
@@ -37,6 +39,7 @@ from polylab.storage.fold import constant_writers, fold_live_ins
 from polylab.storage.homes import home_scalars
 from polylab.storage.interleave import interleave
 from polylab.storage.islutil import writes_map
+from polylab.storage.split import split_index_sets
 
 
 def _same_times(schedule: Schedule, scop, step: str) -> Schedule:
@@ -84,6 +87,14 @@ def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
     return cur
 
 
+def _split(schedule: Schedule, lines: list[str]) -> Schedule:
+    """Index-set splitting where a loop carries dependences only from or to one hyperplane
+    (:mod:`polylab.storage.split`)."""
+    out, rep = split_index_sets(schedule)
+    lines += ["split: " + x.text_line() for x in rep.splits]
+    return out.relabelled(steps=out.steps + ("split",)) if rep.splits else out
+
+
 def _contract_all(schedule: Schedule, lines: list[str]) -> Schedule:
     """``contract(x)`` for every array of rank >= 1 written in the region and not entirely live after it,
     each kept when the storage layer proves it safe under ``schedule``."""
@@ -114,7 +125,7 @@ def optimize_program(schedule: Schedule, settings: Settings, threads_given: bool
     it is recorded as plain ``optimize`` where nothing else was asked: the threads of the machine it runs
     on)."""
     lines: list[str] = []
-    prepared = _prepare(schedule, lines)
+    prepared = _split(_prepare(schedule, lines), lines)
     optimized = optimize_schedule(prepared, settings)
     report = optimized.provenance.optimize
     assert report is not None

@@ -3,7 +3,8 @@
 A recipe step takes a :class:`~polylab.schedule.Schedule` (which knows its SCoP, ``schedule.scop``) and
 returns a new one. The storage steps change the SCoP as well, so each returns a schedule of the *new*
 SCoP: ``fold_live_ins``, ``remove_dead_writes``, ``home_scalars``, ``interleave`` (alias ``fuse_producers``),
-``contract(x)`` (``contract(x, 2)`` fixes the modulus), ``storage`` (the whole automatic chain) and
+``split`` (index-set splitting), ``contract(x)`` (``contract(x, 2)`` fixes the modulus), ``storage`` (the
+whole automatic chain) and
 ``optimize`` (the loop optimizer with the storage steps that apply, :mod:`polylab.storage.optimize`). Their
 reports are attached to the returned schedule's ``provenance.storage``.
 
@@ -27,6 +28,7 @@ from polylab.storage.homes import home_scalars
 from polylab.storage.interleave import interleave
 from polylab.storage.optimize import step_optimize
 from polylab.storage.pipeline import storage_pipeline
+from polylab.storage.split import split_index_sets
 
 
 def _with_report(value: Schedule, name: str, report: Any, before: Schedule) -> Schedule:
@@ -85,6 +87,14 @@ def step_contract(schedule: Schedule, array: str, modulus: int | None = None) ->
     return _with_report(out, f"contract({array})", rep, schedule)
 
 
+def step_split(schedule: Schedule) -> Schedule:
+    """Recipe step ``split``: index-set splitting (:func:`polylab.storage.split.split_index_sets`), each
+    loop that carries dependences only from or to one hyperplane cut there; the schedule unchanged (the
+    step recorded) where none does."""
+    out, rep = split_index_sets(schedule)
+    return _with_report(out.relabelled(steps=schedule.steps + ("split",)), "split", rep, schedule)
+
+
 def step_storage(schedule: Schedule) -> Schedule:
     """Recipe step ``storage``: the automatic chain of :func:`polylab.storage.storage_pipeline`."""
     plan = storage_pipeline(schedule.scop, schedule)
@@ -98,6 +108,7 @@ _PLAIN_STEPS = (
     make_step("interleave", step_interleave),
     make_step("fuse_producers", step_interleave),
     make_step("contract", step_contract),
+    make_step("split", step_split),
     make_step("storage", step_storage),
 )
 
