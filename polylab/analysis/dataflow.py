@@ -209,8 +209,8 @@ def dataflow(scop: Scop, *, live: isl.UnionSet | str | None = None) -> Dataflow:
     """Sources, live-in reads and last writes of ``scop``.
 
     ``live``: the array elements read after the region (isl union set or its text, or the name of
-    arrays separated by commas, e.g. ``"A, B"``); default ``scop.live_out``, or every array when that is
-    None.
+    arrays separated by commas, e.g. ``"A, B"``); default ``scop.live_out``, or when that is None every
+    array but the scalars dead after the region and a transformation's buffers (``scop.without_dead``).
     """
     graph = compute_dependences(scop, value_based=True, kinds=("flow",))
     by_read: dict[tuple[str, int], list[Source]] = {}
@@ -266,7 +266,7 @@ def live_elements(scop: Scop, live) -> isl.UnionSet:
     if live is None:
         live = scop.live_out
     if live is None:
-        return everything
+        return scop.without_dead(everything)
     if isinstance(live, str):
         text = live.strip()
         if "{" in text:

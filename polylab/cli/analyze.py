@@ -5,7 +5,7 @@ The text form is for a student (statements, iteration domains as isl sets and as
 
     {"file": ..., "language": "c"|"sysy",
      "scops": [{"name", "parameters", "context", "arrays": [{"name", "type", "extents", "declared"}],
-                "scalars", "schedule", "live_out",
+                "scalars", "schedule", "live_out", "dead_after",
                 "statements": [{"name", "line", "column", "text", "iterators", "domain", "instances",
                                 "accesses": [{"kind", "array", "text", "relation", "matrix", "offset",
                                               "line", "column"}]}]}],
@@ -108,6 +108,7 @@ def scop_json(scop: Scop, fixed: Scop | None = None) -> dict:
         "statements": stmts,
         "schedule": str(scop.schedule_map),
         "live_out": None if scop.live_out is None else str(scop.live_out),
+        "dead_after": list(scop.dead_after),
         "line": scop.location.line if scop.location else None,
         "notes": list(scop.notes)}
 

@@ -22,7 +22,7 @@ from pycparser import c_ast
 
 from polylab.errors import FrontendError, PolylabError, SourceLocation, SourceSyntaxError
 from polylab.frontend.detect import context_declaration, detect_program, pragma_regions
-from polylab.frontend.placement import placement
+from polylab.frontend.placement import dead_scalars, placement
 from polylab.frontend.region import Region, RegionBuilder
 from polylab.frontend.preprocess import needs_preprocessor, parse_define, preprocess
 from polylab.frontend.source import (Prepared, Source, parse_fragment, parse_unit, prepare, prepared,
@@ -141,5 +141,7 @@ def _pragma_program(src: Source, prep: Prepared, filename: str | None) -> Progra
         scop = RegionBuilder(src, _region_symbols(unit, region.scope), region, name=f"scop{k}",
                              language="c", defines=prep.defines).build()
         counters = {it for st in scop.statements for it in st.iterators}
-        scops.append(replace(scop, placement=placement(src, region, counters)))
+        scalars = {a.name for a in scop.arrays if a.rank == 0}
+        scops.append(replace(scop, placement=placement(src, region, counters),
+                             dead_after=dead_scalars(src, region, scalars)))
     return Program(prep.original, "c", tuple(scops), (), filename)

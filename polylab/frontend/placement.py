@@ -13,6 +13,9 @@ replaces the region in place needs to know about the text around it.
   the region), except where the occurrence is inside a ``for`` statement whose initialisation assigns the
   counter anew (``for (i = 0; ...)``: that loop and whatever follows inside it see their own values). The
   rule is conservative: a counter it calls read may not be (a later read that is preceded by a write).
+* The scalars the region writes that are dead after it (:func:`dead_scalars`): variables of the function
+  itself (declared in its body, not ``static`` or ``extern``, or parameters passed by value) whose address
+  the function never takes and that it does not read after the region by the rule above.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from polylab.frontend.region import Region
 from polylab.frontend.source import Source
 from polylab.model.scop import Placement
 
-__all__ = ["placement"]
+__all__ = ["dead_scalars", "placement"]
 
 
 def placement(src: Source, region: Region, counters: Iterable[str]) -> Placement | None:
@@ -122,3 +125,33 @@ def _read_after(src: Source, func: c_ast.FuncDef, first: int, last: int, names: 
                 out.append(name)
                 break
     return tuple(out)
+
+
+def dead_scalars(src: Source, region: Region, written: Iterable[str]) -> tuple[str, ...]:
+    """The scalars of ``written`` (written in the region) whose values after the region nobody reads:
+    variables of the function around the region (declared in its body, not ``static`` or ``extern``, or
+    its parameters passed by value) whose address it never takes (``&x``) and that it does not read after
+    the region (:func:`_read_after`, conservative). Empty for a region outside a function or without
+    pragmas."""
+    func = region.scope
+    if func is None or region.pragmas is None:
+        return ()
+    own = _own_scalars(func) & set(written)
+    taken = {n.expr.name for n in _walk(func) if isinstance(n, c_ast.UnaryOp) and n.op == "&"
+             and isinstance(n.expr, c_ast.ID)}
+    first, last = region.pragmas[0].coord.line, region.pragmas[1].coord.line
+    read = set(_read_after(src, func, first, last, own - taken))
+    return tuple(sorted(own - taken - read))
+
+
+def _own_scalars(func: c_ast.FuncDef) -> set[str]:
+    """Names of the scalar variables that live in ``func``'s own frame: its declarations of plain
+    (non-array, non-pointer) type without ``static``/``extern``, and its parameters of such a type."""
+    out: set[str] = set()
+    params = func.decl.type.args.params if isinstance(func.decl.type, c_ast.FuncDecl) and \
+        func.decl.type.args is not None else []
+    for node in list(params) + [n for n in _walk(func.body) if isinstance(n, c_ast.Decl)]:
+        if isinstance(node, c_ast.Decl) and node.name and isinstance(node.type, c_ast.TypeDecl) and \
+                not {"static", "extern"} & set(node.storage or []):
+            out.add(node.name)
+    return out

@@ -116,6 +116,8 @@ def scop_text(scop: Scop) -> str:
     out.append(f"  schedule: {scop.schedule_map}")
     if scop.live_out is not None:
         out.append(f"  live-out: {scop.live_out}")
+    if scop.dead_after:
+        out.append(f"  dead after the region (the function does not read them): {', '.join(scop.dead_after)}")
     for note in scop.notes:
         out.append(f"  note: {note}")
     return "\n".join(out)

@@ -240,12 +240,20 @@ class Placement:
     read_after: tuple[str, ...] = ()
 
 
+def _sets(us: isl.UnionSet) -> list[isl.Set]:
+    out: list[isl.Set] = []
+    us.foreach_set(out.append)
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class Scop(render.Rendered):
     """A static control part with everything later layers need.
 
     ``live_out``: the array elements read after the region (a whole program tells which, for example the
-    element ``sl3.sy`` prints), or None when unknown, which means every array is live after the region.
+    element ``sl3.sy`` prints), or None when unknown, which means every array is live after the region,
+    except the scalars in ``dead_after``: those the region writes and nobody reads after it (locals of the
+    function around a ``#pragma scop`` region that the function does not read after the region).
     """
 
     name: str
@@ -263,6 +271,8 @@ class Scop(render.Rendered):
     notes: tuple[str, ...] = field(default=())
     #: where a ``#pragma scop`` region sits in its file (None for other regions)
     placement: Placement | None = None
+    #: scalars written in the region whose value after it nobody reads (see the class text)
+    dead_after: tuple[str, ...] = ()
 
     # -- lookups --------------------------------------------------------------------------------------
     def statement(self, name: str) -> Statement:
@@ -283,6 +293,23 @@ class Scop(render.Rendered):
         for s in self.statements:
             for a in s.accesses:
                 yield s, a
+
+    def live_after(self, array: str) -> bool:
+        """Some element of ``array`` may be read after the region when ``live_out`` is None (every array
+        but the scalars of ``dead_after``)."""
+        return array not in self.dead_after
+
+    def without_dead(self, elements: isl.UnionSet) -> isl.UnionSet:
+        """``elements`` less those of the scalars in ``dead_after`` and of the buffers a transformation
+        introduced (``Array.temporary``): what is live of them when ``live_out`` is None."""
+        dead = set(self.dead_after) | {a.name for a in self.arrays if a.temporary}
+        if not dead:
+            return elements
+        out = isl.UnionSet.empty(elements.get_space())
+        for piece in _sets(elements):
+            if piece.get_tuple_name() not in dead:
+                out = out.union(isl.UnionSet.from_set(piece))
+        return out
 
     # -- isl views ------------------------------------------------------------------------------------
     @property

@@ -134,9 +134,10 @@ def execute(scop: Scop, params: Mapping[str, int], *, schedule: isl.UnionMap | N
 
 def live_out_elements(scop: Scop, params: Mapping[str, int], arrays: Any = None
                       ) -> list[tuple[str, tuple[int, ...]]]:
-    """The live-out elements at ``params``: ``scop.live_out``, or every element written when None."""
+    """The live-out elements at ``params``: ``scop.live_out``, or when None every element written but
+    those of the scalars dead after the region and of a transformation's buffers (``scop.without_dead``)."""
     ctx = fix_parameters(scop.context, params)
-    live = scop.live_out if scop.live_out is not None else scop.writes.range()
+    live = scop.live_out if scop.live_out is not None else scop.without_dead(scop.writes.range())
     live = live.intersect_params(ctx)
     out: list = []
 

@@ -136,7 +136,9 @@ def from_union_map(scop: Scop, umap: isl.UnionMap, *, steps: tuple[str, ...] = (
             m = on_domain if not dom.is_empty() else \
                 map_from_affs(st, pspace, [zero_aff(st, pspace)] * m.dim(isl.dim_type.out))
         maps[name] = m.reset_tuple_id(isl.dim_type.out)
-    missing_stmts = [s for s in scop.statements if s.name not in maps]
+    # a statement without instances (a dead initialisation restricted to nothing) needs no time
+    missing_stmts = [s for s in scop.statements if s.name not in maps
+                     and not s.domain.align_params(pspace).intersect_params(scop.context).is_empty()]
     if missing_stmts:
         raise ScheduleError(f"the schedule does not mention {', '.join(s.name for s in missing_stmts)}",
                             location=location, hint="add " + "; ".join(

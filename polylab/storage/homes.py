@@ -12,8 +12,9 @@ live range there instead (``A[i][j] -= A[i][k] * A[k][j]; A[i][j] = A[i][j] / A[
 for each *web* of a scalar (the statements its values flow between, exact value-based dataflow), where:
 
 * the web has one *sink*: one statement that reads the scalar and writes an element of another array
-  with affine subscripts; the home of an instance of a web statement is that element's subscripts read
-  with the instance's iterators of the same names (every name must be one of its iterators);
+  (of rank 1 or more) with affine subscripts; the home of an instance of a web statement is that
+  element's subscripts read with the instance's iterators of the same names (every name must be one of
+  its iterators);
 * the web does not hold the region's last write of the scalar (its value after the region stays where
   it was), and no read of the web sees a value from before the region;
 * **the rewritten program has the original's dataflow**: every read (of the scalar's former reads, now
@@ -80,7 +81,7 @@ class HomesReport(TextDisplay):
         return "\n".join(lines)
 
 
-def _webs(scop: Scop, flow: Dataflow, scalar: str) -> list[list[str]]:
+def webs_of(scop: Scop, flow: Dataflow, scalar: str) -> list[list[str]]:
     """The statements that write or read ``scalar``, grouped by the flow of its values (union-find over
     the pairs source statement -> reading statement), each group in the region's order."""
     users = [s.name for s in scop.statements if any(a.array == scalar for a in s.accesses)]
@@ -103,7 +104,7 @@ def _webs(scop: Scop, flow: Dataflow, scalar: str) -> list[list[str]]:
     return list(groups.values())
 
 
-def _home_relation(scop: Scop, st: Statement, target: ArrayRef) -> isl.Map | None:
+def home_relation(scop: Scop, st: Statement, target: ArrayRef) -> isl.Map | None:
     """``{ S[x] -> X[e(x)] }``: the sink's written element ``target`` with ``st``'s iterators of the same names, on
     ``st``'s domain; None when a subscript names something that is not one of ``st``'s iterators or a
     parameter, or isl cannot read it."""
@@ -125,7 +126,7 @@ def _home_relation(scop: Scop, st: Statement, target: ArrayRef) -> isl.Map | Non
     return rel.intersect_domain(st.domain)
 
 
-def _rewritten(st: Statement, scalar: str, target: ArrayRef, home: str, rel: isl.Map) -> Statement:
+def rewritten(st: Statement, scalar: str, target: ArrayRef, home: str, rel: isl.Map) -> Statement:
     """``st`` with every reference to ``scalar`` replaced by the home ``target`` (its text ``home``,
     relation ``rel``)."""
     def sub(x):
@@ -149,7 +150,7 @@ def _same_map(a: isl.Map, b: isl.Map) -> bool:
     return a.is_equal(b)
 
 
-def _same_dataflow(before: Dataflow, after: Dataflow) -> str | None:
+def same_dataflow(before: Dataflow, after: Dataflow) -> str | None:
     """None when every read of ``after`` has exactly the source instances and the live-in part it has
     in ``before`` (the same statements and access numbers; a former read of the scalar now reads its
     home), and every element the same last write; else what differs, in words."""
@@ -188,7 +189,7 @@ def home_scalars(scop: Scop) -> tuple[Scop, HomesReport]:
     flow = dataflow(cur) if scalars else None
     for scalar in scalars:
         last = flow.last_write_instances(scalar)
-        for group in _webs(cur, flow, scalar):
+        for group in webs_of(cur, flow, scalar):
             web, new = _try_web(cur, flow, scalar, group, last)
             webs.append(web)
             if new is not None:
@@ -229,6 +230,8 @@ def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str], last: is
     target = sink.body.target
     if not isinstance(target, ArrayRef) or target.array == scalar:
         return refuse("its end stores no array element", sink.name)
+    if scop.array(target.array).rank == 0:  # another scalar: no array dependences gained
+        return refuse(f"its end stores to the scalar {target.array}", sink.name)
     home = to_c(ArrayRef(target.array, target.indices, 0))
     if any(not last.intersect(isl.UnionSet.from_set(s.domain)).is_empty() for s in stmts):
         return refuse("it holds the last value of the scalar, which stays after the region", sink.name, home)
@@ -239,13 +242,13 @@ def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str], last: is
         if s.name not in group:
             new_stmts.append(s)
             continue
-        rel = _home_relation(scop, s, target)
+        rel = home_relation(scop, s, target)
         if rel is None:
             return refuse(f"{home} names a loop that {s.name} is not in", sink.name, home)
-        new_stmts.append(_rewritten(s, scalar, target, home, rel))
+        new_stmts.append(rewritten(s, scalar, target, home, rel))
     new = replace(scop, statements=tuple(new_stmts),
                   notes=scop.notes + (f"home_scalars: {scalar} of {', '.join(group)} kept in {home}",))
-    why = _same_dataflow(flow, dataflow(new))
+    why = same_dataflow(flow, dataflow(new))
     if why is not None:
         return refuse(why, sink.name, home)
     return Web(scalar, tuple(group), sink.name, home, True), new
