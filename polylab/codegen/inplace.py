@@ -50,17 +50,21 @@ What goes before the function that holds the regions, on the line where its defi
   and PLUTO's output define some) cannot touch them;
 * the outlined OpenMP functions of the regions, then the regions' functions.
 
+Buffers that storage steps introduce (``Array.temporary``: an expanded scalar's, a contraction's) are local
+to the region: the region's function allocates them with ``malloc`` (their extents follow the parameters)
+and frees them before it returns; the definitions then include ``<stdlib.h>``.
+
 Refused, with the reason (:class:`~polylab.errors.CodegenError`): a region without ``#pragma scop`` (a
 detected one), a target other than C and OpenMP, a storage step that introduces arrays the user's code does
-not declare, a loop counter the function reads after the region (the generated code does not leave the
-region's final value in it), a scalar written inside a parallel loop body.
+not declare (other than such buffers), a loop counter the function reads after the region (the generated
+code does not leave the region's final value in it), a scalar written inside a parallel loop body.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from polylab.codegen import ast as A
 from polylab.codegen.c import CPrinter
@@ -104,6 +108,8 @@ class RegionCode:
     constants: tuple[tuple[str, int], ...] = ()
     helpers: bool = False
     names: tuple[str, ...] = ()
+    #: the code allocates buffers of storage steps (``malloc``: the definitions include ``stdlib.h``)
+    buffers: bool = False
 
 
 def _placement(scop: Scop) -> Placement:
@@ -125,12 +131,30 @@ def _placement(scop: Scop) -> Placement:
 
 def _check_arrays(scop: Scop, original: Scop) -> None:
     mine = {a.name for a in original.arrays}
-    new = [a.name for a in scop.arrays if a.name not in mine]
+    new = [a.name for a in scop.arrays if a.name not in mine and not a.temporary]
     if new:
         raise CodegenError(f"the schedule's storage steps introduce array(s) {', '.join(new)} that the file "
                            "does not declare, so its code cannot replace the region in place",
                            hint="leave out the storage steps (contract, ...) for whole-file output, or use "
                                 "polylab's own harness (polylab codegen without -o)")
+
+
+def _accessed(scop: Scop) -> Scop:
+    """``scop`` without the buffers of storage steps that no statement accesses any more (an expanded
+    scalar's buffer after its contraction): the code declares and passes the others."""
+    used = {a.array for _, a in scop.accesses()}
+    return replace(scop, arrays=tuple(a for a in scop.arrays if not a.temporary or a.name in used))
+
+
+def _allocations(scop: Scop) -> tuple[str, str]:
+    """The region function's lines that allocate the buffers of storage steps (``Array.temporary``, local
+    to the region: on the heap, since their size follows the parameters) and those that free them."""
+    temps = [a for a in scop.arrays if a.temporary]
+    enter = "".join(f"  {array_param(a, restrict=False)} = malloc(sizeof({a.ctype})"
+                    + "".join(f" * (size_t)({e})" for e in a.extents) + ");\n"
+                    f"  if (!{a.name}) abort();  /* out of memory */\n" for a in temps)
+    leave = "".join(f"  free({a.name});\n" for a in temps)
+    return enter, leave
 
 
 def _outline_params(scop: Scop) -> list[tuple[str, str]]:
@@ -180,9 +204,10 @@ def _type_guard(scop: Scop, original: Scop) -> str:
             "options\");\n#endif")
 
 
-def _outline_region(scop: Scop, code: str, name: str) -> tuple[str, str]:
+def _outline_region(scop: Scop, code: str, name: str, buffers: tuple[str, str] = ("", "")) -> tuple[str, str]:
     """The region's code as a ``static`` function ``name`` and the call that replaces the region
-    (``scop``: the user's region, whose variables the call passes).
+    (``scop``: the user's region, whose variables the call passes; ``buffers``: the lines that allocate
+    and free the storage steps' buffers, :func:`_allocations`).
 
     The function takes the parameters (``int``), the scalars the region reads (by value), the scalars it
     writes (rank-0 arrays: through a pointer, copied into a local of the user's name on entry and back on
@@ -192,8 +217,8 @@ def _outline_region(scop: Scop, code: str, name: str) -> tuple[str, str]:
     written = [a for a in scop.arrays if a.rank == 0]
     decls = [(d, n) for d, n in _outline_params(scop) if n not in {a.name for a in written}]
     decls += [(f"{a.ctype} *polylab_ref_{a.name}", f"&{a.name}") for a in written]
-    enter = "".join(f"  {a.ctype} {a.name} = *polylab_ref_{a.name};\n" for a in written)
-    leave = "".join(f"  *polylab_ref_{a.name} = {a.name};\n" for a in written)
+    enter = "".join(f"  {a.ctype} {a.name} = *polylab_ref_{a.name};\n" for a in written) + buffers[0]
+    leave = buffers[1] + "".join(f"  *polylab_ref_{a.name} = {a.name};\n" for a in written)
     signature = ", ".join(d for d, _ in decls) or "void"
     function = (f"/* polylab: the region's code, its arrays restrict ({NO_OVERLAP}) */\n"
                 f"static void {name}({signature})\n{{\n{enter}{_indent(code, '  ')}\n{leave}}}\n")
@@ -221,9 +246,14 @@ def region_code(scop: Scop, schedule=None, target: Target | str = "openmp", *, o
     original = original or scop
     place = _placement(original)
     _check_arrays(scop, original)
+    scop = _accessed(scop)
     if params:
         general_scop, general_schedule = otherwise or (scop, schedule)
         _check_arrays(general_scop, original)
+        general_scop = _accessed(general_scop)
+        if {a.name for a in general_scop.arrays if a.temporary} != {a.name for a in scop.arrays if a.temporary}:
+            raise CodegenError("the general code and the specialised code of the region use different buffers",
+                               hint="leave out --param, or the storage steps")
         general, functions, _ = _print(general_scop, general_schedule, kind, f"polylab_{original.name}_par")
         fixed, more, program = _print(scop.with_parameters(dict(params)), schedule, kind,
                                       f"polylab_{original.name}_fixed_par")
@@ -234,7 +264,7 @@ def region_code(scop: Scop, schedule=None, target: Target | str = "openmp", *, o
         code, functions, program = _print(scop, schedule, kind, f"polylab_{original.name}_par")
     _check_outlined(scop, functions)
     text = code + "".join(functions)
-    call, region = _outline_region(original, code, f"polylab_{original.name}_region")
+    call, region = _outline_region(original, code, f"polylab_{original.name}_region", _allocations(scop))
     head = comment(header_lines(scop, schedule, program, f"{kind.name} (in place)") + [NO_OVERLAP])
     pad = " " * max((original.location.column if original.location else 1) - 1, 0)
     guard = _type_guard(scop, original)
@@ -242,7 +272,8 @@ def region_code(scop: Scop, schedule=None, target: Target | str = "openmp", *, o
     functions = [*functions, region]
     names = tuple(sorted(set(re.findall(r"\bint (c_*\d+)\b", text))))
     constants = tuple(sorted(set(original.constants) | set(scop.constants)))
-    return RegionCode(original, place, body, tuple(functions), constants, bool(_HELPER_CALL.search(text)), names)
+    return RegionCode(original, place, body, tuple(functions), constants, bool(_HELPER_CALL.search(text)), names,
+                      any(a.temporary for a in scop.arrays))
 
 
 def definitions(function: str, regions: Sequence[RegionCode]) -> str:
@@ -256,6 +287,8 @@ def definitions(function: str, regions: Sequence[RegionCode]) -> str:
                   f"#error \"polylab generated the code of {function} for {values}: regenerate it with this "
                   "build's -D options\"", "#endif"]
     text = "\n".join(lines) + "\n"
+    if any(r.buffers for r in regions):
+        text += "#include <stdlib.h>  /* malloc, free and abort for the buffers of the storage steps */\n"
     if any(r.helpers for r in regions):
         text += IN_PLACE_HELPERS
     for r in regions:

@@ -9,6 +9,8 @@
   (with copy-outs for live-out elements), or a refusal with a concrete counterexample;
 * :func:`home_scalars` — each live range of a scalar kept in the array element it ends in (ludcmp's ``w``
   in ``A[i][j]``), where the rewritten program has the original's dataflow;
+* :func:`expand_scalars` — each live range of a scalar that stays inside one iteration of its loops kept
+  in a buffer with one element per iteration (symm's ``temp2`` in ``temp2_x[i][j]``), same check;
 * :func:`split_index_sets` — a loop cut where the only dependences it carries start or end (index-set
   splitting: Floyd-Warshall's ``i`` and ``j`` loops at ``k``), each piece a parallel loop;
 * :func:`storage_pipeline` — finds the chain above automatically (the ``sl3.sy`` story);
@@ -23,6 +25,7 @@ interpreter, is :mod:`polylab.reference`.
 
 from polylab.storage.contract import Attempt, ContractionRefused, ContractionReport, contract
 from polylab.storage.dead import DeadWriteReport, remove_dead_writes
+from polylab.storage.expand import Expansion, ExpandReport, expand_scalars
 from polylab.storage.fold import FoldReport, fold_live_ins
 from polylab.storage.homes import HomesReport, home_scalars
 from polylab.storage.interleave import InterleaveReport, fuse_producers, interleave
@@ -31,7 +34,8 @@ from polylab.storage.pipeline import StoragePlan, storage_pipeline
 from polylab.storage.split import Split, SplitReport, split_index_sets
 from polylab.storage.steps import STORAGE_STEPS, recipe_steps, storage_steps
 
-__all__ = ["Attempt", "ContractionRefused", "ContractionReport", "DeadWriteReport", "FoldReport",
-           "HomesReport", "InterleaveReport", "STORAGE_STEPS", "Split", "SplitReport", "StoragePlan", "contract",
-           "fold_live_ins", "fuse_producers", "home_scalars", "interleave", "optimize_program", "recipe_steps",
-           "remove_dead_writes", "split_index_sets", "storage_pipeline", "storage_steps"]
+__all__ = ["Attempt", "ContractionRefused", "ContractionReport", "DeadWriteReport", "ExpandReport", "Expansion",
+           "FoldReport", "HomesReport", "InterleaveReport", "STORAGE_STEPS", "Split", "SplitReport", "StoragePlan",
+           "contract", "expand_scalars", "fold_live_ins", "fuse_producers", "home_scalars", "interleave",
+           "optimize_program", "recipe_steps", "remove_dead_writes", "split_index_sets", "storage_pipeline",
+           "storage_steps"]

@@ -37,9 +37,9 @@ from polylab.model.islutil import (equal_until, fix_parameters, maps_of, paramet
 from polylab.model.scop import Access, Array, Scop, Statement
 from polylab.render import Displayable, esc, text_table
 from polylab.schedule import Schedule, require_legal, smallest_example
-from polylab.storage.islutil import (example_text, extend_schedule, padded_map, param_text, restrict_order,
-                                     schedule_of, schedule_on, schedule_tree, set_example_text, time_function,
-                                     writes_map)
+from polylab.storage.islutil import (example_text, extend_schedule, extent_text, padded_map, param_text,
+                                     restrict_order, schedule_of, schedule_on, schedule_tree, set_example_text,
+                                     time_function, writes_map)
 
 EXPLAINED = 3          # refuted moduli explained with a full (w, w', r) conflict; later ones by a pair
 EXEMPLIFIED = 8        # refuted moduli with an example pair of live elements; later ones by their difference
@@ -357,22 +357,9 @@ def _pair_example(live: LiveDistances, dims: Sequence[int], delta: Sequence[int]
 
 
 def _extent(scop: Scop, elements: isl.Set, d: int, declared: str) -> str:
-    """A C expression for the extent of dimension ``d`` of the accessed elements (max index + 1)."""
-    try:
-        pa = elements.intersect_params(scop.context).dim_max(d).add_constant_val(
-            isl.Val.one(elements.get_ctx())).coalesce()
-        pieces: list = []
-        pa.foreach_piece(lambda _set, aff: pieces.append(aff))
-        build = isl.AstBuild.from_context(scop.context)
-        for aff in pieces:   # one piece that bounds all the others: max index + 1 <= it everywhere
-            cand = isl.PwAff.from_aff(aff).intersect_domain(pa.domain())
-            if pa.domain().is_subset(cand.ge_set(pa)):
-                text = build.expr_from_pw_aff(cand).to_C_str()
-                if "?" not in text and "min" not in text and "max" not in text:
-                    return text
-    except isl.Error:  # isl cannot express the bound as one piece: the declared extent is still right
-        pass
-    return declared
+    """A C expression for the extent of dimension ``d`` of the accessed elements (max index + 1), or the
+    declared one where isl cannot write it as one piece."""
+    return extent_text(scop, elements, d) or declared
 
 
 @dataclass(frozen=True, eq=False)
@@ -454,7 +441,7 @@ def _setup(scop: Scop, base: Schedule, arr: Array, dims: tuple[int, ...], buffer
     array = arr.name
     T = padded_map(base)
     W = writes_map(scop, array).intersect_params(scop.context)
-    live = scop.live_out if scop.live_out is not None else W.range()
+    live = scop.live_out if scop.live_out is not None else scop.without_dead(W.range())
     live_x = isl.UnionSet.empty(scop.context.get_space())
     for s_ in sets_of(live):
         if s_.get_tuple_name() == array:

@@ -182,3 +182,23 @@ def set_example_text(us: isl.UnionSet | isl.Set) -> str:
         pt = param_text(p)
         return _point_text(p, s.get_tuple_name(), s.dim(isl.dim_type.set)) + (f" ({pt})" if pt else "")
     return "(none)"
+
+
+def extent_text(scop: Scop, elements: isl.Set, d: int) -> str | None:
+    """A C expression for the extent of dimension ``d`` of ``elements`` (its largest index + 1 within the
+    SCoP's context), one affine piece that bounds it everywhere; None where there is none."""
+    try:
+        pa = elements.intersect_params(scop.context).dim_max(d).add_constant_val(
+            isl.Val.one(elements.get_ctx())).coalesce()
+        pieces: list = []
+        pa.foreach_piece(lambda _set, aff: pieces.append(aff))
+        build = isl.AstBuild.from_context(scop.context)
+        for aff in pieces:   # one piece that bounds all the others: max index + 1 <= it everywhere
+            cand = isl.PwAff.from_aff(aff).intersect_domain(pa.domain())
+            if pa.domain().is_subset(cand.ge_set(pa)):
+                text = build.expr_from_pw_aff(cand).to_C_str()
+                if "?" not in text and "min" not in text and "max" not in text:
+                    return text
+    except isl.Error:  # isl cannot express the bound as one piece
+        pass
+    return None

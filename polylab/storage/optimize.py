@@ -7,6 +7,9 @@ it, the storage steps that apply, each kept only when it is exact and legal:
 0. ``home_scalars``: each live range of a scalar kept in the array element it ends in, where the
    rewritten program has the original's dataflow (ludcmp's ``w`` in ``A[i][j]``: lu's dependences
    instead of one location that every statement writes);
+   ``expand_scalars`` then keeps each live range that home_scalars left, where it stays inside one
+   iteration of the loops around it, in a buffer with one element per iteration (symm's ``temp2`` in
+   ``temp2_x[i][j]``; contraction below shrinks the buffer under the chosen schedule);
 1. ``fold_live_ins``: reads whose value comes from no write in the region but from a constant
    initialisation become that constant (then ``remove_dead_writes`` drops the initialisation writes
    nobody reads any more): fewer dependences, so more freedom for the loops;
@@ -15,9 +18,10 @@ it, the storage steps that apply, each kept only when it is exact and legal:
 3. ``split``: a loop cut where the only dependences it carries start or end (index-set splitting,
    Floyd-Warshall's ``i`` and ``j`` loops at ``k``): each piece a parallel loop;
 4. the loop optimizer, on the SCoP these steps produced;
-5. ``contract(x)`` for each array whose elements are not all live after the region: the smallest
-   modulus that the storage layer proves safe under the *optimized* schedule (a buffer that fits in
-   cache instead of the whole array).
+5. ``contract(x)`` for each array whose elements are not all live after the region (each buffer of
+   ``expand_scalars`` among them): the smallest modulus that the storage layer proves safe under the
+   *optimized* schedule (a buffer that fits in cache instead of the whole array), unless it would make
+   an OpenMP loop of that schedule sequential (the iterations would share the buffer's elements).
 
 A step that does not apply, or that is refused, is reported with its reason and skipped; nothing here
 approximates: every SCoP rewrite is the storage layer's exact one, every schedule passes the exact
@@ -35,6 +39,7 @@ from polylab.schedule.optimize import (STRIP_ROWS, WAVE_TILE, Machine, OptimizeR
                                        parallel_loops, settings_of, step_text)
 from polylab.storage.contract import contract
 from polylab.storage.dead import remove_dead_writes
+from polylab.storage.expand import expand_scalars
 from polylab.storage.fold import constant_writers, fold_live_ins
 from polylab.storage.homes import home_scalars
 from polylab.storage.interleave import interleave
@@ -61,6 +66,14 @@ def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
         if hrep.removed:
             lines.append(f"home_scalars: removed {', '.join(hrep.removed)} (they store what is there already)")
         schedule = _same_times(schedule, homed, "home_scalars")
+    try:
+        expanded, erep = expand_scalars(schedule.scop)
+    except PolylabError as exc:
+        lines.append(f"expand_scalars: not applied ({exc.message})")
+        expanded, erep = schedule.scop, None
+    if erep is not None and erep.expanded:
+        lines += ["expand_scalars: " + w.text_line() for w in erep.expanded]
+        schedule = _same_times(schedule, expanded, "expand_scalars")
     scop = schedule.scop
     folded, frep = fold_live_ins(scop)
     if not frep.folded:
@@ -104,12 +117,17 @@ def _contract_all(schedule: Schedule, lines: list[str]) -> Schedule:
         if arr.rank < 1 or not any(w.array == arr.name for s in cur.scop.statements for w in s.writes):
             continue
         written = writes_map(cur.scop, arr.name).range()
-        if cur.scop.live_out is None or written.is_subset(cur.scop.live_out):
+        if not arr.temporary and (cur.scop.live_out is None or written.is_subset(cur.scop.live_out)):
             continue
         try:
             _, new, crep = contract(cur.scop, cur, arr.name, explain=False)
         except PolylabError as exc:
             lines.append(f"contract({arr.name}): refused ({exc.message})")
+            continue
+        if crep.parallel_dropped:  # a buffer shared by the iterations of an OpenMP loop would order them
+            d, why = crep.parallel_dropped[0]
+            lines.append(f"contract({arr.name}): not applied ({crep.mapping} would make the OpenMP loop at "
+                         f"dimension {d} sequential: {why})")
             continue
         lines.append(f"contract({arr.name}): {crep.mapping}")
         cur = new
