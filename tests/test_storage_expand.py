@@ -217,3 +217,21 @@ def test_the_family_expands_some_and_leaves_some():
                     for n, m in ((1, 1), (4, 3), (7, 8)):
                         assert same_live_out(scop, new, {"N": n, "M": m}) == [], (start, inner, end, after)
     assert expanded >= 10 and left >= 10, (expanded, left)
+
+
+def test_small_constant_buffers_are_local_arrays_and_the_others_on_the_heap():
+    from dataclasses import replace
+
+    from polylab.codegen.inplace import LOCAL_BUFFER, _allocations
+    from polylab.model.scop import Array
+
+    scop = polylab.parse(SYMM).scop
+    bufs = (Array("one", "float", ("1",), declared=False, temporary=True),
+            Array("rows", "double", ("2", "16"), declared=False, temporary=True),
+            Array("big", "double", (str(LOCAL_BUFFER + 1),), declared=False, temporary=True),
+            Array("sized", "double", ("m", "n"), declared=False, temporary=True))
+    enter, leave = _allocations(replace(scop, arrays=scop.arrays + bufs))
+    assert "  float one[1];\n" in enter and "  double rows[2][16];\n" in enter
+    assert f"double *big = malloc(sizeof(double) * (size_t)({LOCAL_BUFFER + 1}));" in enter
+    assert "double (*sized)[n] = malloc(sizeof(double) * (size_t)(m) * (size_t)(n));" in enter
+    assert leave == "  free(big);\n  free(sized);\n"

@@ -51,8 +51,9 @@ What goes before the function that holds the regions, on the line where its defi
 * the outlined OpenMP functions of the regions, then the regions' functions.
 
 Buffers that storage steps introduce (``Array.temporary``: an expanded scalar's, a contraction's) are local
-to the region: the region's function allocates them with ``malloc`` (their extents follow the parameters)
-and frees them before it returns; the definitions then include ``<stdlib.h>``.
+to the region: the region's function declares a small one of constant size as a local array, and allocates
+the others with ``malloc`` (their extents follow the parameters) and frees them before it returns; the
+definitions then include ``<stdlib.h>``.
 
 Refused, with the reason (:class:`~polylab.errors.CodegenError`): a region without ``#pragma scop`` (a
 detected one), a target other than C and OpenMP, a storage step that introduces arrays the user's code does
@@ -62,6 +63,7 @@ code does not leave the region's final value in it), a scalar written inside a p
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -146,14 +148,24 @@ def _accessed(scop: Scop) -> Scop:
     return replace(scop, arrays=tuple(a for a in scop.arrays if not a.temporary or a.name in used))
 
 
+#: the most elements of a buffer of constant size that the region's function declares as a local array
+LOCAL_BUFFER = 1024
+
+
 def _allocations(scop: Scop) -> tuple[str, str]:
     """The region function's lines that allocate the buffers of storage steps (``Array.temporary``, local
-    to the region: on the heap, since their size follows the parameters) and those that free them."""
-    temps = [a for a in scop.arrays if a.temporary]
-    enter = "".join(f"  {array_param(a, restrict=False)} = malloc(sizeof({a.ctype})"
-                    + "".join(f" * (size_t)({e})" for e in a.extents) + ");\n"
-                    f"  if (!{a.name}) abort();  /* out of memory */\n" for a in temps)
-    leave = "".join(f"  free({a.name});\n" for a in temps)
+    to the region) and those that free them: a buffer of constant size up to :data:`LOCAL_BUFFER` elements
+    is a local array (one of a single element is a scalar to the compiler, kept in a register), a larger
+    one or one whose size follows the parameters is on the heap."""
+    enter, leave = "", ""
+    for a in (a for a in scop.arrays if a.temporary):
+        if all(e.strip().isdigit() for e in a.extents) and math.prod(int(e) for e in a.extents) <= LOCAL_BUFFER:
+            enter += f"  {a.ctype} {a.name}" + "".join(f"[{e.strip()}]" for e in a.extents) + ";\n"
+            continue
+        enter += (f"  {array_param(a, restrict=False)} = malloc(sizeof({a.ctype})"
+                  + "".join(f" * (size_t)({e})" for e in a.extents) + ");\n"
+                  f"  if (!{a.name}) abort();  /* out of memory */\n")
+        leave += f"  free({a.name});\n"
     return enter, leave
 
 
@@ -273,7 +285,7 @@ def region_code(scop: Scop, schedule=None, target: Target | str = "openmp", *, o
     names = tuple(sorted(set(re.findall(r"\bint (c_*\d+)\b", text))))
     constants = tuple(sorted(set(original.constants) | set(scop.constants)))
     return RegionCode(original, place, body, tuple(functions), constants, bool(_HELPER_CALL.search(text)), names,
-                      any(a.temporary for a in scop.arrays))
+                      "malloc(" in region)
 
 
 def definitions(function: str, regions: Sequence[RegionCode]) -> str:

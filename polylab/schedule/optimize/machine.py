@@ -101,7 +101,8 @@ def declared_sizes(scop: Scop) -> dict[str, int] | None:
     work per start does not depend on it (jacobi-1d: ``n - 2`` instances per start whatever ``tsteps``),
     and where it runs inside one, a large value counts the team as busy and keeps its OpenMP loop.
     None where that set is empty, where no parameter is bounded, or where some accessed array is declared
-    with a non-constant extent."""
+    with a non-constant extent (a transformation's buffer, ``Array.temporary``, whose extents follow the
+    loops, is not one of the arrays that bound the sizes)."""
     return _SIZES.get(scop, lambda: _largest_sizes(scop))
 
 
@@ -118,7 +119,10 @@ def _largest_sizes(scop: Scop) -> dict[str, int] | None:
         return fixed
     context = allowed = scop.context.params()
     for stmt, acc in scop.accesses():
-        extents = scop.array(acc.array).extents
+        array = scop.array(acc.array)
+        if array.temporary:  # a transformation's buffer: its extents follow the loops, bounding nothing
+            continue
+        extents = array.extents
         if not all(e.strip().isdigit() for e in extents):
             return None
         image = acc.relation.intersect_domain(stmt.domain.intersect_params(context)).range()
