@@ -70,6 +70,14 @@ def test_the_scalars_nobody_reads_after_the_region_are_dead_after_it():
     assert not scop.live_after("s") and scop.live_after("t") and scop.live_after("y")
     # read before the region inside a loop around it: the next iteration reads what the region left
     assert polylab.parse(LOOP_AROUND).scop.dead_after == ()
+    # the region itself reads, in the next iteration of a loop around it, what it left in s
+    again = LOOP_AROUND.replace("    y[1] += s;\n", "").replace("      s = x[i] * 2.0;\n      y[i] = s;\n",
+                                                                 "      y[i] = s;\n      s = x[i] * 2.0;\n")
+    assert "y[1]" not in again and polylab.parse(again).scop.dead_after == ()
+    # a goto could come back before the region
+    jump = DEAD.replace("  y[0] += t + *q;\n", "  y[0] += t + *q;\n  if (n > 100) { n = n - 1; goto again; }\n").replace(
+        "  double *q = &u;\n", "  double *q = &u;\nagain:\n  q = &u;\n", 1)
+    assert "goto again" in jump and polylab.parse(jump).scop.dead_after == ()
     # a region that is not in a function (a notebook cell): nothing is known, everything stays live
     cell = polylab.parse("double s; double y[10];\nfor (i = 0; i < N; i++) { s = y[i]; y[i] = s * 2.0; }\n").scop
     assert cell.dead_after == ()

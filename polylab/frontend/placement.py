@@ -15,7 +15,8 @@ replaces the region in place needs to know about the text around it.
   rule is conservative: a counter it calls read may not be (a later read that is preceded by a write).
 * The scalars the region writes that are dead after it (:func:`dead_scalars`): variables of the function
   itself (declared in its body, not ``static`` or ``extern``, or parameters passed by value) whose address
-  the function never takes and that it does not read after the region by the rule above.
+  the function never takes and that it does not read after the region by the rule above; none where a
+  loop encloses the region or the function uses ``goto``.
 """
 
 from __future__ import annotations
@@ -132,14 +133,20 @@ def dead_scalars(src: Source, region: Region, written: Iterable[str]) -> tuple[s
     variables of the function around the region (declared in its body, not ``static`` or ``extern``, or
     its parameters passed by value) whose address it never takes (``&x``) and that it does not read after
     the region (:func:`_read_after`, conservative). Empty for a region outside a function or without
-    pragmas."""
+    pragmas, for one inside a loop (the region may read in the next iteration what it wrote in this one)
+    and in a function with ``goto`` or labels."""
     func = region.scope
     if func is None or region.pragmas is None:
+        return ()
+    first, last = region.pragmas[0].coord.line, region.pragmas[1].coord.line
+    # inside a loop the region itself may read, in the next iteration, what it left; with goto, control
+    # may come back before the region by a way this rule does not follow: nothing is dead there
+    if _enclosing_loop_lines(src, func, first, last) is not None or \
+            any(isinstance(n, (c_ast.Goto, c_ast.Label)) for n in _walk(func.body)):
         return ()
     own = _own_scalars(func) & set(written)
     taken = {n.expr.name for n in _walk(func) if isinstance(n, c_ast.UnaryOp) and n.op == "&"
              and isinstance(n.expr, c_ast.ID)}
-    first, last = region.pragmas[0].coord.line, region.pragmas[1].coord.line
     read = set(_read_after(src, func, first, last, own - taken))
     return tuple(sorted(own - taken - read))
 

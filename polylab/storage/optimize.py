@@ -103,7 +103,11 @@ def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
 def _split(schedule: Schedule, lines: list[str]) -> Schedule:
     """Index-set splitting where a loop carries dependences only from or to one hyperplane
     (:mod:`polylab.storage.split`)."""
-    out, rep = split_index_sets(schedule)
+    try:
+        out, rep = split_index_sets(schedule)
+    except PolylabError as exc:  # (the split schedule is checked exactly; refused, the search goes on unsplit)
+        lines.append(f"split: not applied ({exc.message})")
+        return schedule
     lines += ["split: " + x.text_line() for x in rep.splits]
     return out.relabelled(steps=out.steps + ("split",)) if rep.splits else out
 
