@@ -20,8 +20,9 @@ it, the storage steps that apply, each kept only when it is exact and legal:
 4. the loop optimizer, on the SCoP these steps produced;
 5. ``contract(x)`` for each array whose elements are not all live after the region (each buffer of
    ``expand_scalars`` among them): the smallest modulus that the storage layer proves safe under the
-   *optimized* schedule (a buffer that fits in cache instead of the whole array), unless it would make
-   an OpenMP loop of that schedule sequential (the iterations would share the buffer's elements).
+   *optimized* schedule (a buffer that fits in cache instead of the whole array), unless, with more than
+   one thread, it would make an OpenMP loop of that schedule sequential (the iterations would share the
+   buffer's elements).
 
 A step that does not apply, or that is refused, is reported with its reason and skipped; nothing here
 approximates: every SCoP rewrite is the storage layer's exact one, every schedule passes the exact
@@ -112,9 +113,10 @@ def _split(schedule: Schedule, lines: list[str]) -> Schedule:
     return out.relabelled(steps=out.steps + ("split",)) if rep.splits else out
 
 
-def _contract_all(schedule: Schedule, lines: list[str]) -> Schedule:
+def _contract_all(schedule: Schedule, lines: list[str], threads: int = 1) -> Schedule:
     """``contract(x)`` for every array of rank >= 1 written in the region and not entirely live after it,
-    each kept when the storage layer proves it safe under ``schedule``."""
+    each kept when the storage layer proves it safe under ``schedule`` and, with more than one thread
+    (``threads``), when it leaves every OpenMP loop parallel."""
     cur = schedule
     scop = schedule.scop
     for arr in scop.arrays:
@@ -128,7 +130,7 @@ def _contract_all(schedule: Schedule, lines: list[str]) -> Schedule:
         except PolylabError as exc:
             lines.append(f"contract({arr.name}): refused ({exc.message})")
             continue
-        if crep.parallel_dropped:  # a buffer shared by the iterations of an OpenMP loop would order them
+        if crep.parallel_dropped and threads > 1:  # a buffer shared by an OpenMP loop's iterations orders them
             d, why = crep.parallel_dropped[0]
             lines.append(f"contract({arr.name}): not applied ({crep.mapping} would make the OpenMP loop at "
                          f"dimension {d} sequential: {why})")
@@ -152,7 +154,7 @@ def optimize_program(schedule: Schedule, settings: Settings, threads_given: bool
     report = optimized.provenance.optimize
     assert report is not None
     after: list[str] = []
-    out = _contract_all(optimized, after)
+    out = _contract_all(optimized, after, settings.threads)
     all_lines = tuple(lines) + report.lines + tuple(after)
     if out is not optimized:
         all_lines += (f"after contraction: {out.text()}",
