@@ -131,7 +131,7 @@ def test_symm_keeps_temp2_in_one_element_per_iteration_and_computes_the_same():
     homed, hrep = home_scalars(scop)
     assert not hrep.homed   # its end reads C[i][j] itself: no home in C
     new, rep = expand_scalars(homed)
-    assert [(w.scalar, w.element) for w in rep.expanded] == [("temp2", "temp2_x[i][j]")]
+    assert [(w.scalar, w.home) for w in rep.homed] == [("temp2", "temp2_x[i][j]")]
     buf = new.array("temp2_x")
     assert buf.temporary and buf.extents == ("m", "n")
     assert all("temp2_x[i][j]" in s.text for s in new.statements if "temp2" in s.text)
@@ -140,7 +140,7 @@ def test_symm_keeps_temp2_in_one_element_per_iteration_and_computes_the_same():
     # the same loops read after the region, or outside a function: temp2's last value stays, nothing expanded
     after = SYMM.replace("#pragma endscop\n", "#pragma endscop\n  C[0][0] += temp2;\n")
     kept = expand_scalars(polylab.parse(after).scop)[1]
-    assert not kept.expanded and "keeps after the region" in kept.webs[0].reason
+    assert not kept.homed and "keeps after the region" in kept.webs[0].reason
 
 
 def test_the_optimizer_runs_symms_rows_innermost_and_its_code_computes_the_same():
@@ -207,7 +207,7 @@ def test_whatever_it_expands_computes_what_the_original_does(text, n, m):
     new, rep = expand_scalars(scop)
     assert same_live_out(scop, new, {"N": n, "M": m}) == [], (text, str(rep))
     if "B[0] += w" in text:   # w is read after the region: its last value stays where it is
-        assert not rep.expanded and scop.dead_after == ()
+        assert not rep.homed and scop.dead_after == ()
 
 
 def test_the_family_expands_some_and_leaves_some():
@@ -220,8 +220,8 @@ def test_the_family_expands_some_and_leaves_some():
                 for after in AFTER:
                     scop = polylab.parse(accumulation(start, "A[i][j]", "+=", inner, end, after)).scop
                     new, rep = expand_scalars(scop)
-                    expanded += bool(rep.expanded)
-                    left += not rep.expanded
+                    expanded += bool(rep.homed)
+                    left += not rep.homed
                     for n, m in ((1, 1), (4, 3), (7, 8)):
                         assert same_live_out(scop, new, {"N": n, "M": m}) == [], (start, inner, end, after)
     assert expanded >= 10 and left >= 10, (expanded, left)

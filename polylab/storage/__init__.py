@@ -25,7 +25,7 @@ interpreter, is :mod:`polylab.reference`.
 
 from polylab.storage.contract import Attempt, ContractionRefused, ContractionReport, contract
 from polylab.storage.dead import DeadWriteReport, remove_dead_writes
-from polylab.storage.expand import Expansion, ExpandReport, expand_scalars
+from polylab.storage.expand import expand_scalars
 from polylab.storage.fold import FoldReport, fold_live_ins
 from polylab.storage.homes import HomesReport, home_scalars
 from polylab.storage.interleave import InterleaveReport, fuse_producers, interleave
@@ -34,8 +34,7 @@ from polylab.storage.pipeline import StoragePlan, storage_pipeline
 from polylab.storage.split import Split, SplitReport, split_index_sets
 from polylab.storage.steps import STORAGE_STEPS, recipe_steps, storage_steps
 
-__all__ = ["Attempt", "ContractionRefused", "ContractionReport", "DeadWriteReport", "ExpandReport", "Expansion",
-           "FoldReport", "HomesReport", "InterleaveReport", "STORAGE_STEPS", "Split", "SplitReport", "StoragePlan",
+__all__ = ["Attempt", "ContractionRefused", "ContractionReport", "DeadWriteReport", "FoldReport", "HomesReport", "InterleaveReport", "STORAGE_STEPS", "Split", "SplitReport", "StoragePlan",
            "contract", "expand_scalars", "fold_live_ins", "fuse_producers", "home_scalars", "interleave",
            "optimize_program", "recipe_steps", "remove_dead_writes", "split_index_sets", "storage_pipeline",
            "storage_steps"]

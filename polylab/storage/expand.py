@@ -29,7 +29,7 @@ The buffer is an ``Array`` marked ``temporary``: local to the region, never live
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import islpy as isl
 
@@ -37,55 +37,20 @@ from polylab.analysis import Dataflow, dataflow
 from polylab.model.budget import budgeted
 from polylab.model.expr import ArrayRef, Name
 from polylab.model.scop import Array, Scop
-from polylab.render import TextDisplay
-from polylab.storage.homes import home_relation, rewritten, same_dataflow, webs_of
+from polylab.storage.homes import HomesReport, Web, home_relation, rewritten, same_dataflow, webs_of
 from polylab.storage.islutil import extent_text
 
 
-@dataclass(frozen=True)
-class Expansion:
-    """One web of ``scalar`` (its ``statements``): kept in ``buffer`` (its element's text ``element``),
-    or left with the ``reason``."""
-
-    scalar: str
-    statements: tuple[str, ...]
-    buffer: str | None
-    element: str | None
-    expanded: bool
-    reason: str = ""
-
-    def text_line(self) -> str:
-        names = ", ".join(self.statements)
-        if self.expanded:
-            return f"{self.scalar} in {names}: kept in {self.element}, one element per iteration of its loops"
-        return f"{self.scalar} in {names}: left as it is ({self.reason})"
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class ExpandReport(TextDisplay):
-    """What :func:`expand_scalars` did with every web of every scalar written in the region."""
-
-    webs: tuple[Expansion, ...]
-
-    @property
-    def expanded(self) -> tuple[Expansion, ...]:
-        return tuple(w for w in self.webs if w.expanded)
-
-    def __str__(self) -> str:
-        lines = ["expand_scalars"] + ["  " + w.text_line() for w in self.webs]
-        if not self.webs:
-            lines.append("  no scalar is written in the region")
-        return "\n".join(lines)
-
-
 @budgeted("the scalar expansion (expand_scalars)")
-def expand_scalars(scop: Scop) -> tuple[Scop, ExpandReport]:
+def expand_scalars(scop: Scop) -> tuple[Scop, HomesReport]:
     """Every web of every scalar written in ``scop`` kept in a buffer with one element per iteration of
     the loops its statements share, where the rewritten program has the original's dataflow (see the
-    module text): the new SCoP (same statements, the buffers added) and the report."""
+    module text): the new SCoP (same statements, the buffers added) and the report (a
+    :class:`~polylab.storage.homes.HomesReport` whose homed webs are the expanded ones, each kept in its
+    buffer's element)."""
     scalars = [a.name for a in scop.arrays if a.rank == 0
                and any(w.array == a.name for s in scop.statements for w in s.writes)]
-    webs: list[Expansion] = []
+    webs: list[Web] = []
     cur = scop
     flow = dataflow(cur) if scalars else None
     for scalar in scalars:
@@ -95,7 +60,7 @@ def expand_scalars(scop: Scop) -> tuple[Scop, ExpandReport]:
             if new is not None:
                 cur = new
                 flow = dataflow(cur)
-    return cur, ExpandReport(tuple(webs))
+    return cur, HomesReport(tuple(webs), step="expand_scalars")
 
 
 def _shared_loops(names: list[tuple[str, ...]]) -> tuple[str, ...]:
@@ -108,12 +73,12 @@ def _shared_loops(names: list[tuple[str, ...]]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str]) -> tuple[Expansion, Scop | None]:
-    """One web: the new SCoP with it expanded, or None with the reason in the :class:`Expansion`."""
+def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str]) -> tuple[Web, Scop | None]:
+    """One web: the new SCoP with it expanded, or None with the reason in the :class:`Web`."""
     stmts = [scop.statement(n) for n in group]
 
-    def refuse(why: str) -> tuple[Expansion, None]:
-        return Expansion(scalar, tuple(group), None, None, False, why), None
+    def refuse(why: str) -> tuple[Web, None]:
+        return Web(scalar, tuple(group), None, None, False, why), None
 
     if any(s.body is None for s in stmts):
         return refuse("a statement of it is not an assignment")
@@ -161,4 +126,4 @@ def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str]) -> tuple
     why = same_dataflow(flow, dataflow(new))
     if why is not None:
         return refuse(why)
-    return Expansion(scalar, tuple(group), buf, element, True), new
+    return Web(scalar, tuple(group), None, element, True), new

@@ -43,8 +43,9 @@ from polylab.render import TextDisplay
 @dataclass(frozen=True)
 class Web:
     """One web of scalar ``scalar``: its ``statements`` (in the region's order), the ``sink`` whose
-    written element is the home (``home``, its text), and the outcome: ``homed`` or the ``reason`` it was
-    left alone."""
+    written element is the home (``home``, its text; no sink for a buffer of :func:`expand_scalars
+    <polylab.storage.expand.expand_scalars>`, one element per iteration of the web's loops), and the
+    outcome: ``homed`` or the ``reason`` it was left alone."""
 
     scalar: str
     statements: tuple[str, ...]
@@ -56,24 +57,26 @@ class Web:
     def text_line(self) -> str:
         names = ", ".join(self.statements)
         if self.homed:
-            return f"{self.scalar} in {names}: kept in {self.home} (the element {self.sink} stores it to)"
+            where = f"the element {self.sink} stores it to" if self.sink else "one element per iteration of its loops"
+            return f"{self.scalar} in {names}: kept in {self.home} ({where})"
         return f"{self.scalar} in {names}: left as it is ({self.reason})"
 
 
 @dataclass(frozen=True, eq=False, repr=False)
 class HomesReport(TextDisplay):
-    """What :func:`home_scalars` did: every web of every scalar written in the region, and the copy
-    statements it removed."""
+    """What :func:`home_scalars` (or ``step``, :func:`~polylab.storage.expand.expand_scalars`) did: every
+    web of every scalar written in the region, and the copy statements it removed."""
 
     webs: tuple[Web, ...]
-    removed: tuple[str, ...]
+    removed: tuple[str, ...] = ()
+    step: str = "home_scalars"
 
     @property
     def homed(self) -> tuple[Web, ...]:
         return tuple(w for w in self.webs if w.homed)
 
     def __str__(self) -> str:
-        lines = ["home_scalars"] + ["  " + w.text_line() for w in self.webs]
+        lines = [self.step] + ["  " + w.text_line() for w in self.webs]
         if self.removed:
             lines.append(f"  removed (they store what is there already): {', '.join(self.removed)}")
         if not self.webs:

@@ -57,24 +57,17 @@ def _same_times(schedule: Schedule, scop, step: str) -> Schedule:
 
 def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
     """Scalar homes, folding, dead writes and interleaving, where they apply (see the module text)."""
-    try:
-        homed, hrep = home_scalars(schedule.scop)
-    except PolylabError as exc:
-        lines.append(f"home_scalars: not applied ({exc.message})")
-        homed, hrep = schedule.scop, None
-    if hrep is not None and hrep.homed:
-        lines += ["home_scalars: " + w.text_line() for w in hrep.homed]
-        if hrep.removed:
-            lines.append(f"home_scalars: removed {', '.join(hrep.removed)} (they store what is there already)")
-        schedule = _same_times(schedule, homed, "home_scalars")
-    try:
-        expanded, erep = expand_scalars(schedule.scop)
-    except PolylabError as exc:
-        lines.append(f"expand_scalars: not applied ({exc.message})")
-        expanded, erep = schedule.scop, None
-    if erep is not None and erep.expanded:
-        lines += ["expand_scalars: " + w.text_line() for w in erep.expanded]
-        schedule = _same_times(schedule, expanded, "expand_scalars")
+    for step, name in ((home_scalars, "home_scalars"), (expand_scalars, "expand_scalars")):
+        try:
+            new, rep = step(schedule.scop)
+        except PolylabError as exc:
+            lines.append(f"{name}: not applied ({exc.message})")
+            continue
+        if rep.homed:
+            lines += [f"{name}: " + w.text_line() for w in rep.homed]
+            if rep.removed:
+                lines.append(f"{name}: removed {', '.join(rep.removed)} (they store what is there already)")
+            schedule = _same_times(schedule, new, name)
     scop = schedule.scop
     folded, frep = fold_live_ins(scop)
     if not frep.folded:
