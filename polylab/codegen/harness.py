@@ -148,7 +148,7 @@ def live_outs(scop: Scop) -> list[LiveOut]:
     Elements of names that are not arrays of the model (the live-out set may name a scalar the region
     does not keep as an array) are left out."""
     if scop.live_out is None:  # a transformation's own buffers (Array.temporary) end with the region
-        return [LiveOut(a) for a in written_arrays(scop) if not a.temporary and scop.live_after(a.name)]
+        return [LiveOut(a) for a in written_arrays(scop) if scop.live_after(a.name)]
     arrays = {a.name: a for a in scop.arrays}
     sets: list[isl.Set] = []
     scop.live_out.foreach_set(sets.append)

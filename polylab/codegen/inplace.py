@@ -276,7 +276,8 @@ def region_code(scop: Scop, schedule=None, target: Target | str = "openmp", *, o
         code, functions, program = _print(scop, schedule, kind, f"polylab_{original.name}_par")
     _check_outlined(scop, functions)
     text = code + "".join(functions)
-    call, region = _outline_region(original, code, f"polylab_{original.name}_region", _allocations(scop))
+    buffers = _allocations(scop)
+    call, region = _outline_region(original, code, f"polylab_{original.name}_region", buffers)
     head = comment(header_lines(scop, schedule, program, f"{kind.name} (in place)") + [NO_OVERLAP])
     pad = " " * max((original.location.column if original.location else 1) - 1, 0)
     guard = _type_guard(scop, original)
@@ -285,7 +286,7 @@ def region_code(scop: Scop, schedule=None, target: Target | str = "openmp", *, o
     names = tuple(sorted(set(re.findall(r"\bint (c_*\d+)\b", text))))
     constants = tuple(sorted(set(original.constants) | set(scop.constants)))
     return RegionCode(original, place, body, tuple(functions), constants, bool(_HELPER_CALL.search(text)), names,
-                      "malloc(" in region)
+                      bool(buffers[1]))  # a buffer it frees is one it allocates on the heap
 
 
 def definitions(function: str, regions: Sequence[RegionCode]) -> str:

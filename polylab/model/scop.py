@@ -22,7 +22,7 @@ import sympy
 from polylab import render
 from polylab.errors import ModelError, SourceLocation
 from polylab.model.expr import Assignment, assignment_to_c
-from polylab.model.islutil import integer_val
+from polylab.model.islutil import integer_val, sets_of
 
 
 def _val_to_sympy(v: isl.Val) -> sympy.Rational:
@@ -240,12 +240,6 @@ class Placement:
     read_after: tuple[str, ...] = ()
 
 
-def _sets(us: isl.UnionSet) -> list[isl.Set]:
-    out: list[isl.Set] = []
-    us.foreach_set(out.append)
-    return out
-
-
 @dataclass(frozen=True, eq=False)
 class Scop(render.Rendered):
     """A static control part with everything later layers need.
@@ -295,19 +289,17 @@ class Scop(render.Rendered):
                 yield s, a
 
     def live_after(self, array: str) -> bool:
-        """Some element of ``array`` may be read after the region when ``live_out`` is None (every array
-        but the scalars of ``dead_after``)."""
-        return array not in self.dead_after
+        """Some element of ``array`` may be read after the region when ``live_out`` is None: every array
+        but the scalars of ``dead_after`` and the buffers a transformation introduced (``Array.temporary``,
+        local to the region)."""
+        return array not in self.dead_after and not any(a.name == array and a.temporary for a in self.arrays)
 
     def without_dead(self, elements: isl.UnionSet) -> isl.UnionSet:
-        """``elements`` less those of the scalars in ``dead_after`` and of the buffers a transformation
-        introduced (``Array.temporary``): what is live of them when ``live_out`` is None."""
-        dead = set(self.dead_after) | {a.name for a in self.arrays if a.temporary}
-        if not dead:
-            return elements
+        """``elements`` less those of the arrays not live after the region (:meth:`live_after`): what is
+        live of them when ``live_out`` is None."""
         out = isl.UnionSet.empty(elements.get_space())
-        for piece in _sets(elements):
-            if piece.get_tuple_name() not in dead:
+        for piece in sets_of(elements):
+            if self.live_after(piece.get_tuple_name()):
                 out = out.union(isl.UnionSet.from_set(piece))
         return out
 

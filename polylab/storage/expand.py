@@ -37,7 +37,7 @@ from polylab.analysis import Dataflow, dataflow
 from polylab.model.budget import budgeted
 from polylab.model.expr import ArrayRef, Name
 from polylab.model.scop import Array, Scop
-from polylab.storage.homes import HomesReport, Web, home_relation, rewritten, same_dataflow, webs_of
+from polylab.storage.homes import HomesReport, Web, rewrite_web, same_dataflow, webs_of
 from polylab.storage.islutil import extent_text
 
 
@@ -96,19 +96,13 @@ def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str]) -> tuple
         buf += "_"
     target = ArrayRef(buf, tuple(Name(x) for x in loops), 0)
     element = f"{buf}[{']['.join(loops)}]"
-    elements = None
-    new_stmts = []
-    for s in scop.statements:
-        if s.name not in group:
-            new_stmts.append(s)
-            continue
-        rel = home_relation(scop, s, target)
-        if rel is None:
-            return refuse(f"isl cannot read {element}")
-        rng = rel.range()
-        elements = rng if elements is None else elements.union(rng)
-        new_stmts.append(rewritten(s, scalar, target, element, rel))
-    assert elements is not None
+    new_stmts, outside = rewrite_web(scop, scalar, group, target, element)
+    if outside is not None:
+        return refuse(f"isl cannot read {element}")
+    ranges = [a.relation.range() for s in new_stmts for a in s.accesses if a.array == buf]
+    elements = ranges[0]
+    for r in ranges[1:]:
+        elements = elements.union(r)
     extents = []
     for d in range(len(loops)):
         negative = elements.intersect_params(scop.context)
@@ -120,7 +114,7 @@ def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str]) -> tuple
             return refuse(f"the extent of its {loops[d]} loop is not one affine expression")
         extents.append(text)
     ctype = scop.array(scalar).ctype
-    new = replace(scop, statements=tuple(new_stmts),
+    new = replace(scop, statements=new_stmts,
                   arrays=scop.arrays + (Array(buf, ctype, tuple(extents), declared=False, temporary=True),),
                   notes=scop.notes + (f"expand_scalars: {scalar} of {', '.join(group)} kept in {element}",))
     why = same_dataflow(flow, dataflow(new))

@@ -30,6 +30,7 @@ live range homed in ``A[i][j]``) stores what is there already and is removed.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Sequence
 
 import islpy as isl
 
@@ -107,7 +108,7 @@ def webs_of(scop: Scop, flow: Dataflow, scalar: str) -> list[list[str]]:
     return list(groups.values())
 
 
-def home_relation(scop: Scop, st: Statement, target: ArrayRef) -> isl.Map | None:
+def _home_relation(scop: Scop, st: Statement, target: ArrayRef) -> isl.Map | None:
     """``{ S[x] -> X[e(x)] }``: the sink's written element ``target`` with ``st``'s iterators of the same names, on
     ``st``'s domain; None when a subscript names something that is not one of ``st``'s iterators or a
     parameter, or isl cannot read it."""
@@ -129,7 +130,7 @@ def home_relation(scop: Scop, st: Statement, target: ArrayRef) -> isl.Map | None
     return rel.intersect_domain(st.domain)
 
 
-def rewritten(st: Statement, scalar: str, target: ArrayRef, home: str, rel: isl.Map) -> Statement:
+def _rewritten(st: Statement, scalar: str, target: ArrayRef, home: str, rel: isl.Map) -> Statement:
     """``st`` with every reference to ``scalar`` replaced by the home ``target`` (its text ``home``,
     relation ``rel``)."""
     def sub(x):
@@ -142,6 +143,24 @@ def rewritten(st: Statement, scalar: str, target: ArrayRef, home: str, rel: isl.
     accs = tuple(replace(a, array=target.array, relation=rel, text=home) if a.array == scalar else a
                  for a in st.accesses)
     return replace(st, body=new_body, accesses=accs, text=assignment_to_c(new_body))
+
+
+def rewrite_web(scop: Scop, scalar: str, group: Sequence[str], target: ArrayRef, text: str
+                ) -> tuple[tuple[Statement, ...], str | None]:
+    """``scop``'s statements with every reference to ``scalar`` in the web's statements (``group``)
+    replaced by the element ``target`` (its text ``text``), read with each statement's iterators of the
+    same names: ``(statements, None)``, or ``((), name)`` for the first web statement that cannot read
+    ``target`` (a subscript names something that is not one of its iterators or a parameter)."""
+    out = []
+    for s in scop.statements:
+        if s.name not in group:
+            out.append(s)
+            continue
+        rel = _home_relation(scop, s, target)
+        if rel is None:
+            return (), s.name
+        out.append(_rewritten(s, scalar, target, text, rel))
+    return tuple(out), None
 
 
 def _same_map(a: isl.Map, b: isl.Map) -> bool:
@@ -240,16 +259,10 @@ def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str], last: is
         return refuse("it holds the last value of the scalar, which stays after the region", sink.name, home)
     if any(r.array == scalar and r.statement in group and r.is_live_in for r in flow.reads):
         return refuse("a read sees its value from before the region", sink.name, home)
-    new_stmts = []
-    for s in scop.statements:
-        if s.name not in group:
-            new_stmts.append(s)
-            continue
-        rel = home_relation(scop, s, target)
-        if rel is None:
-            return refuse(f"{home} names a loop that {s.name} is not in", sink.name, home)
-        new_stmts.append(rewritten(s, scalar, target, home, rel))
-    new = replace(scop, statements=tuple(new_stmts),
+    new_stmts, outside = rewrite_web(scop, scalar, group, target, home)
+    if outside is not None:
+        return refuse(f"{home} names a loop that {outside} is not in", sink.name, home)
+    new = replace(scop, statements=new_stmts,
                   notes=scop.notes + (f"home_scalars: {scalar} of {', '.join(group)} kept in {home}",))
     why = same_dataflow(flow, dataflow(new))
     if why is not None:

@@ -56,7 +56,8 @@ def _same_times(schedule: Schedule, scop, step: str) -> Schedule:
 
 
 def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
-    """Scalar homes, folding, dead writes and interleaving, where they apply (see the module text)."""
+    """Scalar homes and expansion, folding, dead writes and interleaving, where they apply (see the module
+    text)."""
     for step, name in ((home_scalars, "home_scalars"), (expand_scalars, "expand_scalars")):
         try:
             new, rep = step(schedule.scop)

@@ -41,7 +41,8 @@ from dataclasses import dataclass, replace
 import islpy as isl
 
 from polylab.errors import StorageError
-from polylab.model.scop import Scop, Statement
+from polylab.model.islutil import equal_until, maps_of
+from polylab.model.scop import Statement
 from polylab.render import TextDisplay
 from polylab.schedule import Schedule, is_legal
 from polylab.schedule.core import aff_text
@@ -83,15 +84,9 @@ class SplitReport(TextDisplay):
 
 
 def _prefix_pairs(n: int, d: int, differ_at: bool, space: isl.Space) -> isl.Map:
-    """``{ [t] -> [u] : t_e = u_e for e < d }`` on ``Z^n`` (and ``t_d != u_d`` when ``differ_at``)."""
-    m = isl.Map.universe(isl.Space.map_from_set(isl.Space.set_alloc(space.get_ctx(), 0, n)))
-    for e in range(d):
-        m = m.equate(isl.dim_type.in_, e, isl.dim_type.out, e)
-    m = m.align_params(space)
-    if differ_at:
-        eq = m.equate(isl.dim_type.in_, d, isl.dim_type.out, d)
-        m = m.subtract(eq)
-    return m
+    """``{ [t] -> [u] : t_e = u_e for e < d }`` on ``Z^n`` (and ``t_d != u_d`` when ``differ_at``), in the
+    parameters of ``space``."""
+    return equal_until(space.get_ctx(), n, d, differ_at).align_params(space)
 
 
 def _shares_prefix(s: Schedule, name: str, d: int) -> bool:
@@ -101,13 +96,7 @@ def _shares_prefix(s: Schedule, name: str, d: int) -> bool:
     mine = s.union_map.intersect_domain(isl.UnionSet.from_set(s.scop.statement(name).domain))
     same = isl.UnionMap.from_map(_prefix_pairs(s.n_dims, d, False, space))
     pairs = mine.apply_range(same).apply_range(s.union_map.reverse())
-    return any(m.get_tuple_name(isl.dim_type.out) != name for m in _maps(pairs.intersect_params(s.scop.context)))
-
-
-def _maps(um: isl.UnionMap) -> list[isl.Map]:
-    out: list[isl.Map] = []
-    um.foreach_map(out.append)
-    return out
+    return any(m.get_tuple_name(isl.dim_type.out) != name for m in maps_of(pairs.intersect_params(s.scop.context)))
 
 
 def _hyperplanes(stmt: Statement, k: int) -> list[isl.Aff]:
@@ -164,7 +153,7 @@ def _try(s: Schedule, stmt: Statement, deps: isl.UnionMap, names: set[str]
     """The first of ``stmt``'s loops under ``s``, from the outermost, that one cut frees: ((split, [(piece
     statement, piece)], its dimension), '') or (None, why its innermost loop could not be cut; '' when
     that loop carries no dependence)."""
-    own = [m for m in _maps(deps) if m.get_tuple_name(isl.dim_type.in_) == stmt.name
+    own = [m for m in maps_of(deps) if m.get_tuple_name(isl.dim_type.in_) == stmt.name
            and m.get_tuple_name(isl.dim_type.out) == stmt.name]
     if not own:
         return None, ""
@@ -280,14 +269,15 @@ def _apply(s: Schedule, stmt: Statement, pieces: list[tuple[Statement, isl.Set]]
         statements.extend([p for p, _ in pieces] if x.name == stmt.name else [x])
     source = scop.schedule_map
     umap = isl.UnionMap.empty(scop.context.get_space())
-    for m in _maps(source):
+    for m in maps_of(source):
         if m.get_tuple_name(isl.dim_type.in_) == stmt.name:
             for p, piece in pieces:
                 umap = umap.union(isl.UnionMap.from_map(
                     m.intersect_domain(piece).set_tuple_name(isl.dim_type.in_, p.name)))
         else:
             umap = umap.union(isl.UnionMap.from_map(m))
-    new = replace(scop, statements=tuple(statements), schedule=schedule_tree(umap, _domain(statements, scop)),
+    new = replace(scop, statements=tuple(statements))
+    new = replace(new, schedule=schedule_tree(umap, new.domain),
                   notes=scop.notes + (f"split {stmt.name} into {', '.join(p.name for p, _ in pieces)}",))
     maps: dict[str, isl.Map] = {}
     for x in scop.statements:
@@ -297,8 +287,8 @@ def _apply(s: Schedule, stmt: Statement, pieces: list[tuple[Statement, isl.Set]]
             continue
         for q, (p, piece) in enumerate(pieces):
             mp = _fixed(m, d, q)
-            once = _fixed(_fixed(m, d, q).insert_dims(isl.dim_type.out, d + 1, 1).project_out(
-                isl.dim_type.out, d + 2, 1), d + 1, 0)
+            loop_gone = mp.project_out(isl.dim_type.out, d + 1, 1).insert_dims(isl.dim_type.out, d + 1, 1)
+            once = _fixed(loop_gone, d + 1, 0)
             if once.intersect_domain(piece).is_injective():
                 mp = once  # the loop runs once here (x_k = h): a constant, not a loop of one iteration
             maps[p.name] = mp.set_tuple_name(isl.dim_type.in_, p.name)
@@ -308,10 +298,3 @@ def _apply(s: Schedule, stmt: Statement, pieces: list[tuple[Statement, isl.Set]]
 def _fixed(m: isl.Map, d: int, value: int) -> isl.Map:
     """``m`` with output dimension ``d`` equal to ``value``."""
     return m.fix_val(isl.dim_type.out, d, isl.Val.int_from_si(m.get_ctx(), value))
-
-
-def _domain(statements: list[Statement], scop: Scop) -> isl.UnionSet:
-    out = isl.UnionSet.empty(scop.context.get_space())
-    for x in statements:
-        out = out.union(isl.UnionSet.from_set(x.domain))
-    return out
