@@ -37,7 +37,7 @@ from polylab.analysis import Dataflow, dataflow
 from polylab.model.budget import budgeted
 from polylab.model.expr import ArrayRef, Name
 from polylab.model.scop import Array, Scop
-from polylab.storage.homes import HomesReport, Web, rewrite_web, same_dataflow, webs_of
+from polylab.storage.homes import HomesReport, Web, each_web, rewrite_web, same_dataflow
 from polylab.storage.islutil import extent_text
 
 
@@ -48,18 +48,7 @@ def expand_scalars(scop: Scop) -> tuple[Scop, HomesReport]:
     module text): the new SCoP (same statements, the buffers added) and the report (a
     :class:`~polylab.storage.homes.HomesReport` whose homed webs are the expanded ones, each kept in its
     buffer's element)."""
-    scalars = [a.name for a in scop.arrays if a.rank == 0
-               and any(w.array == a.name for s in scop.statements for w in s.writes)]
-    webs: list[Web] = []
-    cur = scop
-    flow = dataflow(cur) if scalars else None
-    for scalar in scalars:
-        for group in webs_of(cur, flow, scalar):
-            web, new = _try_web(cur, flow, scalar, group)
-            webs.append(web)
-            if new is not None:
-                cur = new
-                flow = dataflow(cur)
+    cur, webs = each_web(scop, _try_web)
     return cur, HomesReport(tuple(webs), step="expand_scalars")
 
 

@@ -30,7 +30,7 @@ live range homed in ``A[i][j]``) stores what is there already and is removed.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 import islpy as isl
 
@@ -85,7 +85,7 @@ class HomesReport(TextDisplay):
         return "\n".join(lines)
 
 
-def webs_of(scop: Scop, flow: Dataflow, scalar: str) -> list[list[str]]:
+def _webs(scop: Scop, flow: Dataflow, scalar: str) -> list[list[str]]:
     """The statements that write or read ``scalar``, grouped by the flow of its values (union-find over
     the pairs source statement -> reading statement), each group in the region's order."""
     users = [s.name for s in scop.statements if any(a.array == scalar for a in s.accesses)]
@@ -199,25 +199,31 @@ def same_dataflow(before: Dataflow, after: Dataflow) -> str | None:
     return None
 
 
-@budgeted("the scalar homes (home_scalars)")
-def home_scalars(scop: Scop) -> tuple[Scop, HomesReport]:
-    """Every web of every scalar written in ``scop`` kept in its home element where the rewritten program
-    has the original's dataflow (see the module text); the new SCoP (same statement names, the copies
-    that store what is there already removed, the schedule restricted to the rest) and the report."""
+def each_web(scop: Scop, try_web: Callable[[Scop, Dataflow, str, list[str]], tuple[Web, Scop | None]]
+             ) -> tuple[Scop, list[Web]]:
+    """``try_web(scop, flow, scalar, group)`` on every web of every scalar written in ``scop``, in order,
+    each on the SCoP (and its dataflow) that the webs before it left: the last SCoP and the webs."""
     scalars = [a.name for a in scop.arrays if a.rank == 0
                and any(w.array == a.name for s in scop.statements for w in s.writes)]
     webs: list[Web] = []
     cur = scop
     flow = dataflow(cur) if scalars else None
     for scalar in scalars:
-        last = flow.last_write_instances(scalar)
-        for group in webs_of(cur, flow, scalar):
-            web, new = _try_web(cur, flow, scalar, group, last)
+        for group in _webs(cur, flow, scalar):
+            web, new = try_web(cur, flow, scalar, group)
             webs.append(web)
             if new is not None:
                 cur = new
                 flow = dataflow(cur)
-                last = flow.last_write_instances(scalar)
+    return cur, webs
+
+
+@budgeted("the scalar homes (home_scalars)")
+def home_scalars(scop: Scop) -> tuple[Scop, HomesReport]:
+    """Every web of every scalar written in ``scop`` kept in its home element where the rewritten program
+    has the original's dataflow (see the module text); the new SCoP (same statement names, the copies
+    that store what is there already removed, the schedule restricted to the rest) and the report."""
+    cur, webs = each_web(scop, _try_web)
     homed = {n for w in webs if w.homed for n in w.statements}
     removed = tuple(s.name for s in cur.statements if s.name in homed and _stores_itself(s))
     if removed:
@@ -234,10 +240,10 @@ def _stores_itself(s: Statement) -> bool:
             and b.value.indices == b.target.indices)
 
 
-def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str], last: isl.UnionSet
-             ) -> tuple[Web, Scop | None]:
+def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str]) -> tuple[Web, Scop | None]:
     """One web: the new SCoP with it homed, or None with the reason in the :class:`Web`."""
     stmts = [scop.statement(n) for n in group]
+    last = flow.last_write_instances(scalar)
 
     def refuse(why: str, sink: str | None = None, home: str | None = None) -> tuple[Web, None]:
         return Web(scalar, tuple(group), sink, home, False, why), None
