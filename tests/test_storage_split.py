@@ -193,3 +193,13 @@ def test_the_family_splits_some_and_leaves_some():
 def updates_text(c, r, extra):
     return (f"double a[N][N];\nfor (k = 0; k < N; k++)\n  for (i = 0; i < N; i++)\n    for (j = 0; j < N; j++)\n"
             f"      a[i][j] = a[i][j] + a[i][{c}] * a[{r}][j]{extra};\n")
+
+
+def test_a_wrong_use_of_the_recipe_step_gets_line_column_and_hint():
+    from polylab.errors import ScheduleError
+
+    with pytest.raises(ScheduleError) as err:
+        parse_schedule(scop_of(FLOYD), "split(S0)", steps=recipe_steps())
+    text = str(err.value)
+    assert text.startswith("1:1:") and "wrong arguments for split" in text and err.value.hint
+    assert "index-set splitting" in err.value.hint
