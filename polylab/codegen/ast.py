@@ -113,6 +113,9 @@ class LoopProgram:
     #: ``(statement, d)``: the statement's elements may stay in registers across its loop at schedule
     #: depth ``d`` (:func:`register_rows`)
     registers: frozenset[tuple[str, int]] = frozenset()
+    #: ``(statement, q)``: the one element the statement accumulates into across its innermost loop, at
+    #: schedule depth ``q``, may stay in a scalar there (:func:`register_accumulators`)
+    accumulators: frozenset[tuple[str, int]] = frozenset()
 
     @property
     def n_parallel(self) -> int:
@@ -370,6 +373,51 @@ def register_rows(scop: Scop, schedule) -> frozenset[tuple[str, int]]:
     return frozenset(out)
 
 
+def register_accumulators(scop: Scop, schedule) -> frozenset[tuple[str, int]]:
+    """``(S, q)`` for every accumulation ``S`` (it reads the element it writes, ``W``, with the same
+    subscripts) whose element can stay in a scalar across its innermost loop ``q`` (the reduction loop of
+    a jam, :func:`polylab.schedule.optimize.jams.jam_reductions`, or any innermost reduction loop): at each
+    value of the schedule prefix ``p = (t_0, .., t_{q-1})``, exactly (isl, on the statement's domain)
+
+    * ``W`` is the same element at every iteration of ``q``: ``p(x) = p(y)  =>  W(x) = W(y)``;
+    * no other read of ``S`` touches it there: ``p(x) = p(y)  =>  r(x) != W(y)``, and some read of ``W``'s
+      array has other subscripts (otherwise the kernel's ``restrict`` arrays already let the compiler keep
+      the element in a register).
+
+    Where the loop ``q`` holds only ``S`` (the printer checks the code's shape), the element is loaded
+    into a scalar before the loop, updated there and stored after it: the same operations in the same
+    order (bit for bit the original's), without the store and the load per iteration that the compiler
+    keeps where it cannot tell ``B[i][j]`` from ``B[k][j]`` (trmm's ``B[i][j] += A[k][i] * B[k][j]``
+    with 4 iterations of ``k`` jammed inside the vector loop ``j``). The dual of :func:`register_rows`,
+    whose elements differ from row to row. Read from a polylab ``Schedule``'s ``affs``; empty for other
+    schedules and for accesses that are not affine."""
+    affs = getattr(schedule, "affs", None)
+    out: set[tuple[str, int]] = set()
+    if not affs:
+        return frozenset()
+    pspace = scop.context.get_space()
+    for st in scop.statements:
+        vec = affs.get(st.name, ())
+        live = [d for d, a in enumerate(vec) if not a.is_cst()]
+        if not live or len(st.writes) != 1 or not all(a.is_affine for a in st.accesses):
+            continue
+        (w,) = st.writes
+        others = [r for r in st.reads if r.array == w.array and not r.relation.is_equal(w.relation)]
+        if not others or not any(r.relation.is_equal(w.relation) for r in st.reads):
+            continue
+        q = live[-1]
+        dom = st.domain.align_params(pspace)
+        prefix = map_from_affs(st, pspace, list(vec[:q])).intersect_domain(dom)
+        same = prefix.apply_range(prefix.reverse())                       # x -> y at one prefix
+        W = w.relation.align_params(pspace).intersect_domain(dom)
+        if not same.subtract(W.apply_range(W.reverse())).is_empty():
+            continue
+        if all(same.intersect(r.relation.align_params(pspace).intersect_domain(dom).apply_range(W.reverse()))
+               .is_empty() for r in others):
+            out.add((st.name, q))
+    return frozenset(out)
+
+
 def _iterator_names(scop: Scop, n: int) -> list[str]:
     taken = set(scop.parameters) | {a.name for a in scop.arrays} | {s.name for s in scop.scalars} | {
         c for c, _ in scop.constants}
@@ -420,8 +468,10 @@ def build(scop: Scop, schedule) -> LoopProgram:
     known = {s.name for s in scop.statements}
     root_node = convert(ast, names, frozenset(), known)
     depths = tuple(sorted({n.depth for n in nodes(root_node) if isinstance(n, For) and n.parallel}))
-    regs = register_rows(scop, schedule) if not isinstance(tree, isl.UnionMap) else frozenset()
-    return LoopProgram(root_node, tuple(names), text, depths, regs)
+    plain = isinstance(tree, isl.UnionMap)
+    regs = frozenset() if plain else register_rows(scop, schedule)
+    accs = frozenset() if plain else register_accumulators(scop, schedule)
+    return LoopProgram(root_node, tuple(names), text, depths, regs, accs)
 
 
 def _id_list(names: list[str]) -> isl.IdList:

@@ -18,6 +18,10 @@ Rows in registers: a loop whose body is a whole strip of jammed rows of one accu
 loop where :func:`polylab.codegen.ast.register_rows` proves it exact: loaded before, updated in order,
 stored after (scalar replacement; gcc cannot tell ``A[i][k]`` from ``A[i][j]`` and otherwise loads and
 stores every element at every iteration).
+
+An accumulator in a register: a loop of a few constant iterations whose body is one accumulation into an
+element that stays the same across the loop (the reduction loop of a jam inside its vector loop) keeps
+that element in a local scalar where :func:`polylab.codegen.ast.register_accumulators` proves it exact.
 """
 
 from __future__ import annotations
@@ -117,13 +121,18 @@ class CPrinter:
         self.outline_prefix = outline_prefix
         #: ``(statement, depth)`` pairs whose rows may stay in registers (set by :meth:`print` from the program)
         self.registers: frozenset[tuple[str, int]] = frozenset()
+        #: ``(statement, depth)`` pairs whose accumulated element may stay in a scalar across the loop at
+        #: that depth (set by :meth:`print` from the program)
+        self.accumulators: frozenset[tuple[str, int]] = frozenset()
 
     def emit(self, depth: int, text: str) -> None:
         self.lines.append(self.indent * depth + text)
 
-    def print(self, node: Node, depth: int = 1, registers: frozenset[tuple[str, int]] = frozenset()) -> str:
+    def print(self, node: Node, depth: int = 1, registers: frozenset[tuple[str, int]] = frozenset(),
+              accumulators: frozenset[tuple[str, int]] = frozenset()) -> str:
         self.lines = []
         self.registers = registers
+        self.accumulators = accumulators
         self._node(node, depth, False)
         return "\n".join(self.lines)
 
@@ -165,7 +174,7 @@ class CPrinter:
                 self._node(node.body, depth + 1, in_parallel)
                 self.scope.pop()
                 self.emit(depth, "}")
-            case For() if self._registers(node, depth):
+            case For() if self._registers(node, depth) or self._accumulator(node, depth):
                 pass
             case For():
                 par = node.parallel and not in_parallel
@@ -232,6 +241,40 @@ class CPrinter:
         return True
 
 
+    def _accumulator(self, node: For, depth: int) -> bool:
+        """Print loop ``node`` with its accumulated element in a scalar when it is a plain loop of constant
+        bounds ``e .. e + m - 1`` (``1 <= m <=`` :data:`~polylab.codegen.ast.UNROLL_STRIP`, so it runs at
+        least once) whose body is one accumulation ``S`` that may keep its element in a scalar across it
+        (``(S, node.depth)`` in the program's :attr:`~polylab.codegen.ast.LoopProgram.accumulators`, exact):
+        the element is loaded into ``polylab_sum`` before the loop, updated there, and stored after it.
+        Returns whether it printed; False leaves ``node`` to the plain printing."""
+        user = node.body
+        if (not isinstance(user, User) or node.inc != 1 or node.degenerate or (node.parallel and self.openmp)
+                or (user.statement, node.depth) not in self.accumulators):
+            return False
+        if not any(node.cond == Op("le", (Id(node.iterator), offset(node.init, m - 1)))
+                   for m in range(1, UNROLL_STRIP + 1)):
+            return False
+        body = instance_body(self.scop, user)
+        target = body.target
+        if node.iterator in {n.name for n in walk(target) if isinstance(n, Name)}:
+            return False
+        ctype = next(a.ctype for a in self.scop.arrays if a.name == target.array)
+
+        def ref(r: ArrayRef, render: Callable[[Expr], str]) -> str | None:
+            if (r.array, r.indices) == (target.array, target.indices):   # the write and its read
+                return "polylab_sum"
+            return self.array_ref(r, render) if self.array_ref else None
+
+        element = to_c(target, array_ref=self.array_ref)
+        self.emit(depth, f"{{ /* the accumulated element in a register */ {ctype} polylab_sum = {element};")
+        self.emit(depth + 1, for_header(node))
+        self.emit(depth + 2, assignment_to_c(body, array_ref=ref))
+        self.emit(depth + 1, f"{element} = polylab_sum;")
+        self.emit(depth, "}")
+        return True
+
+
 def signature_params(signature: str) -> list[tuple[str, str]]:
     """``(declaration, name)`` of each parameter of a declarator such as
     ``void kernel(int N, double (*restrict A)[N])``."""
@@ -257,6 +300,6 @@ def kernel_c(scop: Scop, program: LoopProgram, signature: str, *, openmp: bool =
     """The kernel function: ``signature`` then the loops (with OpenMP, the functions holding the bodies of
     its parallel loops first)."""
     printer = CPrinter(scop, openmp=openmp, params=signature_params(signature) if openmp else ())
-    body = printer.print(program.root, registers=program.registers)
+    body = printer.print(program.root, registers=program.registers, accumulators=program.accumulators)
     helpers = "".join(h + "\n" for h in printer.helpers)
     return f"{helpers}{signature}\n{{\n{body}\n}}\n"

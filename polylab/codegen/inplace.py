@@ -194,7 +194,7 @@ def _print(scop: Scop, schedule, target: Target, prefix: str) -> tuple[str, list
     program = A.build(scop, schedule)
     printer = CPrinter(scop, openmp=target.openmp, params=_outline_params(scop) if target.openmp else (),
                        outline_prefix=prefix)
-    body = printer.print(program.root, 0, registers=program.registers)
+    body = printer.print(program.root, 0, registers=program.registers, accumulators=program.accumulators)
     return body, printer.helpers, program
 
 
