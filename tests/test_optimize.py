@@ -32,6 +32,7 @@ from polylab.schedule.optimize import (TIME_TILE, JamKind, JamOutcome, Machine, 
                                        exact_parallel_loops, innermost_pairs, is_stride_one, loop_dims,
                                        optimize_schedule, parallel_loops, private_start, settings_of,
                                        stream_tile_sizes, wave_tile_sizes)
+from polylab.schedule.optimize.cachemodel import parallel_stream_tile_sizes
 from polylab.schedule.shiftfuse import same_inner_ranges
 from polylab.schedule.transform import distribute, mark_parallel
 from polylab.storage import recipe_steps
@@ -272,6 +273,49 @@ def test_gemm_at_one_thread_keeps_the_reused_slice_in_l2_when_asked():
     for spec in ("optimize(1)", "optimize(2)", "optimize(2, 8, 0, 1)"):     # only asked for, one thread
         other = optimized(scop_of("gemm.c"), spec)
         assert all(x.kind is not ShapeKind.STREAM_TILE for x in report(other).choices), spec
+
+
+TRMM_LARGE = """double A[1000][1000]; double B[1000][1200]; double alpha;
+for (i = 0; i < M; i++)
+  for (j = 0; j < N; j++) {
+    for (k = i + 1; k < M; k++)
+      B[i][j] += A[k][i] * B[k][j];
+    B[i][j] = alpha * B[i][j];
+  }
+"""
+
+
+def test_parallel_stream_tiles_leave_enough_column_tiles_for_the_threads():
+    """With threads the stream tiles' column tiles are the parallel loop: the widest power of two (up to
+    1024 columns) leaving at least 4 tiles per thread, at least 32 columns, 128 where the columns are not
+    known; the rows from the cache model for that width."""
+    for columns, threads, tj in ((1200, 2, 128), (100_000, 2, 1024), (1200, 16, 32), (None, 2, 128), (40, 4, 32)):
+        got, tk = parallel_stream_tile_sizes(columns, 8, MACHINE.with_threads(threads))
+        assert got == tj, (columns, threads, got)
+        assert columns is None or got == 32 or -(-columns // got) >= 4 * threads
+        assert tk * got * 8 <= MACHINE.l2_bytes // 2 < 2 * tk * got * 8 or tk == 8
+
+
+def test_trmm_on_threads_shares_its_stream_tiles_columns_and_gemm_its_row_tiles():
+    """trmm at PolyBench's LARGE size (``B``, 9.6 MB, read again for every ``i``) on two threads: its row
+    loop ``i`` is sequential, so the stream tiles of ``(k, j)`` run outside it with the column tiles as the
+    OpenMP loop, 10 tiles of 128 columns for 1200 (97 ms against 145 ms with the band's tiles, PLUTO 125 ms,
+    measured); gemm's rows are parallel, and it keeps the band's tiles of rows as its OpenMP loop."""
+    from polylab.experiment import verify
+
+    scop = polylab.parse(TRMM_LARGE).scop      # PolyBench's form: declared sizes, loops to the parameters
+    s = optimized(scop, "optimize(2)")
+    c = {x.statement: x for x in report(s).choices}
+    tj, tk = parallel_stream_tile_sizes(1200, 8, MACHINE.with_threads(2))
+    assert c["S0"].kind is ShapeKind.STREAM_TILE and c["S0"].shape.sizes == (tk, tj) == (256, 128), s.notes
+    first = loop_dims(s, "S0")[0]
+    assert s.expressions("S0")[first] == f"(floor((j)/{tj}))" and first in s.marked, s.text()
+    assert check(s).legal
+    v = verify(scop, s, "openmp", params={"M": 270, "N": 300}, threads=2)
+    assert v.verified, v.reason
+    gemm = polylab.parse_file(polylab.example_path("polybench/../gemm.c")).scop
+    g = optimized(gemm, "optimize(2, 8, 0, 1)")
+    assert all(x.kind is not ShapeKind.STREAM_TILE for x in report(g).choices), g.notes
 
 
 def test_openmp_is_not_started_once_per_row():

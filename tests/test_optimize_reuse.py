@@ -84,18 +84,18 @@ def test_a_slice_beyond_the_last_level_cache_gets_stream_tiles_and_its_reduction
 
 
 def test_on_two_threads_the_parallel_tile_loop_of_such_a_slice_runs_outermost():
-    """The same trmm at two threads: the cache tiles with the tiles of ``j`` (32 columns, the parallel
-    strip-mining's size) moved outside the tiles of ``i`` and ``k``, so one thread team runs the product
-    (:attr:`ShapeKind.TILE_OUTER`; PLUTO's shape), its reduction loop jammed, every instance computing what
-    the original does."""
+    """The same trmm at two threads: its rows ``i`` are sequential, so the stream tiles of ``(k, j)`` run
+    outside them with the tiles of ``j`` as the parallel loop, one thread team for the product
+    (:attr:`ShapeKind.STREAM_TILE`; 80 columns give tiles of the smallest width, 32, three of them), its
+    reduction loop jammed, every instance computing what the original does. The band's tiles with those
+    of ``j`` moved outermost (:attr:`ShapeKind.TILE_OUTER`, PLUTO's shape) walk 32 columns in more loops."""
     machine = Machine(l3_bytes=64 * 1024, threads=2)
     scop = polylab.parse(TRMM.format(M=64, N=80)).scop
     s = optimized(scop, "optimize(2)", machine)
     rep = s.provenance.optimize
     c = {x.statement: x for x in rep.choices}
-    assert c["S0"].kind is ShapeKind.TILE_OUTER and c["S0"].shape.names[0] == "j", s.notes
-    assert c["S0"].shape.sizes[0] == 32
-    assert "tiles of j by 32 outermost" in c["S0"].why
+    assert c["S0"].kind is ShapeKind.STREAM_TILE and c["S0"].shape.names[-1] == "j", s.notes
+    assert c["S0"].shape.sizes[1] == 32
     dims = [d for d in range(s.n_dims) if not s.affs["S0"][d].is_cst()]
     assert dims[0] in s.marked and "floor((j)/32)" in s.expressions("S0")[dims[0]], s.text()
     assert [(j.kind, j.outcome) for j in rep.jams] == [(JamKind.REDUCTION, JamOutcome.DONE)]

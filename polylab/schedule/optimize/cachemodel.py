@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from polylab.model import Scop
 from polylab.schedule.optimize.machine import Machine, element_bytes
-from polylab.schedule.tuning import (MIN_BAND_TILE, MIN_CACHE_TILE, MIN_TIME_TILE, STREAM_TILE_COLUMNS, STRIP_WIDTHS,
-                                     TIME_TILE)
+from polylab.schedule.tuning import (MIN_BAND_TILE, MIN_CACHE_TILE, MIN_TIME_TILE, PAR_STRIP, STREAM_TILE_COLUMNS,
+                                     STRIP_WIDTHS, TIME_TILE)
 
 
 def wave_tile_sizes(point_bytes: int, rows: int, machine: Machine) -> tuple[int, int]:
@@ -47,10 +47,35 @@ def stream_tile_sizes(element: int, machine: Machine) -> tuple[int, int]:
     against 3.2x without, but gemm (800^3) 0.59x against 1.14x (its ``B``, 5 MB, streamed fast enough from
     the L3 of the machine measured then); with the jam, PolyBench's gemm, syrk and trmm at LARGE (``B`` of 9.6
     to 10.6 MB) ran 1.4x to 4.1x faster than without tiles (docs/performance.md)."""
-    tj, tk = STREAM_TILE_COLUMNS, MIN_CACHE_TILE
+    return stream_tile_rows(STREAM_TILE_COLUMNS, element, machine)
+
+
+def stream_tile_rows(tj: int, element: int, machine: Machine) -> tuple[int, int]:
+    """``(T_j, T_k)`` of a stream tiling with ``T_j`` columns: ``T_k`` the largest power of two with
+    ``T_k * T_j * element <= L2 / 2``, at least :data:`~polylab.schedule.tuning.MIN_CACHE_TILE`."""
+    tk = MIN_CACHE_TILE
     while 2 * tk * tj * max(1, element) <= machine.l2_bytes // 2:
         tk *= 2
     return tj, tk
+
+
+def parallel_stream_tile_sizes(columns: int | None, element: int, machine: Machine) -> tuple[int, int]:
+    """``(T_j, T_k)`` of the stream tiling (:func:`stream_tile_sizes`) whose column tiles ``floor(j / T_j)``
+    are the parallel loop shared among ``threads > 1`` threads: ``T_j`` the largest power of two up to
+    :data:`~polylab.schedule.tuning.STREAM_TILE_COLUMNS` that leaves at least ``4 * threads`` tiles of the
+    ``columns`` the loop ``j`` runs (at the arrays' declared sizes), so that the threads' shares differ by
+    at most about a quarter of a share; at least :data:`~polylab.schedule.tuning.PAR_STRIP` columns, so
+    the vector loop stays long; ``4 * PAR_STRIP`` where ``columns`` is unknown (None). ``T_k`` from the
+    cache model with those columns.
+
+    trmm at PolyBench's LARGE size (``j < 1200``) on two threads: ``T_j = 128`` (10 tiles, 5 per thread),
+    ``T_k = 256``; measured 75 ms against PLUTO's 125 ms and 131 ms with the band's tiles of 32 columns
+    outermost (``T_j = 1024`` leaves 2 tiles of 1,024 and 176 columns, one thread doing most of the
+    work)."""
+    tj = STREAM_TILE_COLUMNS if columns is not None else 4 * PAR_STRIP
+    while tj > PAR_STRIP and columns is not None and -(-columns // tj) < 4 * machine.threads:
+        tj //= 2
+    return stream_tile_rows(tj, element, machine)
 
 
 def band_tile_size(scop: Scop, machine: Machine) -> int:

@@ -8,10 +8,11 @@ from typing import Sequence
 
 import islpy as isl
 
-from polylab.model import Statement
+from polylab.model import Scop, Statement
 from polylab.model.islutil import point_coordinates, union_all
 from polylab.model.memo import memo
 from polylab.schedule.core import Schedule, const_value, map_from_affs, on_domains
+from polylab.schedule.optimize.machine import at_sizes, declared_sizes
 
 
 Aff = isl.PwAff
@@ -119,6 +120,17 @@ def value_span(aff: Aff, domain: isl.Set) -> int | None:
     all (``floor(t / 128)`` for ``0 <= t < 10``); a parallel loop of constant span gives a fixed amount
     of parallel work, however large the problem."""
     return _extent(isl.Map.from_pw_aff(aff).intersect_domain(domain).range())
+
+
+def declared_span(scop: Scop, stmt: Statement, aff: Aff) -> int | None:
+    """How many values the time dimension ``aff`` of statement ``stmt`` takes over its domain at the arrays'
+    declared sizes (:func:`~polylab.schedule.optimize.machine.declared_sizes`; ``max - min + 1``, exact):
+    trmm's column loop ``j`` at PolyBench's LARGE size, 1200; None where those sizes are unknown or the
+    values unbounded."""
+    sizes = declared_sizes(scop)
+    if sizes is None:
+        return None
+    return _extent(at_sizes(isl.Map.from_pw_aff(aff).intersect_domain(stmt.domain).range(), sizes))
 
 
 def _extent(values: isl.Set) -> int | None:

@@ -33,9 +33,10 @@ import islpy as isl
 
 from polylab.model import Access, Scop, Statement
 from polylab.schedule.core import floor_div, map_from_affs, skewed
-from polylab.schedule.optimize.cachemodel import cache_tile_sizes, stream_tile_sizes, wave_tile_sizes
+from polylab.schedule.optimize.cachemodel import (cache_tile_sizes, parallel_stream_tile_sizes, stream_tile_sizes,
+                                                  wave_tile_sizes)
 from polylab.schedule.optimize.kinds import ShapeKind
-from polylab.schedule.optimize.loops import Aff, is_stride_one, iterator_of, stride_score, uses
+from polylab.schedule.optimize.loops import Aff, declared_span, is_stride_one, iterator_of, stride_score, uses
 from polylab.schedule.optimize.machine import Machine, at_sizes, countable, declared_sizes, read_bytes
 from polylab.schedule.optimize.records import ShapeFacts
 from polylab.schedule.tuning import (MAX_PERMUTED_LOOPS, MAX_SKEW, PAR_STRIP, STRIP_ROWS, TIME_TILE, TIME_WAVE_SKEWS,
@@ -104,10 +105,13 @@ def shapes(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], settings
 
 def _cache_tiles(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], settings: Settings,
                  element: int, scop: Scop | None) -> list[Shape]:
-    """The stream tiles (one thread) and the cache tiles of a band whose reuse the cache model asks to
-    keep (:func:`tiling_order`), when cache tiling is offered or the slice read again in every outer
-    iteration does not fit in half the last-level cache (:func:`~polylab.schedule.optimize.machine.read_bytes`:
-    exact, or bounded by the array's declared size)."""
+    """The stream tiles and the cache tiles of a band whose reuse the cache model asks to keep
+    (:func:`tiling_order`), when cache tiling is offered or the slice read again in every outer iteration
+    does not fit in half the last-level cache (:func:`~polylab.schedule.optimize.machine.read_bytes`:
+    exact, or bounded by the array's declared size). With threads the stream tiles' column tiles are
+    their parallel loop, as narrow as it takes to give every thread several
+    (:func:`~polylab.schedule.optimize.cachemodel.parallel_stream_tile_sizes`); the search keeps them only
+    for a statement whose rows are sequential (:func:`polylab.schedule.optimize.statements._rows_parallel`)."""
     plan = tiling_order(stmt, loops)
     if plan is None:
         return []
@@ -118,11 +122,14 @@ def _cache_tiles(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], se
             return []
     out = []
     tiled = tuple(names[p] for p in order)
+    rest, mid, inner = [loops[p] for p in order[:-2]], loops[order[-2]], loops[order[-1]]
     if settings.threads == 1:
         tj, tk = stream_tile_sizes(element, settings.machine)
-        rest, mid, inner = [loops[p] for p in order[:-2]], loops[order[-2]], loops[order[-1]]
-        out.append(Shape(ShapeFacts(ShapeKind.STREAM_TILE, tiled, (tk, tj), modelled=True),
-                         (floor_div(inner, tj), floor_div(mid, tk), *rest, mid, inner)))
+    else:     # the column tiles are the parallel loop: enough of them for the threads
+        tj, tk = parallel_stream_tile_sizes(declared_span(scop, stmt, inner) if scop is not None else None,
+                                            element, settings.machine)
+    out.append(Shape(ShapeFacts(ShapeKind.STREAM_TILE, tiled, (tk, tj), modelled=True),
+                     (floor_div(inner, tj), floor_div(mid, tk), *rest, mid, inner)))
     tsz = cache_tile_sizes(len(loops), len({acc.array for acc in stmt.accesses}), 8, settings.machine)
     tl = [loops[p] for p in order]
     tiles = [floor_div(x, t) for x, t in zip(tl, tsz)]
