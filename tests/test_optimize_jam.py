@@ -435,10 +435,11 @@ for (i = 0; i < M; i++)
 """
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [2])
 def test_the_reduction_loop_is_jammed_inside_a_strip_of_the_vector_loop(threads):
-    """trmm's product strip-mined along its vector loop ``j`` (tiles of 32 columns): gcc loads and stores
-    each element of the strip at every ``k``, so ``k`` is jammed inside the strip too; and the scaling,
+    """trmm's product on two threads strip-mined along its vector loop ``j`` (tiles of 32 columns, the
+    parallel loop; one thread runs whole rows instead, the test below): ``k`` is jammed inside the strip
+    too, each element of the strip taking 4 updates between one load and one store; and the scaling,
     a shallower statement, is split off (its second read of ``B`` is ``m n`` against the product's
     ``m^2 n``), so the tiles of ``j`` run outermost: one thread team for the product, not one per row."""
     scop = scop_of(TRMM)
@@ -673,3 +674,37 @@ def test_accumulators_in_registers_are_printed_only_where_exact_and_compute_what
         for n in (10, 3):
             v = verify(scop, s, "c", params={"N": n})
             assert v.verified, v.reason
+
+
+def test_one_thread_keeps_the_sums_of_a_reduction_in_registers_across_its_reduction_loop():
+    """trmm at one thread: its sums ``B[i][j]`` and its reads ``B[k][j]`` are one array, so the compiler
+    checks their overlap at every start of the vector loop, and no strips of ``j`` are offered (a strip
+    starts it 8 times as often as a row at 240 columns); among the orders with a vector loop the one whose
+    loop around it is the reduction loop ``k`` wins, ``(i, floor(k / 4), j, k)`` with 4 iterations of ``k``
+    jammed and ``B[i][j]`` in a scalar across them (1.0 ms against 1.3 ms for the strips at PolyBench's
+    MEDIUM size, measured), over ``(k, i, j)``, whose parallel ``i`` no thread uses; it computes what the
+    original does. mvt's transposed product, whose sums are an array of their own, keeps its strips."""
+    from polylab.experiment import verify
+
+    scop = scop_of(TRMM)
+    s = optimized(scop, "optimize(1)")
+    loops = [e for e in s.expressions("S0") if not e.lstrip("-").isdigit()]
+    assert loops == ["i", "(floor((k)/4))", "j", "k"], s.notes
+    assert "polylab_sum += A[" in generate(scop, s, "c").kernel
+    for params in ({"M": 37, "N": 45}, {"M": 3, "N": 2}):
+        v = verify(scop, s, "c", params=params)
+        assert v.verified, v.reason
+    mvt = scop_of("double A[N][N]; double x2[N]; double y2[N];\n"
+                  "for (i = 0; i < N; i++)\n  for (j = 0; j < N; j++)\n    x2[i] = x2[i] + A[j][i] * y2[j];\n")
+    m = optimized(mvt, "optimize(1)")
+    assert m.expressions("S0")[loop_dims(m, "S0")[0]] == "(floor((i)/32))", m.notes
+
+
+def test_the_reduction_loop_around_a_vector_loop_ranks_first_at_one_thread_only():
+    from polylab.schedule.optimize.kinds import Innermost
+    from polylab.schedule.optimize.records import StatementScore
+
+    sums = StatementScore(2, Innermost.VECTOR, 7, False, 3, 1, False, True)       # (i, k, j)
+    parallel_rows = StatementScore(1, Innermost.VECTOR, 7, False, 3, 2, False, False)  # (k, i, j)
+    assert sums.key(1) > parallel_rows.key(1)
+    assert parallel_rows.key(2) > sums.key(2)

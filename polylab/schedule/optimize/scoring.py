@@ -17,7 +17,7 @@ from polylab.model import Statement
 from polylab.schedule.core import Schedule
 from polylab.schedule.optimize.kinds import Innermost, ShapeKind
 from polylab.schedule.optimize.loops import (Aff, carries_chain, is_stride_one, iterator_of, loop_dims, parallel_loops,
-                                             stride_score, value_span)
+                                             stride_score, uses, value_span)
 from polylab.schedule.optimize.records import ProgramScore, StatementChoice, StatementScore
 from polylab.schedule.tuning import MIN_PARALLEL_SPAN, UNROLLED_SPAN
 
@@ -56,7 +56,11 @@ def statement_score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement,
     inner = (Innermost.VECTOR if last in marked and stride1 else Innermost.STRIDE_ONE if stride1
              else Innermost.PARALLEL if last in marked else Innermost.NONE)
     chain = last not in marked and (schedule is None or carries_chain(schedule, stmt.name, last))
-    return StatementScore(par[0] if par else None, inner, stride_score(stmt, k), tiled, len(dims), len(par), chain)
+    around = iterator_of(vec[long_dims[-2]], stmt) if len(long_dims) >= 2 else None
+    reduction = around is not None and bool(stmt.writes) and not any(uses(w, around) for w in stmt.writes) and any(
+        r.array == w.array and r.relation.is_equal(w.relation) for w in stmt.writes for r in stmt.reads)
+    return StatementScore(par[0] if par else None, inner, stride_score(stmt, k), tiled, len(dims), len(par), chain,
+                          reduction)
 
 
 def skips(best: StatementScore, best_kind: ShapeKind, first_private: int, next_kind: ShapeKind,
