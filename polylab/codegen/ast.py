@@ -28,7 +28,7 @@ import islpy as isl
 
 from polylab.errors import CodegenError
 from polylab.model.islutil import union_all
-from polylab.model.scop import Scop
+from polylab.model.scop import Scop, Statement
 from polylab.schedule.core import floor_div, map_from_affs
 
 _MARK = "polylab_parallel_"
@@ -322,6 +322,54 @@ def _isolate(node: isl.ScheduleNode, full: dict[int, isl.Set]) -> isl.ScheduleNo
     return node
 
 
+@dataclass(frozen=True)
+class _Accumulation:
+    """A statement that reads the element it writes, ``W``, with the same subscripts, and reads ``W``'s array
+    through other subscripts too (``others``), on its domain ``dom``; ``vec`` its time vector, ``live`` its
+    loop dimensions, ``pspace`` the parameters' space."""
+
+    st: Statement
+    vec: tuple
+    live: list[int]
+    dom: isl.Set
+    W: isl.Map
+    others: list[isl.Map]
+    pspace: isl.Space
+
+    def same_prefix(self, n: int) -> isl.Map:
+        """``x -> y`` for every two instances at one value of the first ``n`` schedule dimensions."""
+        prefix = map_from_affs(self.st, self.pspace, list(self.vec[:n])).intersect_domain(self.dom)
+        return prefix.apply_range(prefix.reverse())
+
+    def untouched(self, same: isl.Map) -> bool:
+        """No other read at ``x`` is the element written at ``y``, for ``x -> y`` in ``same``."""
+        return all(same.intersect(r.apply_range(self.W.reverse())).is_empty() for r in self.others)
+
+
+def _accumulations(scop: Scop, schedule):
+    """The :class:`_Accumulation` statements of ``scop`` under a polylab ``Schedule`` (none for other
+    schedules and for accesses that are not affine). Distinct arrays never overlap (the model's assumption,
+    said in the generated code); with no other read of the written array, the kernel's restrict arrays let
+    the compiler keep the elements in registers itself (gemver's ``w[i]``, syrk's ``C[i][j]``: nothing to
+    gain), so such statements are left out."""
+    affs = getattr(schedule, "affs", None)
+    if not affs:
+        return
+    pspace = scop.context.get_space()
+    for st in scop.statements:
+        vec = tuple(affs.get(st.name, ()))
+        live = [d for d, a in enumerate(vec) if not a.is_cst()]
+        if not live or len(st.writes) != 1 or not all(a.is_affine for a in st.accesses):
+            continue
+        (w,) = st.writes
+        others = [r for r in st.reads if r.array == w.array and not r.relation.is_equal(w.relation)]
+        if not others or not any(r.relation.is_equal(w.relation) for r in st.reads):
+            continue
+        dom = st.domain.align_params(pspace)
+        yield _Accumulation(st, vec, live, dom, w.relation.align_params(pspace).intersect_domain(dom),
+                            [r.relation.align_params(pspace).intersect_domain(dom) for r in others], pspace)
+
+
 def register_rows(scop: Scop, schedule) -> frozenset[tuple[str, int]]:
     """``(S, d)`` for every accumulation ``S`` (it reads the element it writes, ``W``, with the same
     subscripts) whose elements can stay in registers across its loop ``d`` around its innermost loop ``q``
@@ -340,36 +388,19 @@ def register_rows(scop: Scop, schedule) -> frozenset[tuple[str, int]]:
     iteration that the compiler keeps where it cannot tell ``A[i][k]`` from ``A[i][j]`` (cholesky's
     ``A[i][j] -= A[i][k] * A[j][k]`` with 8 rows of ``i``: 2.5x faster, measured). Read from a polylab
     ``Schedule``'s ``affs``; empty for other schedules and for accesses that are not affine."""
-    affs = getattr(schedule, "affs", None)
     out: set[tuple[str, int]] = set()
-    if not affs:
-        return frozenset()
-    pspace = scop.context.get_space()
-    for st in scop.statements:
-        vec = affs.get(st.name, ())
-        live = [d for d, a in enumerate(vec) if not a.is_cst()]
-        if len(live) < 2 or len(st.writes) != 1 or not all(a.is_affine for a in st.accesses):
+    for acc in _accumulations(scop, schedule):
+        if len(acc.live) < 2:
             continue
-        (w,) = st.writes
-        if not any(r.relation.is_equal(w.relation) for r in st.reads):
-            continue
-        d, q = live[-2], live[-1]
-        dom = st.domain.align_params(pspace)
-        prefix = map_from_affs(st, pspace, list(vec[:d])).intersect_domain(dom)
-        row = map_from_affs(st, pspace, [vec[q]]).intersect_domain(dom)
-        same = prefix.apply_range(prefix.reverse())                       # x -> y at one prefix
+        d, q = acc.live[-2], acc.live[-1]
+        row = map_from_affs(acc.st, acc.pspace, [acc.vec[q]]).intersect_domain(acc.dom)
+        same = acc.same_prefix(d)                                         # x -> y at one prefix
         same_row = same.intersect(row.apply_range(row.reverse()))
-        W = w.relation.align_params(pspace).intersect_domain(dom)
-        hits = W.apply_range(W.reverse())                                 # x -> y writing one element
+        hits = acc.W.apply_range(acc.W.reverse())                         # x -> y writing one element
         if not same_row.subtract(hits).is_empty() or not same.intersect(hits).subtract(same_row).is_empty():
             continue
-        # distinct arrays never overlap (the model's assumption, said in the generated code); with no other
-        # read of the written array, the kernel's restrict arrays let the compiler keep the elements in
-        # registers itself (gemver's w[i], syrk's C[i][j]: nothing to gain)
-        others = [r for r in st.reads if r.array == w.array and not r.relation.is_equal(w.relation)]
-        if others and all(same.intersect(r.relation.align_params(pspace).intersect_domain(dom).apply_range(W.reverse()))
-               .is_empty() for r in others):
-            out.add((st.name, d))
+        if acc.untouched(same):
+            out.add((acc.st.name, d))
     return frozenset(out)
 
 
@@ -391,30 +422,12 @@ def register_accumulators(scop: Scop, schedule) -> frozenset[tuple[str, int]]:
     with 4 iterations of ``k`` jammed inside the vector loop ``j``). The dual of :func:`register_rows`,
     whose elements differ from row to row. Read from a polylab ``Schedule``'s ``affs``; empty for other
     schedules and for accesses that are not affine."""
-    affs = getattr(schedule, "affs", None)
     out: set[tuple[str, int]] = set()
-    if not affs:
-        return frozenset()
-    pspace = scop.context.get_space()
-    for st in scop.statements:
-        vec = affs.get(st.name, ())
-        live = [d for d, a in enumerate(vec) if not a.is_cst()]
-        if not live or len(st.writes) != 1 or not all(a.is_affine for a in st.accesses):
-            continue
-        (w,) = st.writes
-        others = [r for r in st.reads if r.array == w.array and not r.relation.is_equal(w.relation)]
-        if not others or not any(r.relation.is_equal(w.relation) for r in st.reads):
-            continue
-        q = live[-1]
-        dom = st.domain.align_params(pspace)
-        prefix = map_from_affs(st, pspace, list(vec[:q])).intersect_domain(dom)
-        same = prefix.apply_range(prefix.reverse())                       # x -> y at one prefix
-        W = w.relation.align_params(pspace).intersect_domain(dom)
-        if not same.subtract(W.apply_range(W.reverse())).is_empty():
-            continue
-        if all(same.intersect(r.relation.align_params(pspace).intersect_domain(dom).apply_range(W.reverse()))
-               .is_empty() for r in others):
-            out.add((st.name, q))
+    for acc in _accumulations(scop, schedule):
+        q = acc.live[-1]
+        same = acc.same_prefix(q)                                         # x -> y at one prefix
+        if same.subtract(acc.W.apply_range(acc.W.reverse())).is_empty() and acc.untouched(same):
+            out.add((acc.st.name, q))
     return frozenset(out)
 
 
