@@ -240,7 +240,6 @@ class CPrinter:
         self.emit(depth, "}")
         return True
 
-
     def _accumulator(self, node: For, depth: int) -> bool:
         """Print loop ``node`` with its accumulated element in a scalar when it is a plain loop of constant
         bounds ``e .. e + m - 1`` (``1 <= m <=`` :data:`~polylab.codegen.ast.UNROLL_STRIP`, so it runs at
