@@ -212,21 +212,15 @@ class CPrinter:
                 or (rows.body.statement, node.depth) not in self.registers or (node.parallel and self.openmp)
                 or node.degenerate):
             return False
-        m = next((m for m in range(1, UNROLL_STRIP + 1) if rows.cond == Op("le", (Id(rows.iterator),
-                                                                                 offset(rows.init, m - 1)))), None)
+        m = _strip_length(rows)
         body = instance_body(self.scop, rows.body)
         if m is None or node.iterator in expr_ids(rows.init) or node.iterator in {
                 n.name for n in walk(body.target) if isinstance(n, Name)}:
             return False
         target, it = body.target, rows.iterator
-        ctype = next(a.ctype for a in self.scop.arrays if a.name == target.array)
+        ctype = self._ctype(target)
         slot = f"polylab_acc[{it} - ({c_expr(rows.init)})]"
-
-        def ref(r: ArrayRef, render: Callable[[Expr], str]) -> str | None:
-            if (r.array, r.indices) == (target.array, target.indices):   # the write and its read
-                return slot
-            return self.array_ref(r, render) if self.array_ref else None
-
+        ref = self._replacing(target, slot)
         element = to_c(target, array_ref=self.array_ref)
         self.emit(depth, f"{{ /* the rows' elements in registers */ {ctype} polylab_acc[{m}];")
         self.emit(depth + 1, f"{for_header(rows)} {slot} = {element};")
@@ -240,6 +234,19 @@ class CPrinter:
         self.emit(depth, "}")
         return True
 
+    def _ctype(self, target: ArrayRef) -> str:
+        """The C element type of the array ``target`` subscripts."""
+        return next(a.ctype for a in self.scop.arrays if a.name == target.array)
+
+    def _replacing(self, target: ArrayRef, local: str) -> Callable[[ArrayRef, Callable[[Expr], str]], str | None]:
+        """An array printer that prints ``local`` for ``target``'s element (the write and its read with the
+        same subscripts) and every other reference as the kernel does."""
+        def ref(r: ArrayRef, render: Callable[[Expr], str]) -> str | None:
+            if (r.array, r.indices) == (target.array, target.indices):
+                return local
+            return self.array_ref(r, render) if self.array_ref else None
+        return ref
+
     def _accumulator(self, node: For, depth: int) -> bool:
         """Print loop ``node`` with its accumulated element in a scalar when it is a plain loop of constant
         bounds ``e .. e + m - 1`` (``1 <= m <=`` :data:`~polylab.codegen.ast.UNROLL_STRIP`, so it runs at
@@ -251,20 +258,14 @@ class CPrinter:
         if (not isinstance(user, User) or node.inc != 1 or node.degenerate or (node.parallel and self.openmp)
                 or (user.statement, node.depth) not in self.accumulators):
             return False
-        if not any(node.cond == Op("le", (Id(node.iterator), offset(node.init, m - 1)))
-                   for m in range(1, UNROLL_STRIP + 1)):
+        if _strip_length(node) is None:
             return False
         body = instance_body(self.scop, user)
         target = body.target
         if node.iterator in {n.name for n in walk(target) if isinstance(n, Name)}:
             return False
-        ctype = next(a.ctype for a in self.scop.arrays if a.name == target.array)
-
-        def ref(r: ArrayRef, render: Callable[[Expr], str]) -> str | None:
-            if (r.array, r.indices) == (target.array, target.indices):   # the write and its read
-                return "polylab_sum"
-            return self.array_ref(r, render) if self.array_ref else None
-
+        ctype = self._ctype(target)
+        ref = self._replacing(target, "polylab_sum")
         element = to_c(target, array_ref=self.array_ref)
         self.emit(depth, f"{{ /* the accumulated element in a register */ {ctype} polylab_sum = {element};")
         self.emit(depth + 1, for_header(node))
@@ -272,6 +273,13 @@ class CPrinter:
         self.emit(depth + 1, f"{element} = polylab_sum;")
         self.emit(depth, "}")
         return True
+
+
+def _strip_length(f: For) -> int | None:
+    """``m`` when loop ``f`` has the constant bounds ``e .. e + m - 1``, ``1 <= m <=``
+    :data:`~polylab.codegen.ast.UNROLL_STRIP` (it always runs, and gcc unrolls it); None otherwise."""
+    return next((m for m in range(1, UNROLL_STRIP + 1)
+                 if f.cond == Op("le", (Id(f.iterator), offset(f.init, m - 1)))), None)
 
 
 def signature_params(signature: str) -> list[tuple[str, str]]:

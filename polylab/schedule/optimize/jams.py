@@ -20,7 +20,8 @@ from polylab.model import Statement
 from polylab.schedule.core import Schedule
 from polylab.schedule.jam import group, jammed
 from polylab.schedule.optimize.kinds import JamKind, JamOutcome
-from polylab.schedule.optimize.loops import iterator_of, loop_dims, parallel_loops, uses, value_span, vector_innermost
+from polylab.schedule.optimize.loops import (accumulates_along, iterator_of, loop_dims, parallel_loops, uses,
+                                             value_span, vector_innermost)
 from polylab.schedule.optimize.records import Jam
 from polylab.schedule.tuning import REDUCTION_ROWS, UNROLLED_SPAN
 
@@ -52,9 +53,7 @@ def chain_rows(s: Schedule, st: Statement) -> tuple[tuple[int, ...], int] | None
     k = iterator_of(v[p], st)
     if k is None:
         return None
-    accumulates = not any(uses(w, k) for w in st.writes) and any(
-        r.array == w.array and r.relation.is_equal(w.relation) for w in st.writes for r in st.reads)
-    if not accumulates and not (p not in s.parallel_dims and any(_recurrence(w, r, k) for w in st.writes
+    if not accumulates_along(st, k) and not (p not in s.parallel_dims and any(_recurrence(w, r, k) for w in st.writes
                                                                   for r in st.reads)):
         return None
     rows = tuple(d for d in reversed(live[:-1]) if (kd := iterator_of(v[d], st)) is not None
@@ -131,11 +130,9 @@ def reduction_loop(s: Schedule, st: Statement) -> int | None:
     d, p = live[-2], live[-1]
     k, kp = iterator_of(v[d], st), iterator_of(v[p], st)
     # k must be the loop itself (no tile or strip division in its dimension)
-    if k is None or kp is None or v[d].get_pieces()[0][1].dim(isl.dim_type.div) or any(
-            uses(w, k) for w in st.writes):
+    if kp is None or v[d].get_pieces()[0][1].dim(isl.dim_type.div):
         return None
-    accumulates = any(r.array == w.array and r.relation.is_equal(w.relation) for w in st.writes for r in st.reads)
-    return d if accumulates else None
+    return d if accumulates_along(st, k) else None
 
 
 def _kept_jam(s: Schedule, d: int, names: frozenset[str], rows: int,

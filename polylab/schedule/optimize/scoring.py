@@ -16,8 +16,8 @@ from typing import Sequence
 from polylab.model import Statement
 from polylab.schedule.core import Schedule
 from polylab.schedule.optimize.kinds import Innermost, ShapeKind
-from polylab.schedule.optimize.loops import (Aff, carries_chain, is_stride_one, iterator_of, loop_dims, parallel_loops,
-                                             stride_score, uses, value_span)
+from polylab.schedule.optimize.loops import (Aff, accumulates_along, carries_chain, is_stride_one, iterator_of,
+                                             loop_dims, parallel_loops, stride_score, value_span)
 from polylab.schedule.optimize.records import ProgramScore, StatementChoice, StatementScore
 from polylab.schedule.tuning import MIN_PARALLEL_SPAN, UNROLLED_SPAN
 
@@ -57,8 +57,7 @@ def statement_score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement,
              else Innermost.PARALLEL if last in marked else Innermost.NONE)
     chain = last not in marked and (schedule is None or carries_chain(schedule, stmt.name, last))
     around = iterator_of(vec[long_dims[-2]], stmt) if len(long_dims) >= 2 else None
-    reduction = around is not None and bool(stmt.writes) and not any(uses(w, around) for w in stmt.writes) and any(
-        r.array == w.array and r.relation.is_equal(w.relation) for w in stmt.writes for r in stmt.reads)
+    reduction = accumulates_along(stmt, around)
     return StatementScore(par[0] if par else None, inner, stride_score(stmt, k), tiled, len(dims), len(par), chain,
                           reduction)
 

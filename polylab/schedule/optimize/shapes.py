@@ -36,7 +36,8 @@ from polylab.schedule.core import floor_div, map_from_affs, skewed
 from polylab.schedule.optimize.cachemodel import (cache_tile_sizes, parallel_stream_tile_sizes, stream_tile_sizes,
                                                   wave_tile_sizes)
 from polylab.schedule.optimize.kinds import ShapeKind
-from polylab.schedule.optimize.loops import Aff, declared_span, is_stride_one, iterator_of, stride_score, uses
+from polylab.schedule.optimize.loops import (Aff, declared_span, is_stride_one, iterator_of, reads_own_array,
+                                             stride_score, uses)
 from polylab.schedule.optimize.machine import Machine, at_sizes, countable, declared_sizes, read_bytes
 from polylab.schedule.optimize.records import ShapeFacts
 from polylab.schedule.tuning import (MAX_PERMUTED_LOOPS, MAX_SKEW, PAR_STRIP, STRIP_ROWS, TIME_TILE, TIME_WAVE_SKEWS,
@@ -46,10 +47,12 @@ from polylab.schedule.tuning import (MAX_PERMUTED_LOOPS, MAX_SKEW, PAR_STRIP, ST
 @dataclass(frozen=True)
 class Shape:
     """One statement's rewriting: what it is (:class:`~polylab.schedule.optimize.records.ShapeFacts`: its
-    kind and the values that explain it) and its new private loops."""
+    kind and the values that explain it) and its new private loops; ``rows``: for a stream tile, the loops
+    its tiles walk every row of for their columns (gemm's and trmm's ``i``), else empty."""
 
     facts: ShapeFacts
     loops: tuple[Aff, ...]
+    rows: tuple[Aff, ...] = ()
 
     @property
     def kind(self) -> ShapeKind:
@@ -129,7 +132,7 @@ def _cache_tiles(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], se
         tj, tk = parallel_stream_tile_sizes(declared_span(scop, stmt, inner) if scop is not None else None,
                                             element, settings.machine)
     out.append(Shape(ShapeFacts(ShapeKind.STREAM_TILE, tiled, (tk, tj), modelled=True),
-                     (floor_div(inner, tj), floor_div(mid, tk), *rest, mid, inner)))
+                     (floor_div(inner, tj), floor_div(mid, tk), *rest, mid, inner), tuple(rest)))
     tsz = cache_tile_sizes(len(loops), len({acc.array for acc in stmt.accesses}), 8, settings.machine)
     tl = [loops[p] for p in order]
     tiles = [floor_div(x, t) for x, t in zip(tl, tsz)]
@@ -243,15 +246,6 @@ def tiling_order(stmt: Statement, loops: Sequence[Aff]) -> tuple[tuple[int, ...]
         if not used[outer] and used[mid] and used[its[inner]]:
             return order, acc
     return None
-
-
-def reads_own_array(stmt: Statement) -> bool:
-    """Some read of ``stmt`` has the array of one of its writes with other subscripts (trmm's ``B[k][j]``
-    beside ``B[i][j]``): restrict cannot tell the compiler that they never overlap, so it checks at run
-    time, at every start of the vector loop, and a strip of 32 columns starts it 8 times as often as a row
-    of 240 (trmm at PolyBench's MEDIUM size, one thread: 1.3 ms in strips, 1.0 ms in whole rows; symm's
-    and gramschmidt's sums, in arrays of their own, run 14 % and 13 % faster in strips)."""
-    return any(r.array == w.array and not r.relation.is_equal(w.relation) for w in stmt.writes for r in stmt.reads)
 
 
 def reused_across(stmt: Statement, loops: Sequence[Aff]) -> bool:

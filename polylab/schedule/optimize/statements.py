@@ -45,10 +45,10 @@ class Rewritten:
 
 
 def _rows_parallel(vec: Sequence[Aff], marked: frozenset[int], rows: Sequence[Aff]) -> bool:
-    """Some loop ``rows`` (the loops a stream tiling leaves inside its tiles, gemm's and trmm's ``i``) is a
-    marked parallel dimension of the time vector ``vec``. With threads, the stream tiles' parallel loop is
-    their column tiles, and each thread walks every row for its columns: that is for a statement whose row
-    loop is sequential (trmm: the column tiles are its only parallel loop outside the reuse, 97 ms against
+    """Some loop ``rows`` (a stream tile's :attr:`~polylab.schedule.optimize.shapes.Shape.rows`, gemm's and
+    trmm's ``i``) is a marked parallel dimension of the time vector ``vec``. With threads, the stream
+    tiles' parallel loop is their column tiles, and each thread walks every row for its columns: that is
+    for a statement whose row loop is sequential (trmm: the column tiles are its only parallel loop outside the reuse, 97 ms against
     145 ms with the band's tiles at PolyBench's LARGE size on two threads); where the rows are parallel,
     the band's tiles of rows share them among the threads without streaming the rows once per column tile
     (gemm: 136 ms with the band, 165 ms with the column tiles)."""
@@ -97,7 +97,7 @@ def _pick(layout: Layout, rows: dict[str, list[Aff]], n: str, settings: Settings
             cand = cand.relabelled(marked=layout.whole_marks(trial))
         n_par = sum(1 for d, a in enumerate(vec) if not a.is_cst() and d in cand.marked)
         if n_par < floor_par or (threads > 1 and shape.kind is ShapeKind.STREAM_TILE
-                                 and _rows_parallel(vec, cand.marked, shape.loops[2:-2])):
+                                 and _rows_parallel(vec, cand.marked, shape.rows)):
             continue
         # the chains decide whether the strips are tried (:func:`skips`)
         score = statement_score(vec, cand.marked, stmt, shape.kind.tiled, cand)
