@@ -149,7 +149,7 @@ class _Kernels:
         self.count += 1
         self.parallel_kernels += 1
         self.notes.append(f"{name}: {'blocks over ' if blocks else ''}{nest.describe()}; "
-                          + (f"threads over the parallel loops inside each block (block-wide barrier after each); "
+                          + ("threads over the parallel loops inside each block (block-wide barrier after each); "
                              if blocks else "") + nest.thread_x.reason())
         extra: list[tuple[str, str]] = []
         host = [f"{{ /* parallel nest {', '.join(g.loop.iterator for g in nest.loops)}: {nest.describe()} */"]

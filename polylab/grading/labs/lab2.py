@@ -19,7 +19,6 @@ import re
 from functools import cache
 
 import islpy as isl
-import sympy
 
 from polylab.analysis import Dependence, compute_dependences, textbook_test
 from polylab.errors import PolylabError

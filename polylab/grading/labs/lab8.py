@@ -16,7 +16,6 @@ reading of the interval (question 9) is a choice, judged by the grader only, lik
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 import islpy as isl
 import numpy as np
