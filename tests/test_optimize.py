@@ -108,9 +108,10 @@ def test_sweeps_get_strips_and_sl3_its_storage_steps():
     # the innermost loop of the strips runs independent chains: it is exactly parallel (no OpenMP loop
     # of its own inside the parallel tile loop)
     dims = [d for d, a in enumerate(s.affs[sweep.statement]) if not a.is_cst()]
-    assert dims[-1] in s.parallel_dims and dims[-1] not in s.marked
-    # the time tiles' wavefront is the outermost loop, the tiles of a wave the parallel one inside it
-    assert dims[0] not in s.marked and dims[1] in s.marked
+    assert dims[-1] in s.parallel_dims
+    # the time tiles' wavefront is the outermost loop, the tiles of a wave the parallel one inside it; with
+    # one thread no loop is an OpenMP loop (no team to share it)
+    assert dims[0] not in s.parallel_dims and dims[1] in s.parallel_dims and not s.marked
     seidel = optimized(scop_of("seidel2d.c"), "optimize(2)")
     (c,) = report(seidel).choices
     # seidel2d's dependences go back in i from one step to the next: its time tiles need the skew i + t
@@ -121,7 +122,8 @@ def test_sweeps_get_strips_and_sl3_its_storage_steps():
     one = optimized(scop_of("seidel2d.c"), "optimize(1)")
     assert report(one).choices[0].kind is ShapeKind.STRIPS_SKEWED_TIME_WAVE
     dims = loop_dims(one, "S0")              # the wave, its tiles, t, the strips, the columns, the chains
-    assert dims[1] in one.marked and dims[0] not in one.marked and dims[2] not in one.marked
+    assert dims[1] in one.parallel_dims and dims[0] not in one.parallel_dims and dims[2] not in one.parallel_dims
+    assert not one.marked and seidel.marked   # OpenMP loops only where there are threads to share them
     # a sweep of two loops has no time loop to tile: the wavefront of its strips' tiles, sizes from the
     # cache model
     sweep = optimized(scop_of("sweep2d.c"), "optimize(1)")

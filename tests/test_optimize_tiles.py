@@ -49,8 +49,10 @@ def test_time_tiled_stencils_compute_what_the_original_does(name, threads):
     s = optimized(scop, f"optimize({threads}, 8, 4)")
     assert report(s).timing is TimeTiling.TIME_TILES and "floor((t)/4)" in s.text(), s.notes
     assert check(s).legal
-    # the wave is the outermost loop, the tiles of a wave the parallel loop inside it
-    assert 0 not in s.parallel_dims and 1 in s.marked
+    # the wave is the outermost loop, the tiles of a wave the parallel loop inside it: an OpenMP loop with
+    # threads to share it, none with one thread
+    assert 0 not in s.parallel_dims and 1 in s.parallel_dims
+    assert s.marked == ({1} if threads > 1 else set())
     params = STENCILS[name]
     assert same_live_out(scop, s.scop, params, schedule=s.union_map) == []
 

@@ -96,7 +96,8 @@ def test_the_optimizer_splits_floyd_warshall_and_its_code_computes_what_the_orig
     s = parse_schedule(scop, f"optimize({threads})", steps=recipe_steps())
     assert any(line.startswith("split: S0: its i loop") for line in s.notes), s.notes
     assert {c.statement for c in s.provenance.optimize.choices if c.vector} >= {"S0aa", "S0ac", "S0ca", "S0cc"}
-    assert s.marked  # the rows before and after row k: OpenMP loops
+    # the rows before and after row k: parallel, and OpenMP loops where there are threads to share them
+    assert s.parallel_dims and bool(s.marked) == (threads > 1)
     for n in (6, 13):  # (at N = 1 and 2 no path gets shorter: the check would be vacuous, and says so)
         v = verify(scop, s, "openmp", params={"N": n})
         assert v.verified, (n, v.reason)

@@ -48,7 +48,11 @@ def header_lines(scop: Scop, schedule, program: A.LoopProgram, target: str) -> l
         lines.append("parallel loops (coincident schedule dimensions): "
                      + ", ".join(program.iterators[d] for d in program.parallel_depths))
     else:
-        lines.append("parallel loops: none")
+        # a schedule chosen for one thread marks none of its exactly parallel dimensions (no thread team)
+        exact = [program.iterators[d] if d < len(program.iterators) else f"dimension {d}"
+                 for d in getattr(schedule, "parallel_dims", ())]
+        lines.append("parallel loops: none" + (f" marked (exactly parallel, run in sequence: {', '.join(exact)})"
+                                               if exact else ""))
     lines.append("statements:")
     for s in scop.statements:
         its = ", ".join(s.iterators)

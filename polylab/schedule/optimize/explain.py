@@ -168,11 +168,13 @@ def serial_line(loop: SerialLoop) -> str:
     if loop.reason is SerialReason.INSIDE_PARALLEL:
         return (f"dimension {d} is parallel inside a parallel loop: no OpenMP loop of its own (where the outer "
                 f"parallel loop runs once, OpenMP would start it once per iteration of the loops between them)")
-    if loop.reason in (SerialReason.PER_ROW, SerialReason.ONE_THREAD):
+    if loop.reason is SerialReason.ONE_THREAD:
+        return (f"dimension {d} is parallel but gets no OpenMP loop: with one thread there is no team to share it, "
+                f"and OpenMP would only move it into a function of its own, away from the sizes and the restrict "
+                f"arrays the compiler sees in the kernel")
+    if loop.reason is SerialReason.PER_ROW:
         return (f"dimension {d} is parallel but left to the vectorizer without OpenMP: it is the innermost loop "
-                f"inside sequential loops ({'; '.join(loop.rows)}), and "
-                + ("OpenMP would start it once per row" if loop.reason is SerialReason.PER_ROW else
-                   "with one thread OpenMP would only move it out of the kernel, away from its restrict arrays"))
+                f"inside sequential loops ({'; '.join(loop.rows)}), and OpenMP would start it once per row")
     return (f"dimension {d} is parallel but runs sequentially: OpenMP would start a team {loop.starts} "
             f"time{'s' if loop.starts != 1 else ''} for {loop.instances} statement instances (about "
             f"{loop.instances // loop.starts} per start, fewer than {MIN_TEAM_WORK}), and each start costs "

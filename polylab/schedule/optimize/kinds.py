@@ -88,5 +88,5 @@ class SerialReason(Enum):
 
     INSIDE_PARALLEL = "inside-parallel"      #: inside a parallel loop of every statement that runs it
     PER_ROW = "per-row"                      #: innermost under loops that walk the arrays: a start per row
-    ONE_THREAD = "one-thread"                #: innermost under sequential loops, and one thread
+    ONE_THREAD = "one-thread"                #: one thread: no team to share it
     LITTLE_WORK = "little-work"              #: too few instances per team start (constant sizes)

@@ -32,12 +32,19 @@ def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[Ser
     by): OpenMP would start the loop once per row of that walk, each start with one row of work (atax's
     ``y[j] += A[i][j] * tmp[i]``, parallel in ``j`` inside the sequential ``i``: 0.36x of the original
     on two threads, 4000 starts of 4000 iterations). A loop around it that no subscript uses (a time
-    loop, jacobi-1d's ``t``) repeats a whole sweep per start: kept, except for one thread, where OpenMP
-    only costs: the loop it outlines loses the kernel's ``restrict`` and is not vectorized (jacobi-1d at
-    one thread: 0.72x of the original with it)."""
+    loop, jacobi-1d's ``t``) repeats a whole sweep per start: kept.
+
+    With one thread no dimension keeps its OpenMP loop: there is no team to share it, and the loop
+    OpenMP outlines runs in a function of its own, where the compiler no longer sees the sizes the kernel
+    was called with nor, once it inlines the body, always its ``restrict`` arrays (PolyBench's heat-3d at
+    MEDIUM, one thread: 4.9 ms with its OpenMP loops, 4.4 ms without; jacobi-1d's inner loop: 0.72x of the
+    original with one). The dimensions stay exactly parallel."""
+    names = [st.name for st in s.scop.statements]
+    if threads == 1:
+        return frozenset(), [SerialLoop(d, SerialReason.ONE_THREAD) for d in sorted(s.marked)
+                             if any(not s.affs[n][d].is_cst() for n in names)]
     keep = set(s.marked)
     why = []
-    names = [st.name for st in s.scop.statements]
     for d in sorted(s.marked):
         users = [n for n in names if not s.affs[n][d].is_cst()]
         if not users:
@@ -46,21 +53,19 @@ def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[Ser
             keep.discard(d)
             why.append(SerialLoop(d, SerialReason.INSIDE_PARALLEL))
             continue
-        rows, per_row = [], True
+        rows = []
         for n in users:
             dims = loop_dims(s, n)
             stmt = s.scop.statement(n)
             outer = [e for e in dims if e < d]
             walks = [e for e in outer if any(subscripted(stmt, k) for k in range(stmt.depth)
                                              if s.affs[n][e].involves_dims(isl.dim_type.in_, k, 1))]
-            if not _innermost_long(s, stmt, d) or any(e in keep for e in outer) or not (
-                    walks or threads == 1 and outer):
+            if not _innermost_long(s, stmt, d) or any(e in keep for e in outer) or not walks:
                 break
-            rows.append(f"{n}: {s.expressions(n)[(walks or outer)[-1]]}")
-            per_row = per_row and bool(walks)
+            rows.append(f"{n}: {s.expressions(n)[walks[-1]]}")
         else:
             keep.discard(d)
-            why.append(SerialLoop(d, SerialReason.PER_ROW if per_row else SerialReason.ONE_THREAD, tuple(rows)))
+            why.append(SerialLoop(d, SerialReason.PER_ROW, tuple(rows)))
             continue
         work = team_work(s, d, users)
         if work is not None and work[1] < MIN_TEAM_WORK * work[0]:
