@@ -5,7 +5,7 @@ sizes (PolyBench's kernels: ``for (i = 0; i < n; i++)`` over ``double A[N]``), i
   no time strips, time tiles or fusion with shifts (PolyBench's jacobi-1d at its large size, 2 x 2000
   doubles: the source order, instead of strips that only cost);
 * a slice read again in every iteration of the outer loop (trmm's and gemm's ``B[k][j]`` across ``i``) that
-  does not fit in half the last-level cache gets tiles that keep it there (the stream tiles at one thread),
+  does not fit in half the L2 cache gets tiles that keep it there (the stream tiles at one thread),
   and the reduction loop inside them is jammed into the vector loop (a wide strip of the vector loop keeps
   no sums in registers); a slice that fits gets none;
 * every schedule computes what the original does, bit for bit (the reference interpreter).
@@ -67,8 +67,8 @@ def test_no_time_strips_where_the_arrays_fit_in_cache():
     assert big.provenance.optimize.timing is TimeTiling.TIME_STRIPS
 
 
-def test_a_slice_beyond_the_last_level_cache_gets_stream_tiles_and_its_reduction_jammed():
-    machine = Machine(l3_bytes=64 * 1024)            # B, 64 x 80 doubles (40 KiB), does not fit in half of it
+def test_a_slice_beyond_the_l2_cache_gets_stream_tiles_and_its_reduction_jammed():
+    machine = Machine(l2_bytes=64 * 1024)            # B, 64 x 80 doubles (40 KiB), does not fit in half of it
     scop = polylab.parse(TRMM.format(M=64, N=80)).scop
     s = optimized(scop, "optimize(1)", machine)
     rep = s.provenance.optimize
@@ -79,7 +79,7 @@ def test_a_slice_beyond_the_last_level_cache_gets_stream_tiles_and_its_reduction
     for m, n in ((9, 11), (5, 3), (12, 7)):
         assert same_live_out(scop, s.scop, {"m": m, "n": n}, schedule=s.union_map) == []
     # the same program whose slice fits keeps its loops untiled
-    fits = optimized(scop, "optimize(1)", Machine(l3_bytes=1024 * 1024))
+    fits = optimized(scop, "optimize(1)", Machine(l2_bytes=1024 * 1024))
     assert all(not x.kind.tiled for x in fits.provenance.optimize.choices)
 
 
@@ -89,7 +89,7 @@ def test_on_two_threads_the_parallel_tile_loop_of_such_a_slice_runs_outermost():
     (:attr:`ShapeKind.STREAM_TILE`; 80 columns give tiles of the smallest width, 32, three of them), its
     reduction loop jammed, every instance computing what the original does. The band's tiles with those
     of ``j`` moved outermost (:attr:`ShapeKind.TILE_OUTER`, PLUTO's shape) walk 32 columns in more loops."""
-    machine = Machine(l3_bytes=64 * 1024, threads=2)
+    machine = Machine(l2_bytes=64 * 1024, threads=2)
     scop = polylab.parse(TRMM.format(M=64, N=80)).scop
     s = optimized(scop, "optimize(2)", machine)
     rep = s.provenance.optimize

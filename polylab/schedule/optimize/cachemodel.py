@@ -42,7 +42,7 @@ def stream_tile_sizes(element: int, machine: Machine) -> tuple[int, int]:
     ``T_k * T_j * element <= L2 / 2`` (the tile in half of L2, the rest for the rows of ``C`` and ``A``), at
     least 8. On this machine (L2 512 KiB, doubles): ``T_k = 32``. Offered with the cache tiling
     (``optimize(1, 8, 0, 1)``, a ``--tune`` candidate), and by default only where the reused slice does not
-    fit in half the last-level cache (:func:`~polylab.schedule.optimize.shapes.shapes`): in one run at one
+    fit in half the L2 cache (:func:`~polylab.schedule.optimize.shapes.shapes`): in one run at one
     thread, without the reduction jam inside the tiles, it made 2mm (500^3) 5.4x faster than the original
     against 3.2x without, but gemm (800^3) 0.59x against 1.14x (its ``B``, 5 MB, streamed fast enough from
     the L3 of the machine measured then); with the jam, PolyBench's gemm, syrk and trmm at LARGE (``B`` of 9.6

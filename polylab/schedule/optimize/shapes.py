@@ -7,9 +7,10 @@
   vectorizable;
 * :attr:`~ShapeKind.STREAM_TILE` and :attr:`~ShapeKind.TILE`, tiles for the cache, where an array is reused
   across the outer loop a whole slice away (:func:`tiling_order`): offered when asked, and where that slice
-  does not fit in half the last-level cache (then each outer iteration reads it from memory again, and a
-  tile of it read once serves every outer iteration: trmm's and gemm's ``B[k][j]`` across ``i`` at
-  PolyBench's large sizes); with more than one thread also :attr:`~ShapeKind.TILE_OUTER`, the same tiles
+  does not fit in half the L2 cache (then each outer iteration reads it again from beyond the core's own
+  caches, one element per multiply-add of the vector loop, which the shared L3 does not feed at the
+  loop's speed, and a tile of it kept in L2 serves every outer iteration: trmm's and gemm's ``B[k][j]``
+  across ``i``, covariance's ``data[k][j]``, at PolyBench's large sizes); with more than one thread also :attr:`~ShapeKind.TILE_OUTER`, the same tiles
   with one tile loop moved outermost, so that a tile loop that is parallel (the exact marking decides)
   runs outside the sequential ones (trmm's tiles of ``j``: one thread team instead of one per tile of
   ``i``);
@@ -110,8 +111,11 @@ def _cache_tiles(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], se
                  element: int, scop: Scop | None) -> list[Shape]:
     """The stream tiles and the cache tiles of a band whose reuse the cache model asks to keep
     (:func:`tiling_order`), when cache tiling is offered or the slice read again in every outer iteration
-    does not fit in half the last-level cache (:func:`~polylab.schedule.optimize.machine.read_bytes`:
-    exact, or bounded by the array's declared size). With threads the stream tiles' column tiles are
+    does not fit in half the L2 cache (:func:`~polylab.schedule.optimize.machine.read_bytes`: exact, or
+    bounded by the array's declared size). The L2, not the last-level cache: a slice that only the shared
+    L3 holds is read from it at every outer iteration, one element per multiply-add, slower than the vector
+    loop runs (PolyBench's covariance at LARGE, one thread, on a machine of 1 MiB L2 and 32 MiB L3: 127 ms
+    with its 13 MiB ``data`` streamed from L3 for each row, 76 ms in tiles of L2, against PLUTO's 66 ms). With threads the stream tiles' column tiles are
     their parallel loop, as narrow as it takes to give every thread several
     (:func:`~polylab.schedule.optimize.cachemodel.parallel_stream_tile_sizes`); the search keeps them only
     for a statement whose rows are sequential (:func:`polylab.schedule.optimize.statements._rows_parallel`)."""
@@ -121,7 +125,7 @@ def _cache_tiles(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], se
     order, reused = plan
     if not settings.tile:
         size = read_bytes(scop, stmt, reused) if scop is not None else None
-        if size is None or size <= settings.machine.l3_bytes // 2:
+        if size is None or size <= settings.machine.l2_bytes // 2:
             return []
     out = []
     tiled = tuple(names[p] for p in order)
