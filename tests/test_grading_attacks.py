@@ -194,9 +194,12 @@ def test_the_attacks_fail_and_the_honest_submission_is_graded(tmp_path):
     assert out.count("TAMPER refused") == 5 and "TAMPER wrote" not in out, out
     found = _outputs(grader / "executed" / "subs" / "snoop.ipynb")
     assert "FOUND []" in found, found
-    # the exploding isl answer: zero with the reason, within the per-question limit
+    # the exploding isl answer: zero with the reason, within the per-question limit; whichever bound stops it
+    # first (the seconds, or the isl operations on a machine fast enough to reach them in time)
     q5 = next(q for q in by_name["bomb.ipynb"]["questions"] if q["name"] == "lab1.q5")
-    assert q5["score"] == 0 and f"answer too complex to check within {CHECK_SECONDS:g} s" in q5["feedback"]
+    assert q5["score"] == 0, q5
+    assert (f"answer too complex to check within {CHECK_SECONDS:g} s" in q5["feedback"]
+            or "answer too complex to check: too complex for checking lab1.q5: more than" in q5["feedback"]), q5
     assert by_name["bomb.ipynb"]["seconds"] < 90 + 60 + CHECK_SECONDS + 60
     assert took < 900
     # a second run of the honest notebook: the same score (nothing planted runs in the grader)
