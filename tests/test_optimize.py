@@ -99,19 +99,30 @@ def test_sweeps_get_strips_and_sl3_its_storage_steps():
     assert s.scop is not scop_of("sl3.sy")
     steps = " ".join(report(s).lines)     # the storage steps' own lines
     assert "fold_live_ins: 3 read(s)" in steps and "remove_dead_writes" in steps
-    # after folding, the sweep's planes depend only on the plane before: its (i, j) band is tiled in time,
-    # each tile running its planes with the strips inside; contraction of x is then tried and refused with
-    # the reason (planes of different tiles are live together), never applied unproven
-    assert "contract(x): refused" in steps and "live at the same time" in steps
+    # after folding, the sweep's planes depend only on the plane before, and the initialisation of a plane
+    # runs just before the sweep's plane (interleave): with one thread (no team, so no tie broken by where
+    # a parallel loop starts) the fusion is kept, each plane swept in strips of 8 rows in a wavefront of
+    # their tiles, and x is contracted to the two planes live at a time (proven, not assumed)
+    assert "interleave: producers S0" in steps and "contract(x): x[i0][i1][i2] -> xbuf[i0 % 2]" in steps
+    assert report(s).structure is Structure.KEPT
     sweep = next(c for c in report(s).choices if c.kind.strips)
-    assert sweep.kind is ShapeKind.STRIPS_TIME_WAVE and sweep.shape.sizes[0] == 8      # 8 rows
-    # the innermost loop of the strips runs independent chains: it is exactly parallel (no OpenMP loop
-    # of its own inside the parallel tile loop)
+    assert sweep.kind is ShapeKind.STRIPS_WAVE and sweep.shape.sizes[0] == 8      # 8 rows
+    # the innermost loop of the strips runs independent chains: it is exactly parallel; with one thread no
+    # loop is an OpenMP loop (no team to share it)
     dims = [d for d, a in enumerate(s.affs[sweep.statement]) if not a.is_cst()]
-    assert dims[-1] in s.parallel_dims
-    # the time tiles' wavefront is the outermost loop, the tiles of a wave the parallel one inside it; with
-    # one thread no loop is an OpenMP loop (no team to share it)
-    assert dims[0] not in s.parallel_dims and dims[1] in s.parallel_dims and not s.marked
+    assert dims[-1] in s.parallel_dims and not s.marked
+    assert same_live_out(scop_of("sl3.sy"), s.scop, {"n": 13}, schedule=s.union_map) == []
+    # with two threads the sweep's (i, j) band is tiled in time, each tile running its planes with the
+    # strips inside; contraction of x is then tried and refused with the reason (planes of different tiles
+    # are live together), never applied unproven
+    two = optimized(scop_of("sl3.sy"), "optimize(2)")
+    lines = " ".join(report(two).lines)
+    assert "contract(x): refused" in lines and "live at the same time" in lines
+    sweep = next(c for c in report(two).choices if c.kind.strips)
+    assert sweep.kind is ShapeKind.STRIPS_TIME_WAVE and sweep.shape.sizes[0] == 8
+    dims = [d for d, a in enumerate(two.affs[sweep.statement]) if not a.is_cst()]
+    # the time tiles' wavefront is the outermost loop, the tiles of a wave the OpenMP loop inside it
+    assert dims[0] not in two.parallel_dims and dims[1] in two.marked
     seidel = optimized(scop_of("seidel2d.c"), "optimize(2)")
     (c,) = report(seidel).choices
     # seidel2d's dependences go back in i from one step to the next: its time tiles need the skew i + t

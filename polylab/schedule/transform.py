@@ -14,7 +14,7 @@ import islpy as isl
 
 from polylab.errors import ScheduleError
 from polylab.model.budget import budgeted
-from polylab.schedule.core import Schedule, const_aff, const_value
+from polylab.schedule.core import Schedule, const_aff, const_value, floor_div
 
 
 def resolve_dim(s: Schedule, d: int | str) -> int:
@@ -158,6 +158,37 @@ def distribute(s: Schedule, dim: int = 0, order: Sequence[str] | None = None) ->
         a = list(s.affs[st.name])
         affs[st.name] = a[:dim] + [const_aff(st, pspace, names.index(st.name))] + a[dim:]
     return s.with_affs(affs, _fmt("distribute", dim))
+
+
+def strip_sink(s: Schedule, dim: int | str, size: int, names: Sequence[str] | None = None) -> Schedule:
+    """Strip-mine loop dimension ``dim`` by ``size`` and sink the strip's point loop into every statement of
+    ``names`` (default: all that have a loop at ``dim``), innermost: with ``p`` the dimension after the
+    deepest loop of those statements, for such a statement ``S``
+    ``t'_S = (t_0..t_{dim-1}, floor(t_dim / size), t_{dim+1}..t_{p-1}, t_dim, t_p..)``, and
+    ``t'_S = (t_0..t_{p-1}, 0, t_p..)`` for the others. The tile loop stays where the loop was, shared as
+    the loop was; inside one tile each statement runs its own loops with the tile's points innermost, and
+    the statements that share their deepest loop share the points loop too, in their order
+    (gramschmidt's ``R[k][j] +=`` and ``A[i][j] -=`` share the tiles of ``j`` and each walks its rows
+    ``i`` with ``j`` inside: the tile's columns are read from the cache by the second; deriche's column
+    sweep runs its four statements along each row of a strip of columns). Legal when no dependence between
+    two instances of one tile goes back in the new order: the caller checks it exactly."""
+    d = _check_dim(s, resolve_dim(s, dim), "loop dimension")
+    if size < 2:
+        raise ScheduleError(f"strip_sink needs a strip of at least 2 iterations, not {size}", hint="size >= 2")
+    group = {st.name for st in s.scop.statements
+             if not s.affs[st.name][d].is_cst() and (names is None or st.name in names)}
+    if not group:
+        raise ScheduleError(f"no statement has a loop at dimension {d}", hint=f"the schedule is {s.text()}")
+    p = 1 + max(e for n in group for e, a in enumerate(s.affs[n]) if not a.is_cst())
+    pspace = s.scop.context.get_space()
+    affs = {}
+    for st in s.scop.statements:
+        a = list(s.affs[st.name])
+        if st.name in group:
+            affs[st.name] = a[:d] + [floor_div(a[d], size)] + a[d + 1:p] + [a[d]] + a[p:]
+        else:
+            affs[st.name] = a[:p] + [const_aff(st, pspace, 0)] + a[p:]
+    return s.with_affs(affs, _fmt("strip_sink", d, size))
 
 
 @budgeted("the step fuse")

@@ -36,8 +36,8 @@ from dataclasses import replace
 from polylab.errors import PolylabError
 from polylab.model.budget import budgeted
 from polylab.schedule import Schedule
-from polylab.schedule.optimize import (STRIP_ROWS, WAVE_TILE, Machine, OptimizeReport, Settings, optimize_schedule,
-                                       parallel_loops, settings_of, step_text)
+from polylab.schedule.optimize import (STRIP_ROWS, WAVE_TILE, Machine, OptimizeReport, Settings, iterator_of,
+                                       loop_dims, optimize_schedule, parallel_loops, settings_of, step_text)
 from polylab.storage.contract import contract
 from polylab.storage.dead import remove_dead_writes
 from polylab.storage.expand import expand_scalars
@@ -124,6 +124,12 @@ def _contract_all(schedule: Schedule, lines: list[str], threads: int = 1) -> Sch
         except PolylabError as exc:
             lines.append(f"contract({arr.name}): refused ({exc.message})")
             continue
+        walked = _vector_modulo(cur, arr.name, crep)
+        if walked:
+            lines.append(f"contract({arr.name}): not applied ({crep.mapping} would index the innermost loop "
+                         f"{walked} modulo {crep.moduli[list(crep.dims).index(arr.rank - 1)]}: gcc vectorizes no "
+                         f"loop whose subscript is a remainder)")
+            continue
         if crep.parallel_dropped and threads > 1:  # a buffer shared by an OpenMP loop's iterations orders them
             d, why = crep.parallel_dropped[0]
             lines.append(f"contract({arr.name}): not applied ({crep.mapping} would make the OpenMP loop at "
@@ -132,6 +138,28 @@ def _contract_all(schedule: Schedule, lines: list[str], threads: int = 1) -> Sch
         lines.append(f"contract({arr.name}): {crep.mapping}")
         cur = new
     return cur
+
+
+def _vector_modulo(schedule: Schedule, array: str, crep) -> str | None:
+    """The innermost loop of ``schedule`` (``statement: loop``) whose iterator the last subscript of an
+    access to ``array`` uses, when the contraction ``crep`` takes that subscript modulo ``m > 1``: the loop
+    would index ``x[j % m]``, and gcc vectorizes no loop over a remainder (deriche's column buffers
+    ``tm1[j % 32]`` in its strips of 32 columns: the sweep ran scalar); None otherwise. A modulo of 1
+    (the dimension collapsed to one element) or of an outer subscript keeps the vector loop's
+    subscript as it was."""
+    rank = schedule.scop.array(array).rank
+    if rank - 1 not in crep.dims or crep.moduli[list(crep.dims).index(rank - 1)] <= 1:
+        return None
+    for st in schedule.scop.statements:
+        dims = loop_dims(schedule, st.name)
+        k = iterator_of(schedule.affs[st.name][dims[-1]], st) if dims else None
+        if k is None:
+            continue
+        for acc in st.accesses:
+            F = acc.matrix
+            if acc.array == array and F is not None and F.rows == rank and int(F[rank - 1, k]):
+                return f"{st.name}: {st.iterators[k]}"
+    return None
 
 
 @budgeted("the storage optimizer")

@@ -85,7 +85,7 @@ def structure_candidates(start: Schedule, source: Schedule, base: Base, order: i
             continue
         score = program_score(cand, choices, threads, reuse_lost(start, base.schedule),
                               frozenset(chain_shadowed(source, cand)), reuse_gained(start, base.schedule), tiled)
-        label = structure_label(base.structure, timing, level=base.level, shifts=base.shifts)
+        label = structure_label(base.structure, timing, level=base.level, shifts=base.shifts, members=base.members)
         out.append(Candidate(base.structure, timing, order, cand, choices, whole, score, label,
                              tuple(lines) + ((text,) if text else ())))
     return out

@@ -13,7 +13,7 @@ from polylab.schedule.optimize.kinds import (Innermost, JamKind, JamOutcome, Ser
                                              TimeTiling)
 from polylab.schedule.optimize.machine import Machine
 from polylab.schedule.optimize.records import Jam, ProgramScore, SerialLoop, ShapeFacts, StatementChoice
-from polylab.schedule.tuning import MIN_TEAM_WORK, SEPARATE_LIMIT
+from polylab.schedule.tuning import MIN_TEAM_WORK, PAR_STRIP, SEPARATE_LIMIT
 
 
 def _along(b: str, a: str, f: int, grouped: bool = False) -> str:
@@ -92,7 +92,7 @@ def rewritten_lines(choices: Sequence[StatementChoice], shared_blocks: bool) -> 
 
 
 def structure_label(structure: Structure, timing: TimeTiling, *, level: int = 0, shifts: Sequence[str] = (),
-                    band_size: int = 0, band_order: Sequence[int] = ()) -> str:
+                    band_size: int = 0, band_order: Sequence[int] = (), members: Sequence[str] = ()) -> str:
     """The name of a candidate's fusion structure (with its tiles across the outer loop)."""
     base = {
         Structure.KEPT: "fusion kept as in the starting schedule",
@@ -101,6 +101,8 @@ def structure_label(structure: Structure, timing: TimeTiling, *, level: int = 0,
         Structure.FULLY_DISTRIBUTED: "statements fully distributed (level 0)",
         Structure.PLUTO_BAND: (f"the Pluto-style band tiled {band_size}x.. as a wavefront, points in the order "
                                f"({', '.join(f'row {p + 1}' for p in band_order)})"),
+        Structure.STRIP_SUNK: (f"the loop at dimension {level} shared by {', '.join(members)} strip-mined by "
+                               f"{PAR_STRIP}, its points innermost in each statement"),
     }[structure]
     return base + {TimeTiling.NONE: "", TimeTiling.TIME_TILES: ", time tiles",
                    TimeTiling.TIME_STRIPS: ", time strips"}[timing]
@@ -117,6 +119,10 @@ def structure_reason(structure: Structure, timing: TimeTiling, machine: Machine)
     if structure is Structure.PLUTO_BAND:
         return ("a statement had no parallel loop in the other structures: the Pluto-style search's permutable "
                 "band gives every statement the tiles of a wave as its parallel loop")
+    if structure is Structure.STRIP_SUNK:
+        return ("the shared loop is the stride-1 loop of statements that ran their other loops inside it: its "
+                "strips stay shared, so each strip's columns are read from the cache by every statement after the "
+                "first, and each statement walks its own loops with the strip's columns as its vector loop")
     if structure is Structure.SHIFT_FUSED:
         return ("one thread: the nests' vector loops stay, their outer loops now carry the dependences between "
                 "them, and each array is streamed once per outer iteration instead of once per nest")

@@ -48,6 +48,7 @@ class Structure(Enum):
     DISTRIBUTED_INSIDE = "distributed"     #: statements distributed just inside the outermost loop
     FULLY_DISTRIBUTED = "fully-distributed"  #: statements fully distributed (level 0)
     PLUTO_BAND = "pluto-band"              #: the Pluto-style search's permutable band, tiled as a wavefront
+    STRIP_SUNK = "strip-sunk"              #: a shared loop strip-mined, its points sunk into each statement
 
 
 class TimeTiling(Enum):

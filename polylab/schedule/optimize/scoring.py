@@ -104,9 +104,9 @@ def program_score(s: Schedule, choices: Sequence[StatementChoice], threads: int,
     (``lost``, :func:`~polylab.schedule.optimize.structures.reuse_lost`); the loops a fusion adds to
     statements that share an array (``gained``); with more than one thread, the statements that have a
     parallel loop, again not counting the shadowed ones (the chain still runs alone after them); the
-    deepest statements without a parallel loop (a shadowed one counts as having none) and the loops outside
-    the others' outermost parallel loops (:func:`first_parallel_depth`). On a tie the earlier fusion
-    structure wins (no distribution that buys nothing)."""
+    deepest statements without a parallel loop (a shadowed one counts as having none) and, with more than
+    one thread, the loops outside the others' outermost parallel loops (:func:`first_parallel_depth`). On
+    a tie the earlier fusion structure wins (no distribution that buys nothing)."""
     par = parallel_loops(s)
     with_par = sum(1 for n, v in par.items() if v and n not in shadowed) if threads > 1 else 0
     deepest = max((st.depth for st in s.scop.statements), default=0)
@@ -114,8 +114,9 @@ def program_score(s: Schedule, choices: Sequence[StatementChoice], threads: int,
     vector = sum(1 for c in choices if c.vector and c.statement in deep and c.statement not in shadowed)
     depths = [None if n in shadowed else first_parallel_depth(s, n) for n in deep]
     tiled = len(deep) if time_tiles else sum(1 for c in choices if c.kind.tiled)
-    return ProgramScore(vector, tiled, lost, gained, with_par, sum(1 for d in depths if d is None),
-                        sum(d for d in depths if d is not None))
+    # with one thread no loop starts a team: the loops outside the parallel ones cost nothing
+    outer = sum(d for d in depths if d is not None) if threads > 1 else 0
+    return ProgramScore(vector, tiled, lost, gained, with_par, sum(1 for d in depths if d is None), outer)
 
 
 def first_parallel_depth(s: Schedule, name: str) -> int | None:
