@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import polylab
 from polylab.schedule import original, parse_schedule
 from polylab.schedule.optimize import MIN_TEAM_WORK, Machine, SerialReason, loop_dims, team_work
+from polylab.schedule.optimize.openmp import team_least
 from polylab.schedule.optimize.explain import serial_line
 from polylab.schedule.optimize.machine import declared_sizes
 from polylab.storage import recipe_steps
@@ -141,6 +142,28 @@ def test_little_work_per_team_leaves_the_loop_sequential_and_says_where_it_count
     large = optimized(2000)
     assert large.marked
     assert not any(x.reason is SerialReason.LITTLE_WORK for x in large.provenance.optimize.serial)
+
+
+def test_wider_vectors_need_more_work_per_team():
+    """A team start costs the same whatever the vectors; an instance costs less with wider ones: the work a
+    start must get grows with the build's vector width (:func:`team_least`). The rows' teams of 256 x 256
+    instances at n = 256 are kept with 16-byte vectors, and the same loop is left sequential where the
+    vectors are 4 times as wide."""
+    assert team_least(16) == MIN_TEAM_WORK and team_least(32) == 2 * MIN_TEAM_WORK
+    assert team_least(64) == 4 * MIN_TEAM_WORK and team_least(8) == MIN_TEAM_WORK
+
+    def serial(vector: int):
+        machine = Machine(threads=2, vector_bytes=vector)
+        s = parse_schedule(scop(ROWS.format(N=256)), "optimize(2)", steps=recipe_steps(machine))
+        return s, [x for x in s.provenance.optimize.serial if x.reason is SerialReason.LITTLE_WORK]
+
+    narrow, none = serial(16)
+    # rows i = 1..255, each a team over 256 x 256 instances: more than MIN_TEAM_WORK, fewer than 4 times it
+    assert MIN_TEAM_WORK < 256 * 256 < 4 * MIN_TEAM_WORK
+    assert narrow.marked and not none
+    wide, some = serial(64)
+    assert not wide.marked and some and some[0].least == 4 * MIN_TEAM_WORK
+    assert f"fewer than {4 * MIN_TEAM_WORK}" in serial_line(some[0])
 
 
 @pytest.mark.parametrize("size", [400, 200000])

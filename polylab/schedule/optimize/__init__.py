@@ -39,8 +39,8 @@ from polylab.schedule.optimize.candidates import Candidate
 from polylab.schedule.optimize.jams import chain_loop, chain_rows, reduction_loop
 from polylab.schedule.optimize.kinds import (Innermost, JamKind, JamOutcome, SerialReason, ShapeKind, Structure,
                                              TimeTiling)
-from polylab.schedule.optimize.loops import (carries_chain, exact_parallel_loops, is_stride_one, iterator_of, local_span,
-                                             loop_dims, parallel_loops, private_start, value_span)
+from polylab.schedule.optimize.loops import (carries_chain, exact_parallel_loops, is_stride_one, iterator_of,
+                                             local_span, loop_dims, parallel_loops, private_start, value_span)
 from polylab.schedule.optimize.machine import DEFAULT_VECTOR_BYTES, Machine, fits_in_cache, footprint_bytes
 from polylab.schedule.optimize.openmp import openmp_dims, team_work
 from polylab.schedule.optimize.records import (Jam, ProgramScore, SerialLoop, ShapeFacts, StatementChoice,
@@ -54,9 +54,9 @@ from polylab.schedule.tuning import MIN_PARALLEL_SPAN, MIN_TEAM_WORK, STRIP_ROWS
 __all__ = ["Candidate", "Compared", "DEFAULT_VECTOR_BYTES", "Innermost", "Jam", "JamKind", "JamOutcome",
            "MIN_PARALLEL_SPAN", "MIN_TEAM_WORK", "Machine", "OptimizeReport", "ProgramScore", "STRIP_ROWS",
            "SerialLoop", "SerialReason", "Settings", "Shape", "ShapeFacts", "ShapeKind", "StatementChoice",
-           "StatementScore", "Structure", "TIME_TILE", "TimeTiling", "WAVE_TILE", "band_tile_size",
-           "cache_tile_sizes", "carries_chain", "chain_loop", "chain_rows", "chain_shadowed", "exact_parallel_loops",
-           "fits_in_cache", "footprint_bytes", "innermost_pairs", "is_stride_one", "iterator_of", "local_span", "loop_dims",
+           "StatementScore", "Structure", "TIME_TILE", "TimeTiling", "WAVE_TILE", "band_tile_size", "cache_tile_sizes",
+           "carries_chain", "chain_loop", "chain_rows", "chain_shadowed", "exact_parallel_loops", "fits_in_cache",
+           "footprint_bytes", "innermost_pairs", "is_stride_one", "iterator_of", "local_span", "loop_dims",
            "openmp_dims", "optimize", "optimize_schedule", "parallel_loops", "private_start", "reduction_loop",
            "settings_of", "shapes", "step_text", "stream_tile_sizes", "strip_width", "team_work", "time_tile_size",
            "value_span", "wave_tile_sizes"]

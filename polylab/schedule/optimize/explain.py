@@ -183,6 +183,7 @@ def serial_line(loop: SerialLoop) -> str:
                 f"inside sequential loops ({'; '.join(loop.rows)}), and OpenMP would start it once per row")
     return (f"dimension {d} is parallel but runs sequentially: OpenMP would start a team {loop.starts} "
             f"time{'s' if loop.starts != 1 else ''} for {loop.instances} statement instances (about "
-            f"{loop.instances // loop.starts} per start, fewer than {MIN_TEAM_WORK}), and each start costs "
-            f"microseconds" + (f" (counted at {', '.join(f'{p} = {v}' for p, v in loop.sizes)}, the largest sizes "
-                               f"the arrays' declarations allow)" if loop.sizes else ""))
+            f"{loop.instances // loop.starts} per start, fewer than {loop.least or MIN_TEAM_WORK}), and each "
+            f"start costs microseconds"
+            + (f" (counted at {', '.join(f'{p} = {v}' for p, v in loop.sizes)}, the largest sizes the arrays' "
+               f"declarations allow)" if loop.sizes else ""))

@@ -12,12 +12,14 @@ from polylab.model import Statement
 from polylab.schedule.core import Schedule, map_from_affs
 from polylab.schedule.optimize.kinds import SerialReason
 from polylab.schedule.optimize.loops import local_span, loop_dims, subscripted
-from polylab.schedule.optimize.machine import at_sizes, context_sizes, countable, declared_sizes
+from polylab.schedule.optimize.machine import (DEFAULT_VECTOR_BYTES, at_sizes, context_sizes, countable,
+                                              declared_sizes)
 from polylab.schedule.optimize.records import SerialLoop
 from polylab.schedule.tuning import MIN_TEAM_WORK, UNROLLED_SPAN
 
 
-def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[SerialLoop]]:
+def openmp_dims(s: Schedule, threads: int = 2, vector_bytes: int = DEFAULT_VECTOR_BYTES
+                ) -> tuple[frozenset[int], list[SerialLoop]]:
     """The parallel dimensions of ``s`` that keep their OpenMP loop, and a record for each one left out.
 
     A marked dimension inside a marked dimension of every statement that runs it gets no OpenMP loop: the
@@ -68,12 +70,22 @@ def openmp_dims(s: Schedule, threads: int = 2) -> tuple[frozenset[int], list[Ser
             why.append(SerialLoop(d, SerialReason.PER_ROW, tuple(rows)))
             continue
         work = team_work(s, d, users)
-        if work is not None and work[1] < MIN_TEAM_WORK * work[0]:
+        least = team_least(vector_bytes)
+        if work is not None and work[1] < least * work[0]:
             keep.discard(d)
             sizes = declared_sizes(s.scop) if context_sizes(s.scop) is None else None
             why.append(SerialLoop(d, SerialReason.LITTLE_WORK, starts=work[0], instances=work[1],
-                                  sizes=tuple(sizes.items()) if sizes else ()))
+                                  sizes=tuple(sizes.items()) if sizes else (), least=least))
     return frozenset(keep), why
+
+
+def team_least(vector_bytes: int = DEFAULT_VECTOR_BYTES) -> int:
+    """The fewest statement instances a team start must get on average: :data:`MIN_TEAM_WORK` for the
+    default build's vectors (SSE2, 16 bytes, where it was measured), and as many more as wider vectors
+    run at once, since a start's cost is fixed while an instance's shrinks (PolyBench's gramschmidt at
+    MEDIUM on two threads with 32-byte vectors: 239 starts of 48,000 instances each ran 3 to 9 ms under
+    ``OMP_WAIT_POLICY=passive``, 1.0 ms on one thread)."""
+    return MIN_TEAM_WORK * max(1, vector_bytes // DEFAULT_VECTOR_BYTES)
 
 
 def team_work(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | None:

@@ -143,7 +143,8 @@ class SerialLoop:
     """An exactly parallel dimension left without an OpenMP loop, and why: ``rows`` the loop around it per
     statement (``statement: loop``); ``starts`` and ``instances`` the team starts and the statement
     instances they would share, counted at the parameter values ``sizes`` where those come from the
-    arrays' declarations (:func:`~polylab.schedule.optimize.machine.declared_sizes`)."""
+    arrays' declarations (:func:`~polylab.schedule.optimize.machine.declared_sizes`); ``least`` the
+    instances a start needed (:func:`~polylab.schedule.optimize.openmp.team_least`)."""
 
     dim: int
     reason: SerialReason
@@ -151,3 +152,4 @@ class SerialLoop:
     starts: int = 0
     instances: int = 0
     sizes: tuple[tuple[str, int], ...] = ()
+    least: int = 0

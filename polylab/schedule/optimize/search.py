@@ -94,7 +94,7 @@ def optimize_schedule(s: Schedule, settings: Settings, step: str | None = None) 
     lines.append(f"result: {final.text()}")
     lines.append(f"parallel loops per statement: {parallel_loops(final)} (starting schedule with "
                  f"parallel: {source_par})")
-    openmp, serial = openmp_dims(final, threads)
+    openmp, serial = openmp_dims(final, threads, settings.machine.vector_bytes)
     if openmp != final.marked:
         final = final.relabelled(marked=openmp)
         lines += [serial_line(x) for x in serial]

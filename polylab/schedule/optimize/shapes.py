@@ -10,10 +10,10 @@
   does not fit in half the L2 cache (then each outer iteration reads it again from beyond the core's own
   caches, one element per multiply-add of the vector loop, which the shared L3 does not feed at the
   loop's speed, and a tile of it kept in L2 serves every outer iteration: trmm's and gemm's ``B[k][j]``
-  across ``i``, covariance's ``data[k][j]``, at PolyBench's large sizes); with more than one thread also :attr:`~ShapeKind.TILE_OUTER`, the same tiles
-  with one tile loop moved outermost, so that a tile loop that is parallel (the exact marking decides)
-  runs outside the sequential ones (trmm's tiles of ``j``: one thread team instead of one per tile of
-  ``i``);
+  across ``i``, covariance's ``data[k][j]``, at PolyBench's large sizes); with more than one thread also
+  :attr:`~ShapeKind.TILE_OUTER`, the same tiles with one tile loop moved outermost, so that a tile loop
+  that is parallel (the exact marking decides) runs outside the sequential ones (trmm's tiles of ``j``:
+  one thread team instead of one per tile of ``i``);
 * :attr:`~ShapeKind.STRIPS` of the last two loops ``(a, b)``: ``(.., floor(a / S), b + f a, a)``, ``S``
   independent chains in flight, and :attr:`~ShapeKind.STRIPS_WAVE`, those strips inside a tile-level
   wavefront ``floor(a / A) + floor((b + f a) / B)`` whose tiles come from a cache model;
@@ -115,8 +115,9 @@ def _cache_tiles(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], se
     bounded by the array's declared size). The L2, not the last-level cache: a slice that only the shared
     L3 holds is read from it at every outer iteration, one element per multiply-add, slower than the vector
     loop runs (PolyBench's covariance at LARGE, one thread, on a machine of 1 MiB L2 and 32 MiB L3: 127 ms
-    with its 13 MiB ``data`` streamed from L3 for each row, 76 ms in tiles of L2, against PLUTO's 66 ms). With threads the stream tiles' column tiles are
-    their parallel loop, as narrow as it takes to give every thread several
+    with its 13 MiB ``data`` streamed from L3 for each row, 76 ms in tiles of L2, against PLUTO's 66 ms).
+    With threads the stream tiles' column tiles are their parallel loop, as narrow as it takes to give
+    every thread several
     (:func:`~polylab.schedule.optimize.cachemodel.parallel_stream_tile_sizes`); the search keeps them only
     for a statement whose rows are sequential (:func:`polylab.schedule.optimize.statements._rows_parallel`)."""
     plan = tiling_order(stmt, loops)

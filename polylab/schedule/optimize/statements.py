@@ -48,10 +48,10 @@ def _rows_parallel(vec: Sequence[Aff], marked: frozenset[int], rows: Sequence[Af
     """Some loop ``rows`` (a stream tile's :attr:`~polylab.schedule.optimize.shapes.Shape.rows`, gemm's and
     trmm's ``i``) is a marked parallel dimension of the time vector ``vec``. With threads, the stream
     tiles' parallel loop is their column tiles, and each thread walks every row for its columns: that is
-    for a statement whose row loop is sequential (trmm: the column tiles are its only parallel loop outside the reuse, 97 ms against
-    145 ms with the band's tiles at PolyBench's LARGE size on two threads); where the rows are parallel,
-    the band's tiles of rows share them among the threads without streaming the rows once per column tile
-    (gemm: 136 ms with the band, 165 ms with the column tiles)."""
+    for a statement whose row loop is sequential (trmm: the column tiles are its only parallel loop outside
+    the reuse, 97 ms against 145 ms with the band's tiles at PolyBench's LARGE size on two threads); where
+    the rows are parallel, the band's tiles of rows share them among the threads without streaming the
+    rows once per column tile (gemm: 136 ms with the band, 165 ms with the column tiles)."""
     return any(d in marked and any(a.is_equal(r) for r in rows) for d, a in enumerate(vec) if not a.is_cst())
 
 

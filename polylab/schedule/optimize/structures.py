@@ -7,9 +7,10 @@ dependences, the innermost loop parallel and the members' inner ranges equal
 (:mod:`polylab.schedule.shiftfuse`: jacobi2d's update and copy stream each array once per time step instead
 of twice); and a shared loop strip-mined with its points sunk into each statement that shares it
 (:func:`sinkable_loops`, :func:`polylab.schedule.transform.strip_sink`: deriche's column sweeps run along
-rows, 32 columns at a time). A distribution only counts the vector loops it wins for statements it does not take out of a
-dependence chain's *shadow* (:func:`chain_shadowed`: bicg's ``s[j] +=`` costs nothing while it shares its
-loop with the chain ``q[i] +=``; split off, its vector loop adds its time to the chain's).
+rows, 32 columns at a time). A distribution only counts the vector loops it wins for statements it does
+not take out of a dependence chain's *shadow* (:func:`chain_shadowed`: bicg's ``s[j] +=`` costs nothing
+while it shares its loop with the chain ``q[i] +=``; split off, its vector loop adds its time to the
+chain's).
 """
 
 from __future__ import annotations
