@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import polylab
 from polylab.schedule import original, parse_schedule
 from polylab.schedule.optimize import MIN_TEAM_WORK, Machine, SerialReason, loop_dims, team_work
-from polylab.schedule.optimize.openmp import team_least
+from polylab.schedule.optimize.openmp import team_least, team_work_bound
 from polylab.schedule.optimize.explain import serial_line
 from polylab.schedule.optimize.machine import declared_sizes
 from polylab.storage import recipe_steps
@@ -164,6 +164,44 @@ def test_wider_vectors_need_more_work_per_team():
     wide, some = serial(64)
     assert not wide.marked and some and some[0].least == 4 * MIN_TEAM_WORK
     assert f"fewer than {4 * MIN_TEAM_WORK}" in serial_line(some[0])
+
+
+#: doitgen: the sums of one (r, q) in a shared array, so r and q run in sequence and the parallel loop over p
+#: inside them starts a team per (r, q)
+DOITGEN = """void kernel(int nr, int nq, int np, double A[{N}][{N}][{N}], double C4[{N}][{N}], double sum[{N}]) {{
+  int r, q, p, s;
+#pragma scop
+  for (r = 0; r < nr; r++)
+    for (q = 0; q < nq; q++) {{
+      for (p = 0; p < np; p++) {{
+        sum[p] = 0.0;
+        for (s = 0; s < np; s++)
+          sum[p] += A[r][q][s] * C4[s][p];
+      }}
+      for (p = 0; p < np; p++)
+        A[r][q][p] = sum[p];
+    }}
+#pragma endscop
+}}"""
+
+
+def test_too_many_instances_to_count_are_bounded_by_their_boxes():
+    """Where the instances are too many to count (doitgen at n = 64: 262,144 rows of ``r, q, p``), their
+    bounding boxes bound them from above, never below (checked against the exact count where it can be
+    made), and a bound below the work a start needs leaves the loop sequential: 4,096 starts of at most
+    64 x 64 + 64 instances each."""
+    small = original(scop(DOITGEN.format(N=8)))
+    for d in loop_dims(small, "S1")[:3]:
+        exact, bound = team_work(small, d, ["S0", "S1"]), team_work_bound(small, d, ["S0", "S1"])
+        assert exact is not None and bound is not None and bound[0] == exact[0] and bound[1] >= exact[1]
+    big = original(scop(DOITGEN.format(N=64)))
+    p_dim = loop_dims(big, "S1")[2]
+    assert team_work(big, p_dim, ["S0", "S1"]) is None
+    assert team_work_bound(big, p_dim, ["S0", "S1"]) == (64 * 64, 64 ** 4 + 64 ** 3)
+    s = parse_schedule(scop(DOITGEN.format(N=64)), "optimize(2)", steps=recipe_steps(Machine(threads=2)))
+    serial = [x for x in s.provenance.optimize.serial if x.reason is SerialReason.LITTLE_WORK]
+    assert serial and serial[0].bounded and serial[0].starts == 64 * 64, s.provenance.optimize.serial
+    assert "for at most" in serial_line(serial[0]) and not s.marked
 
 
 @pytest.mark.parametrize("size", [400, 200000])

@@ -182,8 +182,9 @@ def serial_line(loop: SerialLoop) -> str:
         return (f"dimension {d} is parallel but left to the vectorizer without OpenMP: it is the innermost loop "
                 f"inside sequential loops ({'; '.join(loop.rows)}), and OpenMP would start it once per row")
     return (f"dimension {d} is parallel but runs sequentially: OpenMP would start a team {loop.starts} "
-            f"time{'s' if loop.starts != 1 else ''} for {loop.instances} statement instances (about "
-            f"{loop.instances // loop.starts} per start, fewer than {loop.least or MIN_TEAM_WORK}), and each "
+            f"time{'s' if loop.starts != 1 else ''} for {'at most ' if loop.bounded else ''}{loop.instances} "
+            f"statement instances ({'at most' if loop.bounded else 'about'} {loop.instances // loop.starts} per "
+            f"start, fewer than {loop.least or MIN_TEAM_WORK}), and each "
             f"start costs microseconds"
             + (f" (counted at {', '.join(f'{p} = {v}' for p, v in loop.sizes)}, the largest sizes the arrays' "
                f"declarations allow)" if loop.sizes else ""))

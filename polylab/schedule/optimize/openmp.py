@@ -70,12 +70,15 @@ def openmp_dims(s: Schedule, threads: int = 2, vector_bytes: int = DEFAULT_VECTO
             why.append(SerialLoop(d, SerialReason.PER_ROW, tuple(rows)))
             continue
         work = team_work(s, d, users)
+        bounded = work is None
+        if bounded:   # too many instances to count: their bounding boxes bound them from above
+            work = team_work_bound(s, d, users)
         least = team_least(vector_bytes)
         if work is not None and work[1] < least * work[0]:
             keep.discard(d)
             sizes = declared_sizes(s.scop) if context_sizes(s.scop) is None else None
             why.append(SerialLoop(d, SerialReason.LITTLE_WORK, starts=work[0], instances=work[1],
-                                  sizes=tuple(sizes.items()) if sizes else (), least=least))
+                                  sizes=tuple(sizes.items()) if sizes else (), least=least, bounded=bounded))
     return frozenset(keep), why
 
 
@@ -116,6 +119,44 @@ def team_work(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | No
     except isl.Error:  # isl could not count a set: unknown, as with unknown sizes
         return None
     return max(count, 1), instances
+
+
+def team_work_bound(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | None:
+    """``(starts, bound)`` for an OpenMP loop at dimension ``d`` whose statement instances are too many
+    to count (:func:`team_work` gives None): ``starts`` counted exactly as there (the dimensions around
+    ``d`` are fewer points), and ``bound >= sum_n |D_n|``, each domain's bounding box at the declared
+    sizes (the product over its dimensions of ``max - min + 1``, isl's ``dim_max`` and ``dim_min``, never
+    enumerated). A bound below the work a start needs proves the loop's starts too small (PolyBench's
+    doitgen at LARGE on two threads: 21,000 starts of at most 25,760 instances, 0.27x of the original with
+    them); None where the starts cannot be counted either, or a domain is unbounded."""
+    scop = s.scop
+    sizes = declared_sizes(scop)
+    if sizes is None:
+        return None
+    starts, bound = None, 0
+    try:
+        for n in users:
+            stmt = scop.statement(n)
+            domain = at_sizes(stmt.domain, sizes)
+            around = map_from_affs(stmt, stmt.domain.get_space(), list(s.affs[n][:d]))
+            prefix = at_sizes(around.intersect_domain(stmt.domain).range(), sizes)
+            if not countable(prefix):
+                return None
+            if domain.is_empty():
+                continue
+            box = 1
+            for k in range(domain.dim(isl.dim_type.set)):
+                hi, lo = domain.dim_max(k), domain.dim_min(k)
+                if not (hi.is_cst() and lo.is_cst()):
+                    return None
+                box *= int(hi.get_pieces()[0][1].get_constant_val().to_python()) - int(
+                    lo.get_pieces()[0][1].get_constant_val().to_python()) + 1
+            bound += box
+            starts = prefix if starts is None else starts.union(prefix)
+        count = int(starts.count_val().to_python()) if d and starts is not None else 1
+    except isl.Error:
+        return None
+    return max(count, 1), bound
 
 
 def _innermost_long(s: Schedule, stmt: Statement, d: int) -> bool:

@@ -144,7 +144,8 @@ class SerialLoop:
     statement (``statement: loop``); ``starts`` and ``instances`` the team starts and the statement
     instances they would share, counted at the parameter values ``sizes`` where those come from the
     arrays' declarations (:func:`~polylab.schedule.optimize.machine.declared_sizes`); ``least`` the
-    instances a start needed (:func:`~polylab.schedule.optimize.openmp.team_least`)."""
+    instances a start needed (:func:`~polylab.schedule.optimize.openmp.team_least`); ``bounded``: the
+    instances are an upper bound (:func:`~polylab.schedule.optimize.openmp.team_work_bound`)."""
 
     dim: int
     reason: SerialReason
@@ -153,3 +154,4 @@ class SerialLoop:
     instances: int = 0
     sizes: tuple[tuple[str, int], ...] = ()
     least: int = 0
+    bounded: bool = False
