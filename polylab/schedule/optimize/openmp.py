@@ -100,25 +100,13 @@ def team_work(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | No
     ludcmp at MEDIUM: ``n = 400``, 399 starts of about ``n^2 / 6`` instances each). None where no such
     sizes are known (the sizes are known only when it runs) or where a set is too large to count
     (:func:`~polylab.schedule.optimize.machine.countable`)."""
-    scop = s.scop
-    sizes = declared_sizes(scop)
-    if sizes is None:
-        return None
-    starts, instances = None, 0
     try:
-        for n in users:
-            stmt = scop.statement(n)
-            domain = at_sizes(stmt.domain, sizes)
-            around = map_from_affs(stmt, stmt.domain.get_space(), list(s.affs[n][:d]))
-            prefix = at_sizes(around.intersect_domain(stmt.domain).range(), sizes)
-            if not (countable(domain) and countable(prefix)):
-                return None
-            instances += int(domain.count_val().to_python())
-            starts = prefix if starts is None else starts.union(prefix)
-        count = int(starts.count_val().to_python()) if d else 1
+        sets = _team_sets(s, d, users)
+        if sets is None or not all(countable(domain) and countable(prefix) for domain, prefix in sets):
+            return None
+        return _starts(sets, d), sum(int(domain.count_val().to_python()) for domain, _ in sets)
     except isl.Error:  # isl could not count a set: unknown, as with unknown sizes
         return None
-    return max(count, 1), instances
 
 
 def team_work_bound(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int] | None:
@@ -129,34 +117,56 @@ def team_work_bound(s: Schedule, d: int, users: Sequence[str]) -> tuple[int, int
     enumerated). A bound below the work a start needs proves the loop's starts too small (PolyBench's
     doitgen at LARGE on two threads: 21,000 starts of at most 25,760 instances, 0.27x of the original with
     them); None where the starts cannot be counted either, or a domain is unbounded."""
-    scop = s.scop
-    sizes = declared_sizes(scop)
-    if sizes is None:
-        return None
-    starts, bound = None, 0
     try:
-        for n in users:
-            stmt = scop.statement(n)
-            domain = at_sizes(stmt.domain, sizes)
-            around = map_from_affs(stmt, stmt.domain.get_space(), list(s.affs[n][:d]))
-            prefix = at_sizes(around.intersect_domain(stmt.domain).range(), sizes)
-            if not countable(prefix):
-                return None
-            if domain.is_empty():
-                continue
-            box = 1
-            for k in range(domain.dim(isl.dim_type.set)):
-                hi, lo = domain.dim_max(k), domain.dim_min(k)
-                if not (hi.is_cst() and lo.is_cst()):
-                    return None
-                box *= int(hi.get_pieces()[0][1].get_constant_val().to_python()) - int(
-                    lo.get_pieces()[0][1].get_constant_val().to_python()) + 1
-            bound += box
-            starts = prefix if starts is None else starts.union(prefix)
-        count = int(starts.count_val().to_python()) if d and starts is not None else 1
+        sets = _team_sets(s, d, users)
+        if sets is None or not all(countable(prefix) for _, prefix in sets):
+            return None
+        boxes = [_box_points(domain) for domain, _ in sets if not domain.is_empty()]
+        if any(b is None for b in boxes):
+            return None
+        return _starts(sets, d), sum(boxes)
     except isl.Error:
         return None
-    return max(count, 1), bound
+
+
+def _team_sets(s: Schedule, d: int, users: Sequence[str]) -> list[tuple[isl.Set, isl.Set]] | None:
+    """For each statement of ``users``, its domain and the values of the dimensions around ``d`` (the
+    team's starts), both at the largest sizes the arrays' declarations allow; None where those are not
+    known."""
+    sizes = declared_sizes(s.scop)
+    if sizes is None:
+        return None
+    out = []
+    for n in users:
+        stmt = s.scop.statement(n)
+        around = map_from_affs(stmt, stmt.domain.get_space(), list(s.affs[n][:d]))
+        out.append((at_sizes(stmt.domain, sizes), at_sizes(around.intersect_domain(stmt.domain).range(), sizes)))
+    return out
+
+
+def _starts(sets: Sequence[tuple[isl.Set, isl.Set]], d: int) -> int:
+    """The team's starts: the distinct values of the dimensions around ``d`` over all statements (one for
+    the outermost dimension, at least one)."""
+    if not d or not sets:
+        return 1
+    starts = sets[0][1]
+    for _, prefix in sets[1:]:
+        starts = starts.union(prefix)
+    return max(int(starts.count_val().to_python()), 1)
+
+
+def _box_points(domain: isl.Set) -> int | None:
+    """The points of ``domain``'s bounding box (a set without parameters): the product over its dimensions
+    of ``max - min + 1`` (isl's ``dim_max`` and ``dim_min``, never enumerated); None where a dimension is
+    unbounded."""
+    box = 1
+    for k in range(domain.dim(isl.dim_type.set)):
+        hi, lo = domain.dim_max(k), domain.dim_min(k)
+        if not (hi.is_cst() and lo.is_cst()):
+            return None
+        box *= (int(hi.get_pieces()[0][1].get_constant_val().to_python())
+                - int(lo.get_pieces()[0][1].get_constant_val().to_python()) + 1)
+    return box
 
 
 def _innermost_long(s: Schedule, stmt: Statement, d: int) -> bool:
