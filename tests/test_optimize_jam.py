@@ -9,7 +9,9 @@ values leave a partial strip at the end."""
 from __future__ import annotations
 
 import functools
+import re
 
+import islpy as isl
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -475,12 +477,24 @@ def test_a_split_read_counts_only_between_the_deepest_statements():
     assert optimized(scop_of(BICG), "optimize(2)").provenance.optimize.structure is Structure.KEPT
 
 
-def test_no_reduction_jam_after_a_chain_jam_or_where_nothing_accumulates():
-    # mvt: x1's chain is jammed (8 rows), and the code generator isolates the full strips of one depth
-    # per band, so the transposed product's reduction loop is not jammed as well
-    s = optimized(polylab.parse_file(polylab.example_path("mvt.c")).scop, "optimize(1)")
-    assert [j.kind for j in s.provenance.optimize.jams] == [JamKind.CHAINS], s.notes
-    assert not jams(s, JamKind.REDUCTION, None)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_reduction_jam_after_a_chain_jam_and_none_where_nothing_accumulates(threads):
+    """mvt: x1's chain is jammed (8 rows), and the transposed product's reduction loop too (4 iterations
+    inside its strip of 32 columns); the code generator isolates the full strips of both depths of the
+    one band, so both have their constant-bound loops, and the code computes what the original does."""
+    from polylab.experiment import verify
+
+    scop = polylab.parse_file(polylab.example_path("mvt.c")).scop
+    s = optimized(scop, f"optimize({threads})")
+    assert [j.kind for j in s.provenance.optimize.jams] == [JamKind.CHAINS, JamKind.REDUCTION], s.notes
+    assert all(j.outcome is JamOutcome.DONE for j in s.provenance.optimize.jams)
+    code = generate(scop, s, "c").kernel
+    assert re.search(r"c\d+ <= 8 \* c\d+ \+ 7; c\d+\+\+\)", code), code
+    assert re.search(r"c\d+ <= 4 \* c\d+ \+ 3; c\d+\+\+\)", code), code
+    for n in (1, 7, 8, 13, 37):
+        assert same_live_out(scop, s.scop, {"N": n}, schedule=s.union_map) == [], n
+    v = verify(scop, s, "openmp", params={"N": 45}, threads=threads)
+    assert v.verified, v.reason
     # a loop around a vector loop that writes a different element in each of its iterations
     copy = scop_of("double A[N][M]; double B[N][M];\nfor (i = 0; i < N; i++)\n  for (j = 0; j < M; j++)\n"
                    "    A[i][j] = B[i][j] + 1.0;\n")
@@ -708,3 +722,25 @@ def test_the_reduction_loop_around_a_vector_loop_ranks_first_at_one_thread_only(
     parallel_rows = StatementScore(1, Innermost.VECTOR, 7, False, 3, 2, False, False)  # (k, i, j)
     assert sums.key(1) > parallel_rows.key(1)
     assert parallel_rows.key(2) > sums.key(2)
+
+
+@pytest.mark.parametrize("name", ["polybench/2mm.c", "polybench/3mm.c"])
+def test_every_product_is_jammed_and_isolated_at_its_own_depth(name):
+    """2mm's two and 3mm's three products, one after the other in one band: each reduction loop is
+    jammed at its own depth, and the code generator isolates the full strips of every depth (the band
+    split so that each part holds one), so each product's jammed loop has the constant bounds gcc unrolls;
+    the code computes what the original does."""
+    scop = polylab.parse_file(polylab.example_path(name)).scop
+    s = optimized(scop, "optimize(1)")
+    done = [j for j in s.provenance.optimize.jams if j.kind is JamKind.REDUCTION and j.outcome is JamOutcome.DONE]
+    products = [st for st in scop.statements if st.depth == 3]
+    assert len(done) == len(products) >= 2 and len({j.dim for j in done}) == len(done), s.notes
+    assert len(full_strips(scop, s)) >= len(products)
+    code = generate(scop, s, "c").kernel
+    assert len(re.findall(r"c\d+ <= 4 \* c\d+ \+ 3; c\d+\+\+\)", code)) >= len(products), code
+    from polylab.experiment import verify
+
+    ctx = scop.context
+    params = {ctx.get_dim_name(isl.dim_type.param, k): 9 + 2 * k for k in range(ctx.dim(isl.dim_type.param))}
+    v = verify(scop, s, "c", params=params)
+    assert v.verified, v.reason

@@ -306,11 +306,17 @@ def _full_at(st, pspace: isl.Space, vec, d: int, at: int, q: int, k: int) -> isl
 def _isolate(node: isl.ScheduleNode, full: dict[int, isl.Set]) -> isl.ScheduleNode:
     """Ask isl to *isolate* the full strips of :func:`full_strips` in the band that holds their depth:
     the code of a full strip has the constant bounds ``k c .. k c + k - 1`` (the compiler unrolls it and
-    keeps the strip's accumulators in registers), the partial strips get their own copy. Returns the node
-    at the same tree position."""
+    keeps the strip's accumulators in registers), the partial strips get their own copy. isl takes one
+    isolated set per band node: a band that holds several such depths (2mm's two jammed products, one
+    after the other) is split before the second, and the rest of it, a band node of its own, isolates
+    its own. Splitting a band changes no loop, only where isl may separate. Returns the node at the same
+    tree position."""
     if node.get_type() == isl.schedule_node_type.band:
         b, m = node.get_schedule_depth(), node.band_n_member()
         inside = sorted(d for d in full if b <= d < b + m)
+        if len(inside) > 1:
+            node = node.band_split(inside[1] - b)
+            m = node.band_n_member()
         if inside:
             d = inside[0]
             members = full[d].add_dims(isl.dim_type.set, b + m - d - 1)

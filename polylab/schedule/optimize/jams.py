@@ -148,19 +148,17 @@ def _kept_jam(s: Schedule, d: int, names: frozenset[str], rows: int,
 
 
 def jam_reductions(s: Schedule, floor: dict[str, int], jams: list[Jam]) -> Schedule:
-    """``s`` with :data:`REDUCTION_ROWS` iterations of the first reduction loop (:func:`reduction_loop`) of
-    the deepest statements
-    jammed into the vector loop inside it (:func:`polylab.schedule.jam.jammed`): ``(.., floor(k / R), j, .., k)``,
-    where that is legal (exact) and keeps the parallel loops ``floor`` asks for. Each element of the vector
-    loop then takes ``R`` updates in a register between one load and one store, in the order of ``k`` (the
-    sums are bit for bit those of the original); the code generator isolates the full strips, whose
-    constant-bound ``k`` loop gcc unrolls inside the vector loop. gemm (800^3, one thread): 1.15-1.32x of
-    the ``(i, k, j)`` order with ``R = 4``, slower with 8 (SSE2 runs out of registers)."""
-    # the code generator isolates the full strips of one depth per band: a second jam at another depth
-    # (2mm's two products) would run with min() bounds that gcc neither unrolls nor vectorizes (2mm: 0.3x
-    # of the unjammed order, measured), so only the first group is jammed (and the caller jams none after
-    # a chain's jam); the deepest statements first, where the work is (covariance's product, not the
-    # means before it)
+    """``s`` with :data:`REDUCTION_ROWS` iterations of each group's reduction loop (:func:`reduction_loop`)
+    jammed into the vector loop inside it (:func:`polylab.schedule.jam.jammed`): ``(.., floor(k / R), j, ..,
+    k)``, where that is legal (exact) and keeps the parallel loops ``floor`` asks for, group by group, the
+    deepest statements first. Each element of the vector loop then takes ``R`` updates in a register
+    between one load and one store, in the order of ``k`` (the sums are bit for bit those of the
+    original); the code generator isolates the full strips of every jammed depth
+    (:func:`polylab.codegen.ast.full_strips`), whose constant-bound ``k`` loop gcc unrolls inside the
+    vector loop. gemm (800^3, one thread): 1.15-1.32x of the ``(i, k, j)`` order with ``R = 4``, slower
+    with 8 (SSE2 runs out of registers); 2mm's and 3mm's later products, jammed too since the code
+    generator isolates a band's strips at several depths, at PolyBench's LARGE size: 2.0x and 1.3x with
+    their stream tiles (docs/performance.md); after a chain's jam too (mvt)."""
     done: set[str] = set()
     for st in sorted(s.scop.statements, key=lambda st: -st.depth):
         if st.name in done:
@@ -176,5 +174,5 @@ def jam_reductions(s: Schedule, floor: dict[str, int], jams: list[Jam]) -> Sched
         cand, outcome = _kept_jam(s, d, names, REDUCTION_ROWS, floor)
         jams.append(Jam(JamKind.REDUCTION, outcome, REDUCTION_ROWS, d, tuple(sorted(names))))
         if cand is not None:
-            return cand
+            s = cand
     return s

@@ -86,9 +86,7 @@ def optimize_schedule(s: Schedule, settings: Settings, step: str | None = None) 
         lines += best.lines
         floor = source_par if threads == 1 else parallel_loops(final)
         chains = jam_rows(final, settings.rows, floor, jams)
-        # the code generator isolates the full strips of one depth per band, so a reduction jam at another
-        # depth would run with min() bounds: none after a chain's jam (see jam_reductions)
-        final = chains if chains is not final else jam_reductions(final, floor, jams)
+        final = jam_reductions(chains, floor, jams)
         lines += [jam_line(j) for j in jams]
     final = final.relabelled(steps=s.steps + (step or step_text(threads, settings),))
     lines.append(f"result: {final.text()}")
