@@ -33,6 +33,7 @@ from polylab.schedule.optimize import (TIME_TILE, JamKind, JamOutcome, Machine, 
                                        optimize_schedule, parallel_loops, private_start, settings_of,
                                        stream_tile_sizes, wave_tile_sizes)
 from polylab.schedule.optimize.cachemodel import parallel_stream_tile_sizes
+from polylab.schedule.tuning import REDUCTION_ROWS, STREAM_TILE_COLUMNS, STREAM_TILE_ROWS
 from polylab.schedule.shiftfuse import same_inner_ranges
 from polylab.schedule.transform import distribute, mark_parallel
 from polylab.storage import recipe_steps
@@ -269,13 +270,18 @@ def test_same_inner_ranges_is_exact():
     assert not same_inner_ranges(a, narrower)
 
 
-def test_gemm_at_one_thread_keeps_the_reused_slice_in_l2_when_asked():
+def test_gemm_at_one_thread_keeps_the_reused_slice_in_l1_when_asked():
     """gemm's ``B[k][j]`` is read again for every ``i``: with cache tiling asked for at one thread, the k
     and j loops are tiled outside ``i`` with the cache model's sizes, ``j`` stays the innermost vector
-    loop; not by default, not with threads. A strip of 1024 ``j`` keeps no sums in registers, so
-    :data:`REDUCTION_ROWS` iterations of ``k`` are jammed into it (``i, floor(k / 4), j, k``)."""
+    loop; not by default (its sizes are unknown). The tile is :data:`STREAM_TILE_ROWS` rows of ``k`` by
+    the widest power of two of ``j`` that three quarters of L1 hold. Its ``j`` keeps no sums in registers,
+    so :data:`REDUCTION_ROWS` iterations of ``k`` are jammed into it (``i, floor(k / 4), j, k``)."""
     tj, tk = stream_tile_sizes(8, MACHINE)
-    assert tj == 1024 and tk >= 8 and tk * tj * 8 <= MACHINE.l2_bytes // 2 < 2 * tk * tj * 8
+    budget = MACHINE.l1_bytes * 3 // 4
+    assert tk == STREAM_TILE_ROWS == 4 * REDUCTION_ROWS and tj & (tj - 1) == 0
+    assert tk * tj * 8 <= budget < 2 * tk * tj * 8, (tj, tk)
+    assert stream_tile_sizes(8, Machine(l1_bytes=48 * 1024)) == (256, 16)   # 32 KiB of 48
+    assert stream_tile_sizes(4, Machine(l1_bytes=1 << 20)) == (STREAM_TILE_COLUMNS, 128)  # the widest, more rows
     s = optimized(scop_of("gemm.c"), "optimize(1, 8, 0, 1)")
     c = {x.statement: x for x in report(s).choices}
     assert c["S1"].kind is ShapeKind.STREAM_TILE and c["S1"].vector and c["S1"].shape.modelled
@@ -283,7 +289,7 @@ def test_gemm_at_one_thread_keeps_the_reused_slice_in_l2_when_asked():
     assert s.expressions("S1")[-4:] == ["i", "(floor((k)/4))", "j", "k"]
     assert [(j.kind, j.outcome, j.rows) for j in report(s).jams] == [(JamKind.REDUCTION, JamOutcome.DONE, 4)]
     assert f"floor((j)/{tj})" in s.text() and f"floor((k)/{tk})" in s.text() and check(s).legal
-    for spec in ("optimize(1)", "optimize(2)", "optimize(2, 8, 0, 1)"):     # only asked for, one thread
+    for spec in ("optimize(1)", "optimize(2)"):     # only asked for
         other = optimized(scop_of("gemm.c"), spec)
         assert all(x.kind is not ShapeKind.STREAM_TILE for x in report(other).choices), spec
 
@@ -299,28 +305,31 @@ for (i = 0; i < M; i++)
 
 
 def test_parallel_stream_tiles_leave_enough_column_tiles_for_the_threads():
-    """With threads the stream tiles' column tiles are the parallel loop: the widest power of two (up to
-    1024 columns) leaving at least 4 tiles per thread, at least 32 columns, 128 where the columns are not
-    known; the rows from the cache model for that width."""
-    for columns, threads, tj in ((1200, 2, 128), (100_000, 2, 1024), (1200, 16, 32), (None, 2, 128), (40, 4, 32)):
+    """With threads the stream tiles' column tiles are the parallel loop: the one-thread width, halved
+    until it leaves at least 4 tiles per thread, at least 32 columns, at most 128 where the columns are not
+    known; the rows then fill the tile's L1 budget, at least :data:`STREAM_TILE_ROWS`."""
+    budget = MACHINE.l1_bytes * 3 // 4
+    widest = stream_tile_sizes(8, MACHINE)[0]
+    for columns, threads, tj in ((1200, 2, 128), (100_000, 2, widest), (1200, 16, 32), (None, 2, 128), (40, 4, 32)):
         got, tk = parallel_stream_tile_sizes(columns, 8, MACHINE.with_threads(threads))
         assert got == tj, (columns, threads, got)
         assert columns is None or got == 32 or -(-columns // got) >= 4 * threads
-        assert tk * got * 8 <= MACHINE.l2_bytes // 2 < 2 * tk * got * 8 or tk == 8
+        assert tk * got * 8 <= budget < 2 * tk * got * 8 or tk == STREAM_TILE_ROWS
 
 
-def test_trmm_on_threads_shares_its_stream_tiles_columns_and_gemm_its_row_tiles():
+def test_trmm_on_threads_shares_its_stream_tiles_columns_and_gemm_too_beyond_l2():
     """trmm at PolyBench's LARGE size (``B``, 9.6 MB, read again for every ``i``) on two threads: its row
     loop ``i`` is sequential, so the stream tiles of ``(k, j)`` run outside it with the column tiles as the
-    OpenMP loop, 10 tiles of 128 columns for 1200 (97 ms against 145 ms with the band's tiles, PLUTO 125 ms,
-    measured); gemm's rows are parallel, and it keeps the band's tiles of rows as its OpenMP loop."""
+    OpenMP loop, 10 tiles of 128 columns for 1200. gemm's rows are parallel: with cache tiling asked for
+    (its slice then counts as beyond the L2 cache), its stream tiles share their column tiles among the
+    threads too, their slices in L1 where the band's tiles keep theirs in L2."""
     from polylab.experiment import verify
 
     scop = polylab.parse(TRMM_LARGE).scop      # PolyBench's form: declared sizes, loops to the parameters
     s = optimized(scop, "optimize(2)")
     c = {x.statement: x for x in report(s).choices}
     tj, tk = parallel_stream_tile_sizes(1200, 8, MACHINE.with_threads(2))
-    assert c["S0"].kind is ShapeKind.STREAM_TILE and c["S0"].shape.sizes == (tk, tj) == (256, 128), s.notes
+    assert c["S0"].kind is ShapeKind.STREAM_TILE and c["S0"].shape.sizes == (tk, tj) and tj == 128, s.notes
     first = loop_dims(s, "S0")[0]
     assert s.expressions("S0")[first] == f"(floor((j)/{tj}))" and first in s.marked, s.text()
     assert check(s).legal
@@ -328,7 +337,10 @@ def test_trmm_on_threads_shares_its_stream_tiles_columns_and_gemm_its_row_tiles(
     assert v.verified, v.reason
     gemm = polylab.parse_file(polylab.example_path("polybench/../gemm.c")).scop
     g = optimized(gemm, "optimize(2, 8, 0, 1)")
-    assert all(x.kind is not ShapeKind.STREAM_TILE for x in report(g).choices), g.notes
+    c = {x.statement: x for x in report(g).choices}
+    assert c["S1"].kind is ShapeKind.STREAM_TILE, g.notes
+    first = loop_dims(g, "S1")[0]
+    assert g.expressions("S1")[first].startswith("(floor((j)/") and first in g.marked, g.text()
 
 
 def test_openmp_is_not_started_once_per_row():
@@ -410,9 +422,9 @@ def test_gemm_is_distributed_and_tiled_for_the_cache_when_asked():
     s = optimized(scop_of("gemm.c"), "optimize(2, 8, 256, 1)")
     rep = report(s)
     c = {x.statement: x for x in rep.choices}
-    assert c["S1"].kind is ShapeKind.TILE and c["S1"].vector and c["S1"].shape.names == ("i", "k", "j")
+    assert c["S1"].kind is ShapeKind.STREAM_TILE and c["S1"].vector and c["S1"].shape.names == ("i", "k", "j")
     assert rep.structure is Structure.FULLY_DISTRIBUTED
-    # the tile's 256 columns of j keep no sums in registers: 4 iterations of k jammed into them
+    # the tile's columns of j keep no sums in registers: 4 iterations of k jammed into them
     assert s.expressions("S1")[-4:] == ["i", "(floor((k)/4))", "j", "k"] and exact_parallel_loops(s)["S1"] >= 2
     assert [(j.kind, j.outcome) for j in rep.jams] == [(JamKind.REDUCTION, JamOutcome.DONE)]
 

@@ -5,9 +5,10 @@ sizes (PolyBench's kernels: ``for (i = 0; i < n; i++)`` over ``double A[N]``), i
   no time strips, time tiles or fusion with shifts (PolyBench's jacobi-1d at its large size, 2 x 2000
   doubles: the source order, instead of strips that only cost);
 * a slice read again in every iteration of the outer loop (trmm's and gemm's ``B[k][j]`` across ``i``) that
-  does not fit in half the L2 cache gets tiles that keep it there (the stream tiles at one thread),
-  and the reduction loop inside them is jammed into the vector loop (a wide strip of the vector loop keeps
-  no sums in registers); a slice that fits gets none;
+  does not fit in three quarters of L1 gets stream tiles that keep a tile of it there, and the reduction
+  loop inside them is jammed into the vector loop (a wide strip of the vector loop keeps no sums in
+  registers); a slice that fits gets none. With threads and parallel rows, only a slice beyond half the
+  L2 cache does;
 * every schedule computes what the original does, bit for bit (the reference interpreter).
 """
 
@@ -67,8 +68,11 @@ def test_no_time_strips_where_the_arrays_fit_in_cache():
     assert big.provenance.optimize.timing is TimeTiling.TIME_STRIPS
 
 
-def test_a_slice_beyond_the_l2_cache_gets_stream_tiles_and_its_reduction_jammed():
-    machine = Machine(l2_bytes=64 * 1024)            # B, 64 x 80 doubles (40 KiB), does not fit in half of it
+def test_a_slice_beyond_the_l1_budget_gets_stream_tiles_and_its_reduction_jammed():
+    """trmm's ``B`` (64 x 80 doubles, 40 KiB) is read again for every ``i``: it does not fit in three
+    quarters of a 32 KiB L1, so its reduction gets stream tiles (kept in L1) and the jam; with a 64 KiB
+    L1 it fits, and the loops stay untiled."""
+    machine = Machine(l1_bytes=32 * 1024, l2_bytes=64 * 1024)
     scop = polylab.parse(TRMM.format(M=64, N=80)).scop
     s = optimized(scop, "optimize(1)", machine)
     rep = s.provenance.optimize
@@ -79,7 +83,7 @@ def test_a_slice_beyond_the_l2_cache_gets_stream_tiles_and_its_reduction_jammed(
     for m, n in ((9, 11), (5, 3), (12, 7)):
         assert same_live_out(scop, s.scop, {"m": m, "n": n}, schedule=s.union_map) == []
     # the same program whose slice fits keeps its loops untiled
-    fits = optimized(scop, "optimize(1)", Machine(l2_bytes=1024 * 1024))
+    fits = optimized(scop, "optimize(1)", Machine(l1_bytes=64 * 1024, l2_bytes=1024 * 1024))
     assert all(not x.kind.tiled for x in fits.provenance.optimize.choices)
 
 
@@ -106,3 +110,38 @@ def test_on_two_threads_the_parallel_tile_loop_of_such_a_slice_runs_outermost():
 
     v = verify(scop, s, "openmp", params={"m": 13, "n": 75}, threads=2)
     assert v.verified, v.reason
+
+
+GEMM = """
+void kernel(int ni, int nj, int nk, double C[{I}][{J}], double A[{I}][{K}], double B[{K}][{J}]) {{
+#pragma scop
+  for (int i = 0; i < ni; i++)
+    for (int k = 0; k < nk; k++)
+      for (int j = 0; j < nj; j++)
+        C[i][j] += A[i][k] * B[k][j];
+#pragma endscop
+}}
+"""
+
+
+def test_parallel_rows_get_stream_tiles_on_threads_only_beyond_half_the_l2_cache():
+    """gemm's rows ``i`` are parallel. Its ``B`` (96 x 160 doubles, 120 KiB) does not fit in three
+    quarters of a 32 KiB L1: at one thread it gets stream tiles. At two threads the stream tiles' parallel
+    loop is their column tiles, each thread walking every row: where ``B`` fits in half the L2 cache the
+    untiled parallel rows are kept; beyond it the column tiles are (their tiles in L1, where the band's
+    tiles keep theirs in L2), and the code computes what the original does."""
+    from polylab.experiment import verify
+
+    scop = polylab.parse(GEMM.format(I=64, J=160, K=96)).scop
+    kinds = {}
+    for threads, l2 in ((1, 1024), (2, 1024), (2, 128)):
+        s = optimized(scop, f"optimize({threads})", Machine(l1_bytes=32 * 1024, l2_bytes=l2 * 1024, threads=threads))
+        kinds[threads, l2] = {x.statement: x.kind for x in s.provenance.optimize.choices}["S0"]
+        assert check(s).legal
+        if kinds[threads, l2] is ShapeKind.STREAM_TILE and threads == 2:
+            first = [d for d in range(s.n_dims) if not s.affs["S0"][d].is_cst()][0]
+            assert first in s.marked and "floor((j)/" in s.expressions("S0")[first], s.text()
+            v = verify(scop, s, "openmp", params={"ni": 9, "nj": 70, "nk": 37}, threads=2)
+            assert v.verified, v.reason
+    assert kinds == {(1, 1024): ShapeKind.STREAM_TILE, (2, 1024): kinds[2, 1024], (2, 128): ShapeKind.STREAM_TILE}
+    assert kinds[2, 1024] is not ShapeKind.STREAM_TILE

@@ -73,8 +73,10 @@ MIN_BAND_TILE = 16
 MIN_CACHE_TILE = 8
 #: the tile size of every band row when no cache model is asked (:mod:`polylab.schedule.bandtile`)
 BAND_TILE = 32
-#: the stream tiles' vector-loop size (a row of the PolyBench sizes is one tile: the vector loop stays long)
+#: the stream tiles' widest vector loop, and their fewest rows: four groups of the jammed reduction rows
+#: (:func:`polylab.schedule.optimize.cachemodel.stream_tile_sizes`)
 STREAM_TILE_COLUMNS = 1024
+STREAM_TILE_ROWS = 4 * REDUCTION_ROWS
 #: the smallest and the largest width of the time strips (points per strip, powers of two)
 STRIP_WIDTHS = (256, 8192)
 #: time strips only for programs that may run at least this many steps, and only for builds with vectors

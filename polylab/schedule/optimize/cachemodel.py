@@ -8,7 +8,7 @@ from __future__ import annotations
 from polylab.model import Scop
 from polylab.schedule.optimize.machine import Machine, element_bytes
 from polylab.schedule.tuning import (MIN_BAND_TILE, MIN_CACHE_TILE, MIN_TIME_TILE, PAR_STRIP, STREAM_TILE_COLUMNS,
-                                     STRIP_WIDTHS, TIME_TILE)
+                                     STREAM_TILE_ROWS, STRIP_WIDTHS, TIME_TILE)
 
 
 def wave_tile_sizes(point_bytes: int, rows: int, machine: Machine) -> tuple[int, int]:
@@ -34,45 +34,59 @@ def wave_tile_sizes(point_bytes: int, rows: int, machine: Machine) -> tuple[int,
 def stream_tile_sizes(element: int, machine: Machine) -> tuple[int, int]:
     """``(T_j, T_k)`` of the stream tiling ``(floor(j / T_j), floor(k / T_k), i, k, j)`` of a statement
     whose array ``B[k][j]`` is read again in every iteration of its outer loop ``i`` (gemm's ``C[i][j] +=
-    A[i][k] * B[k][j]``): without tiling each ``i`` streams all of ``B`` from beyond L2; with it, a tile of
-    ``T_k x T_j`` elements of ``B`` is read from memory once and from L2 by every ``i``.
+    A[i][k] * B[k][j]``): without tiling each ``i`` streams all of ``B`` from beyond the core's caches; with
+    it, a tile of ``T_k x T_j`` elements of ``B`` is read from memory once and from L1 by every ``i``.
 
-    ``T_j = 1024`` (:data:`~polylab.schedule.tuning.STREAM_TILE_COLUMNS`): the vector loop ``j`` stays long
-    (a row of the PolyBench sizes is one tile); ``T_k`` the largest power of two with
-    ``T_k * T_j * element <= L2 / 2`` (the tile in half of L2, the rest for the rows of ``C`` and ``A``), at
-    least 8. On this machine (L2 512 KiB, doubles): ``T_k = 32``. Offered with the cache tiling
-    (``optimize(1, 8, 0, 1)``, a ``--tune`` candidate), and by default only where the reused slice does not
-    fit in half the L2 cache (:func:`~polylab.schedule.optimize.shapes.shapes`): in one run at one
-    thread, without the reduction jam inside the tiles, it made 2mm (500^3) 5.4x faster than the original
-    against 3.2x without, but gemm (800^3) 0.59x against 1.14x (its ``B``, 5 MB, streamed fast enough from
-    the L3 of the machine measured then); with the jam, PolyBench's gemm, syrk and trmm at LARGE (``B`` of 9.6
-    to 10.6 MB) ran 1.4x to 4.1x faster than without tiles (docs/performance.md)."""
-    return stream_tile_rows(STREAM_TILE_COLUMNS, element, machine)
+    The tile is read at one element per multiply-add, as fast as the vector loop runs, so it belongs in
+    the L1 cache, not in L2: ``T_k * T_j * element <= 3/4 L1`` (the last quarter for the row of ``C``
+    and the column of ``A`` that each ``i`` brings). ``T_k`` =
+    :data:`~polylab.schedule.tuning.STREAM_TILE_ROWS` (four groups of the jammed reduction rows, each
+    ``C[i][j]`` loaded once per tile and updated by all four), ``T_j`` the largest power of two up to
+    :data:`~polylab.schedule.tuning.STREAM_TILE_COLUMNS` that fits (:func:`stream_tile_rows`): the vector
+    loop as long as the budget allows. On a machine of 48 KiB L1 (doubles): ``256 x 16``, 32 KiB.
+    Measured there, one thread, PolyBench's LARGE size, whole files, medians of 5 interleaved rounds
+    (trmm, covariance, gemm, 2mm, in ms): ``256 x 16`` 19, 39, 63, 72; ``128 x 32`` 25, 48, 62, 71;
+    ``64 x 64`` 26, 49, 60, 80; ``128 x 16`` (16 KiB) 24, 42, 63, 92; ``512 x 8`` 21, 48, 64, 76. In
+    another run the L2 model's ``1024 x 64`` (512 KiB) ran trmm in 46 ms and covariance in 95 against
+    ``64 x 64``'s 29 and 65, and ``64 x 128`` (64 KiB, more than L1) in 46 and 100 (docs/performance.md).
+    Offered where the reused slice does not fit in
+    that budget (:func:`~polylab.schedule.optimize.shapes.shapes`) or cache tiling is asked for
+    (``optimize(1, 8, 0, 1)``, a ``--tune`` candidate)."""
+    tj = STREAM_TILE_COLUMNS
+    while tj > MIN_CACHE_TILE and STREAM_TILE_ROWS * tj * max(1, element) > stream_tile_budget(machine):
+        tj //= 2
+    return stream_tile_rows(tj, element, machine)
+
+
+def stream_tile_budget(machine: Machine) -> int:
+    """The bytes of a stream tile: three quarters of the L1 data cache (:func:`stream_tile_sizes`)."""
+    return machine.l1_bytes - machine.l1_bytes // 4
 
 
 def stream_tile_rows(tj: int, element: int, machine: Machine) -> tuple[int, int]:
     """``(T_j, T_k)`` of a stream tiling with ``T_j`` columns: ``T_k`` the largest power of two with
-    ``T_k * T_j * element <= L2 / 2``, at least :data:`~polylab.schedule.tuning.MIN_CACHE_TILE`."""
-    tk = MIN_CACHE_TILE
-    while 2 * tk * tj * max(1, element) <= machine.l2_bytes // 2:
+    ``T_k * T_j * element <= 3/4 L1``, at least :data:`~polylab.schedule.tuning.STREAM_TILE_ROWS`."""
+    tk = STREAM_TILE_ROWS
+    while 2 * tk * tj * max(1, element) <= stream_tile_budget(machine):
         tk *= 2
     return tj, tk
 
 
 def parallel_stream_tile_sizes(columns: int | None, element: int, machine: Machine) -> tuple[int, int]:
     """``(T_j, T_k)`` of the stream tiling (:func:`stream_tile_sizes`) whose column tiles ``floor(j / T_j)``
-    are the parallel loop shared among ``threads > 1`` threads: ``T_j`` the largest power of two up to
-    :data:`~polylab.schedule.tuning.STREAM_TILE_COLUMNS` that leaves at least ``4 * threads`` tiles of the
-    ``columns`` the loop ``j`` runs (at the arrays' declared sizes), so that the threads' shares differ by
-    at most about a quarter of a share; at least :data:`~polylab.schedule.tuning.PAR_STRIP` columns, so
-    the vector loop stays long; ``4 * PAR_STRIP`` where ``columns`` is unknown (None). ``T_k`` from the
-    cache model with those columns.
+    are the parallel loop shared among ``threads > 1`` threads: ``T_j`` the one-thread width, narrowed
+    (halved) until it leaves at least ``4 * threads`` tiles of the ``columns`` the loop ``j`` runs (at the
+    arrays' declared sizes), so that the threads' shares differ by at most about a quarter of a share; at
+    least :data:`~polylab.schedule.tuning.PAR_STRIP` columns, so the vector loop stays long; ``4 *
+    PAR_STRIP`` at most where ``columns`` is unknown (None). ``T_k`` then fills the tile's L1 budget
+    (:func:`stream_tile_rows`).
 
-    trmm at PolyBench's LARGE size (``j < 1200``) on two threads: ``T_j = 128`` (10 tiles, 5 per thread),
-    ``T_k = 256``; measured 75 ms against PLUTO's 125 ms and 131 ms with the band's tiles of 32 columns
-    outermost (``T_j = 1024`` leaves 2 tiles of 1,024 and 176 columns, one thread doing most of the
-    work)."""
-    tj = STREAM_TILE_COLUMNS if columns is not None else 4 * PAR_STRIP
+    trmm at PolyBench's LARGE size (``j < 1200``) on two threads, 48 KiB L1: ``T_j = 128`` (10 tiles, 5 per
+    thread), ``T_k = 32``; the band's tiles of 32 columns outermost ran 131 ms against PLUTO's 125 ms, and
+    ``T_j = 1024`` leaves 2 tiles of 1,024 and 176 columns, one thread doing most of the work."""
+    tj = stream_tile_sizes(element, machine)[0]
+    if columns is None:
+        tj = min(tj, 4 * PAR_STRIP)
     while tj > PAR_STRIP and columns is not None and -(-columns // tj) < 4 * machine.threads:
         tj //= 2
     return stream_tile_rows(tj, element, machine)

@@ -42,9 +42,10 @@ def shape_text(shape: ShapeFacts, machine: Machine) -> str:
         return f"strip-mine {p} by {sizes[0]}: tiles of {p} outside, {p} innermost"
     if k is ShapeKind.STREAM_TILE:
         tk, tj = sizes
+        l1 = f"{machine.l1_bytes // 1024} KiB"
         return (f"tiles {tk}x{tj} of ({names[-2]}, {names[-1]}) outside {', '.join(names[:-2])}: the array read "
-                f"again in every iteration of the outer loop stays in the L2 cache ({l2}, cache model) while "
-                f"the vector loop {names[-1]} stays long")
+                f"again in every iteration of the outer loop is read from the L1 cache ({l1}, the tile in three "
+                f"quarters of it, cache model), one element per multiply-add of the vector loop {names[-1]}")
     if k is ShapeKind.TILE:
         return (f"tiles {'x'.join(map(str, sizes))} of ({', '.join(names)}): an array reused across the outer "
                 f"loop would leave the cache (L2 {l2})")

@@ -6,11 +6,12 @@
   loop ``l_p`` whose accesses are stride-1: the tile loop runs in parallel, the point loop is innermost and
   vectorizable;
 * :attr:`~ShapeKind.STREAM_TILE` and :attr:`~ShapeKind.TILE`, tiles for the cache, where an array is reused
-  across the outer loop a whole slice away (:func:`tiling_order`): offered when asked, and where that slice
-  does not fit in half the L2 cache (then each outer iteration reads it again from beyond the core's own
-  caches, one element per multiply-add of the vector loop, which the shared L3 does not feed at the
-  loop's speed, and a tile of it kept in L2 serves every outer iteration: trmm's and gemm's ``B[k][j]``
-  across ``i``, covariance's ``data[k][j]``, at PolyBench's large sizes); with more than one thread also
+  across the outer loop a whole slice away (:func:`tiling_order`; trmm's and gemm's ``B[k][j]`` across
+  ``i``, covariance's ``data[k][j]``): each outer iteration reads the slice at one element per
+  multiply-add of the vector loop, which only L1 feeds at the loop's speed. The stream tiles keep a tile
+  of it in L1 for every outer iteration, offered where the slice does not fit in three quarters of L1; the
+  cache tiles of the whole band keep slices in L2, offered where it does not fit in half the L2 cache
+  (both whenever asked); with more than one thread also
   :attr:`~ShapeKind.TILE_OUTER`, the same tiles with one tile loop moved outermost, so that a tile loop
   that is parallel (the exact marking decides) runs outside the sequential ones (trmm's tiles of ``j``:
   one thread team instead of one per tile of ``i``);
@@ -34,8 +35,8 @@ import islpy as isl
 
 from polylab.model import Access, Scop, Statement
 from polylab.schedule.core import floor_div, map_from_affs, skewed
-from polylab.schedule.optimize.cachemodel import (cache_tile_sizes, parallel_stream_tile_sizes, stream_tile_sizes,
-                                                  wave_tile_sizes)
+from polylab.schedule.optimize.cachemodel import (cache_tile_sizes, parallel_stream_tile_sizes, stream_tile_budget,
+                                                  stream_tile_sizes, wave_tile_sizes)
 from polylab.schedule.optimize.kinds import ShapeKind
 from polylab.schedule.optimize.loops import (Aff, declared_span, is_stride_one, iterator_of, reads_own_array,
                                              stride_score, uses)
@@ -48,8 +49,9 @@ from polylab.schedule.tuning import (MAX_PERMUTED_LOOPS, MAX_SKEW, PAR_STRIP, ST
 @dataclass(frozen=True)
 class Shape:
     """One statement's rewriting: what it is (:class:`~polylab.schedule.optimize.records.ShapeFacts`: its
-    kind and the values that explain it) and its new private loops; ``rows``: for a stream tile, the loops
-    its tiles walk every row of for their columns (gemm's and trmm's ``i``), else empty."""
+    kind and the values that explain it) and its new private loops; ``rows``: for a stream tile whose
+    reused slice fits in half the L2 cache, the loops its tiles walk every row of for their columns (gemm's
+    and trmm's ``i``), else empty (:func:`polylab.schedule.optimize.statements._rows_parallel`)."""
 
     facts: ShapeFacts
     loops: tuple[Aff, ...]
@@ -111,23 +113,32 @@ def _cache_tiles(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], se
                  element: int, scop: Scop | None) -> list[Shape]:
     """The stream tiles and the cache tiles of a band whose reuse the cache model asks to keep
     (:func:`tiling_order`), when cache tiling is offered or the slice read again in every outer iteration
-    does not fit in half the L2 cache (:func:`~polylab.schedule.optimize.machine.read_bytes`: exact, or
-    bounded by the array's declared size). The L2, not the last-level cache: a slice that only the shared
-    L3 holds is read from it at every outer iteration, one element per multiply-add, slower than the vector
-    loop runs (PolyBench's covariance at LARGE, one thread, on a machine of 1 MiB L2 and 32 MiB L3: 127 ms
-    with its 13 MiB ``data`` streamed from L3 for each row, 76 ms in tiles of L2, against PLUTO's 66 ms).
+    (:func:`~polylab.schedule.optimize.machine.read_bytes`: exact, or bounded by the array's declared
+    size) does not fit in the cache that the tiles keep it in.
+
+    - The stream tiles keep it in L1 (:func:`~polylab.schedule.optimize.cachemodel.stream_tile_sizes`):
+      the slice is read at one element per multiply-add, as fast as the vector loop runs, which only L1
+      serves. They are offered where the slice does not fit in the stream tile's budget
+      (:func:`~polylab.schedule.optimize.cachemodel.stream_tile_budget`, three quarters of L1). PolyBench
+      at MEDIUM, one thread, on a machine of 48 KiB L1 and 1 MiB L2 (whole files, measured): gemm, whose
+      ``B`` of 422 KB fits in L2, 1.76x faster with them, 2mm 1.56x, covariance 1.54x, trmm 1.63x.
+    - The cache tiles of the whole band keep two-dimensional slices of every array in L2
+      (:func:`~polylab.schedule.optimize.cachemodel.cache_tile_sizes`). They are offered where the slice
+      does not fit in half the L2 cache: below that, syrk and syr2k at MEDIUM ran 0.92x and 0.98x with
+      them.
+
     With threads the stream tiles' column tiles are their parallel loop, as narrow as it takes to give
     every thread several
-    (:func:`~polylab.schedule.optimize.cachemodel.parallel_stream_tile_sizes`); the search keeps them only
-    for a statement whose rows are sequential (:func:`polylab.schedule.optimize.statements._rows_parallel`)."""
+    (:func:`~polylab.schedule.optimize.cachemodel.parallel_stream_tile_sizes`); where the slice fits in
+    half the L2 cache, the search keeps them only for a statement whose rows are sequential
+    (:func:`polylab.schedule.optimize.statements._rows_parallel`, :attr:`Shape.rows`)."""
     plan = tiling_order(stmt, loops)
     if plan is None:
         return []
     order, reused = plan
-    if not settings.tile:
-        size = read_bytes(scop, stmt, reused) if scop is not None else None
-        if size is None or size <= settings.machine.l2_bytes // 2:
-            return []
+    size = read_bytes(scop, stmt, reused) if scop is not None and not settings.tile else None
+    if not settings.tile and (size is None or size <= stream_tile_budget(settings.machine)):
+        return []
     out = []
     tiled = tuple(names[p] for p in order)
     rest, mid, inner = [loops[p] for p in order[:-2]], loops[order[-2]], loops[order[-1]]
@@ -136,8 +147,11 @@ def _cache_tiles(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], se
     else:     # the column tiles are the parallel loop: enough of them for the threads
         tj, tk = parallel_stream_tile_sizes(declared_span(scop, stmt, inner) if scop is not None else None,
                                             element, settings.machine)
+    in_l2 = not settings.tile and size is not None and size <= settings.machine.l2_bytes // 2
     out.append(Shape(ShapeFacts(ShapeKind.STREAM_TILE, tiled, (tk, tj), modelled=True),
-                     (floor_div(inner, tj), floor_div(mid, tk), *rest, mid, inner), tuple(rest)))
+                     (floor_div(inner, tj), floor_div(mid, tk), *rest, mid, inner), tuple(rest) if in_l2 else ()))
+    if in_l2:
+        return out
     tsz = cache_tile_sizes(len(loops), len({acc.array for acc in stmt.accesses}), 8, settings.machine)
     tl = [loops[p] for p in order]
     tiles = [floor_div(x, t) for x, t in zip(tl, tsz)]
