@@ -744,3 +744,38 @@ def test_every_product_is_jammed_and_isolated_at_its_own_depth(name):
     params = {ctx.get_dim_name(isl.dim_type.param, k): 9 + 2 * k for k in range(ctx.dim(isl.dim_type.param))}
     v = verify(scop, s, "c", params=params)
     assert v.verified, v.reason
+
+
+@st.composite
+def products(draw):
+    """Two or three products one after the other, each ``X[i][j] += Y[..] * Z[..]`` with its loops in a
+    random order and random operand subscripts (gemm-, transposed- and covariance-like), the later ones
+    reading what the earlier ones wrote, arrays of declared sizes: the jams and the full strips of several
+    depths in one program."""
+    count = draw(st.integers(2, 3))
+    text = "double A[30][30]; double B[30][30]; double C[30][30]; double D[30][30]; double E[30][30];\n"
+    outs = ["C", "D", "E"]
+    for p in range(count):
+        order = draw(st.permutations(["i", "j", "k"]))
+        left = draw(st.sampled_from(["A", "B"] + outs[:p]))
+        right = draw(st.sampled_from(["A", "B"] + outs[:p]))
+        a = draw(st.sampled_from([f"{left}[i][k]", f"{left}[k][i]"]))
+        b = draw(st.sampled_from([f"{right}[k][j]", f"{right}[j][k]"]))
+        loops = "".join(f"{'  ' * d}for ({v} = 0; {v} < {v.upper()}; {v}++)\n" for d, v in enumerate(order))
+        text += loops + f"{'  ' * 3}{outs[p]}[i][j] += {a} * {b};\n"
+    return text
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(products(), st.integers(5, 21), st.integers(4, 23), st.sampled_from([1, 2]), st.booleans())
+def test_several_jammed_products_compile_and_compute_what_the_original_does(text, n, m, threads, small_l1):
+    """Every product's reduction jammed at its own depth, stream tiles where a slice exceeds a small L1's
+    budget: the generated OpenMP code, compiled and run, prints what the original prints."""
+    from polylab.experiment import verify
+
+    scop = scop_of(text)
+    machine = Machine(threads=threads, l1_bytes=4 * 1024 if small_l1 else 32 * 1024)
+    s = parse_schedule(scop, f"optimize({threads})", steps=recipe_steps(machine))
+    assert check(s).legal
+    v = verify(scop, s, "openmp", params={"I": n, "J": m, "K": (n + m) % 11 + 3}, threads=threads)
+    assert v.verified, (text, s.text(), v.reason)
