@@ -128,20 +128,28 @@ def test_parallel_rows_get_stream_tiles_on_threads_only_beyond_half_the_l2_cache
     """gemm's rows ``i`` are parallel. Its ``B`` (96 x 160 doubles, 120 KiB) does not fit in three
     quarters of a 32 KiB L1: at one thread it gets stream tiles. At two threads the stream tiles' parallel
     loop is their column tiles, each thread walking every row: where ``B`` fits in half the L2 cache the
-    untiled parallel rows are kept; beyond it the column tiles are (their tiles in L1, where the band's
-    tiles keep theirs in L2), and the code computes what the original does."""
+    rows are strip-mined outside the one-thread stream tiles instead (each thread's strips of rows read
+    every tile from L1, the strips the parallel loop); beyond it the column tiles are kept (their tiles in
+    L1, where the band's tiles keep theirs in L2). The code computes what the original does."""
     from polylab.experiment import verify
+    from polylab.schedule.optimize import stream_tile_sizes
 
     scop = polylab.parse(GEMM.format(I=64, J=160, K=96)).scop
     kinds = {}
     for threads, l2 in ((1, 1024), (2, 1024), (2, 128)):
-        s = optimized(scop, f"optimize({threads})", Machine(l1_bytes=32 * 1024, l2_bytes=l2 * 1024, threads=threads))
-        kinds[threads, l2] = {x.statement: x.kind for x in s.provenance.optimize.choices}["S0"]
+        machine = Machine(l1_bytes=32 * 1024, l2_bytes=l2 * 1024, threads=threads)
+        s = optimized(scop, f"optimize({threads})", machine)
+        choice = {x.statement: x for x in s.provenance.optimize.choices}["S0"]
+        kinds[threads, l2] = choice.kind
         assert check(s).legal
-        if kinds[threads, l2] is ShapeKind.STREAM_TILE and threads == 2:
+        if threads == 2:
             first = [d for d in range(s.n_dims) if not s.affs["S0"][d].is_cst()][0]
-            assert first in s.marked and "floor((j)/" in s.expressions("S0")[first], s.text()
+            outer = "floor((i)/32)" if choice.kind is ShapeKind.TILE_OUTER else "floor((j)/"
+            assert first in s.marked and outer in s.expressions("S0")[first], s.text()
+            if choice.kind is ShapeKind.TILE_OUTER:
+                tj, tk = stream_tile_sizes(8, machine)
+                assert choice.shape.sizes == (32, tk, tj) and choice.shape.names == ("i", "i", "k", "j")
             v = verify(scop, s, "openmp", params={"ni": 9, "nj": 70, "nk": 37}, threads=2)
             assert v.verified, v.reason
-    assert kinds == {(1, 1024): ShapeKind.STREAM_TILE, (2, 1024): kinds[2, 1024], (2, 128): ShapeKind.STREAM_TILE}
-    assert kinds[2, 1024] is not ShapeKind.STREAM_TILE
+    assert kinds == {(1, 1024): ShapeKind.STREAM_TILE, (2, 1024): ShapeKind.TILE_OUTER,
+                     (2, 128): ShapeKind.STREAM_TILE}
