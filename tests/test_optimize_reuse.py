@@ -50,6 +50,15 @@ def optimized(scop, spec, machine):
     return parse_schedule(scop, spec, steps=recipe_steps(machine))
 
 
+def test_the_threads_l2_caches_hold_the_data_together():
+    """jacobi-1d's two arrays of 40,000 doubles (625 KiB) do not fit in half of one 1 MiB L2 cache, and
+    fit in half of two cores' L2 caches together: no time tiles on two threads."""
+    scop = polylab.parse(JACOBI_1D.format(N=40000)).scop
+    assert footprint_bytes(scop) == 2 * 40000 * 8
+    assert not fits_in_cache(scop, Machine(l2_bytes=1 << 20))
+    assert fits_in_cache(scop, Machine(l2_bytes=1 << 20, threads=2))
+
+
 def test_declared_sizes_bound_the_footprint_of_a_program_with_parameters():
     small = polylab.parse(JACOBI_1D.format(N=2000)).scop
     assert small.parameters and declared_bytes(small) == footprint_bytes(small) == 2 * 2000 * 8

@@ -210,8 +210,10 @@ def _count_footprint(scop: Scop) -> int | None:
 
 def fits_in_cache(scop: Scop, machine: Machine) -> bool:
     """The region's data (:func:`footprint_bytes`: exact, or bounded by the arrays' declared sizes) fits in
-    half the L2 cache: then
-    the tiles that keep data in cache (time tiles) only add loop overhead (heat-3d at its small size,
-    20^3 points of two arrays, 128 KiB: 0.71x of the original with time tiles)."""
+    half the L2 caches of the machine's threads together (one L2 per core, each thread's share of a
+    parallel sweep in its own): then the tiles that keep data in cache (time tiles) only add loop overhead
+    (heat-3d at its small size, 20^3 points of two arrays, 128 KiB: 0.71x of the original with time tiles;
+    PolyBench's heat-3d at MEDIUM, 1,000 KB, on two threads of 1 MiB L2 each: its time tiles' wavefront
+    ran 5.41 ms against 4.17 ms without them, the original 4.47 ms)."""
     b = footprint_bytes(scop)
-    return b is not None and b <= machine.l2_bytes // 2
+    return b is not None and b <= max(1, machine.threads) * machine.l2_bytes // 2
