@@ -158,6 +158,7 @@ def test_parallel_rows_get_stream_tiles_on_threads_only_beyond_half_the_l2_cache
             if choice.kind is ShapeKind.TILE_OUTER:
                 tj, tk = stream_tile_sizes(8, machine)
                 assert choice.shape.sizes == (32, tk, tj) and choice.shape.names == ("i", "i", "k", "j")
+                assert choice.why.startswith(f"strips of 32 rows of i outermost, stream tiles {tk}x{tj} of (k, j)")
             v = verify(scop, s, "openmp", params={"ni": 9, "nj": 70, "nk": 37}, threads=2)
             assert v.verified, v.reason
     assert kinds == {(1, 1024): ShapeKind.STREAM_TILE, (2, 1024): ShapeKind.TILE_OUTER,

@@ -49,6 +49,12 @@ def shape_text(shape: ShapeFacts, machine: Machine) -> str:
     if k is ShapeKind.TILE:
         return (f"tiles {'x'.join(map(str, sizes))} of ({', '.join(names)}): an array reused across the outer "
                 f"loop would leave the cache (L2 {l2})")
+    if k is ShapeKind.TILE_OUTER and names[0] == names[1]:     # the rows' strips around stream tiles
+        rows, tk, tj = sizes
+        return (f"strips of {rows} rows of {names[0]} outermost, stream tiles {tk}x{tj} of ({names[2]}, "
+                f"{names[3]}) inside them: each strip reads every tile from the L1 cache "
+                f"({machine.l1_bytes // 1024} KiB, cache model) for all its rows, and a parallel strip loop "
+                f"starts one thread team for the band")
     if k is ShapeKind.TILE_OUTER:
         others = [n for n in names[1:] if n != names[0]]
         return (f"tiles of {names[0]} by {sizes[0]} outermost, tiles {'x'.join(map(str, sizes[1:]))} of "
