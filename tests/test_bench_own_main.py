@@ -82,6 +82,8 @@ def test_own_main_measures_the_users_programs(tmp_path, capsys):
     assert "chosen for" in mine["note"]
     assert data["mode"] == "own-main" and data["settings"]["build"].startswith("cc -DMINI_DATASET")
     assert "vs original" in out and "geomean, polylab optimize x2:" in out
+    policy = data["settings"]["omp_wait_policy"]
+    assert f"OpenMP programs run with OMP_WAIT_POLICY={policy}" in out    # the reader knows how teams wait
 
 
 @needs_omp

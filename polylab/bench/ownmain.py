@@ -486,7 +486,9 @@ class OwnMainReport:
                      + (" ".join(flags) if flags is not None else "-ffp-contract=off, and -DPOLYBENCH_DUMP_ARRAYS "
                         "where the file includes polybench.h") + "; times: "
                      + ("CPU time (user + system) of each run, median" if cpu
-                        else "the program's own timer (else wall time), median"))
+                        else "the program's own timer (else wall time), median")
+                     + (f"; OpenMP programs run with OMP_WAIT_POLICY={policy} (--wait-policy)"
+                        if (policy := self.settings.get("omp_wait_policy")) else ""))
         return "\n".join(lines)
 
     def _notes(self) -> list[str]:
