@@ -163,3 +163,44 @@ def test_parallel_rows_get_stream_tiles_on_threads_only_beyond_half_the_l2_cache
             assert v.verified, v.reason
     assert kinds == {(1, 1024): ShapeKind.STREAM_TILE, (2, 1024): ShapeKind.TILE_OUTER,
                      (2, 128): ShapeKind.STREAM_TILE}
+
+
+NUSSINOV = """
+void kernel(int n, char seq[{N}], int table[{N}][{N}]) {{
+  int i, j, k;
+#pragma scop
+  for (i = n - 1; i >= 0; i--) {{
+    for (j = i + 1; j < n; j++) {{
+      if (j - 1 >= 0)
+        table[i][j] = table[i][j] >= table[i][j - 1] ? table[i][j] : table[i][j - 1];
+      if (i + 1 < n)
+        table[i][j] = table[i][j] >= table[i + 1][j] ? table[i][j] : table[i + 1][j];
+      for (k = i + 1; k < j; k++)
+        table[i][j] = table[i][j] >= table[i][k] + table[k + 1][j] ? table[i][j] : table[i][k] + table[k + 1][j];
+    }}
+  }}
+#pragma endscop
+}}
+"""
+
+
+def test_a_two_row_band_is_tiled_for_reuse_beyond_the_l2_cache():
+    """nussinov's rows ``i`` and columns ``j`` form a permutable band of two rows (its ``k`` loop is a chain
+    inside each point, and ``S2[i, j, k] -> S0[i, j + 1]`` keeps ``k`` out of the band). Where its table
+    does not fit in the L2 cache, the band is tiled as a wavefront of tiles, every point row before the
+    statements' own order (they depend on each other both ways within a point row), so that each column
+    ``table[k + 1][j]`` the ``k`` loop reads serves all the rows of a tile from cache; within the L2 the
+    source order is kept. Compiled and run at one and two threads, the code prints what the original does."""
+    from polylab.experiment import verify
+
+    scop = polylab.parse(NUSSINOV.format(N=120)).scop          # 57.7 KB of table
+    kept = optimized(scop, "optimize(1)", Machine(l2_bytes=1 << 20))
+    assert kept.provenance.optimize.structure is not Structure.PLUTO_BAND
+    for threads in (1, 2):
+        machine = Machine(l2_bytes=16 * 1024, threads=threads)
+        s = optimized(scop, f"optimize({threads})", machine)
+        assert s.provenance.optimize.structure is Structure.PLUTO_BAND, s.notes
+        inner = s.expressions("S2")
+        assert "floor((j)/" in inner[1] and inner[2:4] == ["-i", "j"] and check(s).legal, s.text()
+        v = verify(scop, s, "openmp", params={"n": 77}, threads=threads)
+        assert v.verified, v.reason

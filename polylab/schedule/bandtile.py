@@ -4,7 +4,7 @@ Where the source order leaves a statement without any parallel loop (lu's row-by
 ``A[i][j]`` of the lower part waits for ``A[i][k]``, ``k < j``, of its own row), PLUTO's answer is the
 permutable band of the Pluto-style search (:mod:`polylab.schedule.pluto`: lu's ``(i, j, k)``, with the
 division embedded as ``(i, j, j)``), tiled, the tiles of each wave in parallel. The map, for every
-statement with band rows ``(b_1, .., b_m)`` (``m >= 3``) and the rest of its vector ``r``::
+statement with band rows ``(b_1, .., b_m)`` (``m >= 2``) and the rest of its vector ``r``::
 
     theta'_S = (floor(b_1 / T) + floor(b_2 / T), floor(b_2 / T), floor(b_3 / T), .., floor(b_m / T),
                 b_p(1), .., b_p(m-1), pos_S, b_p(m), r)
@@ -38,8 +38,11 @@ from polylab.schedule.transform import mark_parallel
 def tiled_band(s: Schedule, size: int, inner_score) -> tuple[Schedule, tuple[int, ...]] | None:
     """The tiled wavefront of ``s``'s outermost band (module text) with the best point order, parallel
     dimensions marked exactly, and that order (positions in the band); None when the outermost band is
-    not permutable, has fewer than three rows, or no point order is legal. ``inner_score(schedule)``
-    scores a candidate's innermost loops (larger is better).
+    not permutable, has fewer than two rows, or no point order is legal. ``inner_score(schedule)``
+    scores a candidate's innermost loops (larger is better). Where the statements that meet at equal
+    outer dimensions depend on each other both ways there (nussinov's ``table[i][j]``, written by each
+    statement of the point ``(i, j)`` and read by the next point's), every point row comes first and the
+    statements keep their order within each point.
 
     Before the innermost point row a constant dimension orders the statements that meet at equal outer
     dimensions, in an order of the dependences between them there (lu's division ``A[i][k] /= A[k][k]``
@@ -49,7 +52,7 @@ def tiled_band(s: Schedule, size: int, inner_score) -> tuple[Schedule, tuple[int
     if not s.bands:
         return None
     band = s.bands[0]
-    if not band.permutable or band.size < 3 or band.start != 0:
+    if not band.permutable or band.size < 2 or band.start != 0:
         return None
     m = band.size
     pspace = s.scop.context.get_space()
@@ -62,11 +65,13 @@ def tiled_band(s: Schedule, size: int, inner_score) -> tuple[Schedule, tuple[int
             tiles = [floor_div(r, size) for r in rows]
             outer[st.name] = [tiles[0].add(tiles[1]), *tiles[1:], *(rows[p] for p in perm[:-1])]
         pos = _order_at_equal(s, outer)
-        if pos is None:
-            continue
-        cand = s.with_affs({st.name: [*outer[st.name], const_aff(st, pspace, pos[st.name]),
-                                      s.affs[st.name][perm[-1]], *s.affs[st.name][m:]]
-                            for st in s.scop.statements}, None)
+        if pos is not None:
+            cand = s.with_affs({st.name: [*outer[st.name], const_aff(st, pspace, pos[st.name]),
+                                          s.affs[st.name][perm[-1]], *s.affs[st.name][m:]]
+                                for st in s.scop.statements}, None)
+        else:   # statements that depend on each other both ways there: every point row first, then theirs
+            cand = s.with_affs({st.name: [*outer[st.name], s.affs[st.name][perm[-1]], *s.affs[st.name][m:]]
+                                for st in s.scop.statements}, None)
         if not is_legal(cand):
             continue
         cand = mark_parallel(cand)
