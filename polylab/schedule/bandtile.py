@@ -65,13 +65,10 @@ def tiled_band(s: Schedule, size: int, inner_score) -> tuple[Schedule, tuple[int
             tiles = [floor_div(r, size) for r in rows]
             outer[st.name] = [tiles[0].add(tiles[1]), *tiles[1:], *(rows[p] for p in perm[:-1])]
         pos = _order_at_equal(s, outer)
-        if pos is not None:
-            cand = s.with_affs({st.name: [*outer[st.name], const_aff(st, pspace, pos[st.name]),
-                                          s.affs[st.name][perm[-1]], *s.affs[st.name][m:]]
-                                for st in s.scop.statements}, None)
-        else:   # statements that depend on each other both ways there: every point row first, then theirs
-            cand = s.with_affs({st.name: [*outer[st.name], s.affs[st.name][perm[-1]], *s.affs[st.name][m:]]
-                                for st in s.scop.statements}, None)
+        # statements that depend on each other both ways there (pos None): every point row first, then theirs
+        cand = s.with_affs({st.name: [*outer[st.name], *([] if pos is None else [const_aff(st, pspace, pos[st.name])]),
+                                      s.affs[st.name][perm[-1]], *s.affs[st.name][m:]]
+                            for st in s.scop.statements}, None)
         if not is_legal(cand):
             continue
         cand = mark_parallel(cand)

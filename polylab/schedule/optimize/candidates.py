@@ -22,9 +22,8 @@ from polylab.schedule.legality import is_legal
 from polylab.schedule.optimize.explain import rewritten_lines, shape_text, structure_label
 from polylab.schedule.optimize.jams import chain_rows, jam_rows
 from polylab.schedule.optimize.kinds import JamOutcome, ShapeKind, Structure, TimeTiling
-from polylab.schedule.optimize.loops import (exact_parallel_loops, is_stride_one, keeps_vectors, loop_dims, parallel_loops,
-                                             uses,
-                                             vector_floor, vector_innermost)
+from polylab.schedule.optimize.loops import (exact_parallel_loops, is_stride_one, keeps_vectors, loop_dims,
+                                             parallel_loops, uses, vector_floor, vector_innermost)
 from polylab.schedule.optimize.machine import fits_in_cache, footprint_bytes
 from polylab.schedule.optimize.records import Jam, ProgramScore, ShapeFacts, StatementChoice
 from polylab.schedule.optimize.scoring import program_score
@@ -144,9 +143,9 @@ def band_candidate(s: Schedule, ranked: Sequence[Candidate], settings: Settings,
         detail = f"the search on {names} alone (one top-level loop nest): {searched.text()} tiled"
     cand, perm = tiled
     # every deepest statement must get a vector loop inside the tiles (bicg's tiles keep the chain
-    # q[i] += A[i][j] * p[j] innermost: 0.4x of the original, measured), or its chain's rows jammed
-    # or, with data beyond the threads' whole L2 caches, tiles of a band of two rows around a deepest
-    # statement's own chain: what a tile's rows read again stays in cache (nussinov at LARGE, 25 MB: each
+    # q[i] += A[i][j] * p[j] innermost: 0.4x of the original, measured), or its chain's rows jammed; or,
+    # with data beyond the threads' whole L2 caches, the tiles are those of a band of two rows around a
+    # deepest statement's own chain: what a tile's rows read again stays in cache (nussinov at LARGE, 25 MB: each
     # column table[k + 1][j] its k loop reads serves a tile's rows, 1.39 s against 2.12 s in the source
     # order; at MEDIUM, 1 MB, within a 1 MiB L2, 0.96x of it)
     footprint = footprint_bytes(s.scop)

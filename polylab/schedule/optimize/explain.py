@@ -28,7 +28,7 @@ def _along(b: str, a: str, f: int, grouped: bool = False) -> str:
 def shape_text(shape: ShapeFacts, machine: Machine) -> str:
     """What a shape does to a statement's loops, in words."""
     k, names, sizes = shape.kind, shape.names, shape.sizes
-    l2 = f"{machine.l2_bytes // 1024} KiB"
+    l1, l2 = f"{machine.l1_bytes // 1024} KiB", f"{machine.l2_bytes // 1024} KiB"
     if k is ShapeKind.KEEP:
         return "source order"
     if k is ShapeKind.SHARED:
@@ -42,7 +42,6 @@ def shape_text(shape: ShapeFacts, machine: Machine) -> str:
         return f"strip-mine {p} by {sizes[0]}: tiles of {p} outside, {p} innermost"
     if k is ShapeKind.STREAM_TILE:
         tk, tj = sizes
-        l1 = f"{machine.l1_bytes // 1024} KiB"
         return (f"tiles {tk}x{tj} of ({names[-2]}, {names[-1]}) outside {', '.join(names[:-2])}: the array read "
                 f"again in every iteration of the outer loop is read from the L1 cache ({l1}, the tile in three "
                 f"quarters of it, cache model), one element per multiply-add of the vector loop {names[-1]}")
@@ -53,7 +52,7 @@ def shape_text(shape: ShapeFacts, machine: Machine) -> str:
         rows, tk, tj = sizes
         return (f"strips of {rows} rows of {names[0]} outermost, stream tiles {tk}x{tj} of ({names[2]}, "
                 f"{names[3]}) inside them: each strip reads every tile from the L1 cache "
-                f"({machine.l1_bytes // 1024} KiB, cache model) for all its rows, and a parallel strip loop "
+                f"({l1}, cache model) for all its rows, and a parallel strip loop "
                 f"starts one thread team for the band")
     if k is ShapeKind.TILE_OUTER:
         others = [n for n in names[1:] if n != names[0]]

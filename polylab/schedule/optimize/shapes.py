@@ -152,7 +152,7 @@ def _cache_tiles(stmt: Statement, loops: Sequence[Aff], names: Sequence[str], se
     else:     # the column tiles are the parallel loop: enough of them for the threads
         tj, tk = parallel_stream_tile_sizes(declared_span(scop, stmt, inner) if scop is not None else None,
                                             element, settings.machine)
-    in_l2 = not settings.tile and size is not None and size <= settings.machine.l2_bytes // 2
+    in_l2 = size is not None and size <= settings.machine.l2_bytes // 2     # size is None when tiling is asked
     out.append(Shape(ShapeFacts(ShapeKind.STREAM_TILE, tiled, (tk, tj), modelled=True),
                      (floor_div(inner, tj), floor_div(mid, tk), *rest, mid, inner), tuple(rest) if in_l2 else ()))
     if settings.threads > 1 and len(rest) == 1:
