@@ -159,7 +159,8 @@ def test_parallel_rows_get_stream_tiles_on_threads_only_beyond_half_the_l2_cache
                 tj, tk = stream_tile_sizes(8, machine)
                 assert choice.shape.sizes == (32, tk, tj) and choice.shape.names == ("i", "i", "k", "j")
                 assert choice.why.startswith(f"strips of 32 rows of i outermost, stream tiles {tk}x{tj} of (k, j)")
-            v = verify(scop, s, "openmp", params={"ni": 9, "nj": 70, "nk": 37}, threads=2)
+            # every loop runs: a full strip of 32 rows, full tiles of 16 k and of 128 (or 32) columns, and partial ones
+            v = verify(scop, s, "openmp", params={"ni": 45, "nj": 150, "nk": 37}, threads=2)
             assert v.verified, v.reason
     assert kinds == {(1, 1024): ShapeKind.STREAM_TILE, (2, 1024): ShapeKind.TILE_OUTER,
                      (2, 128): ShapeKind.STREAM_TILE}
