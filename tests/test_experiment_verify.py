@@ -9,6 +9,7 @@ import pytest
 
 import polylab
 from polylab import toolchain as tc
+from polylab.codegen.cexpr import SOURCE_HELPERS
 from polylab.errors import CompileError, IllegalTransformationError, ModelError, RunTimeout
 from polylab.experiment import MIN_TIMED_SECONDS, RunReport, Verification, measure, verify
 from polylab.experiment.schedules import schedule_from_spec
@@ -176,3 +177,44 @@ def test_cuda_variants_run_and_match_on_a_gpu(name, text):
     for sched in (None, schedule_from_spec(scop, text)):
         v = verify(scop, sched, "cuda", params=PARAMS[name])
         assert v.verified is True, str(v)
+
+
+#: a loop nest that calls the functions the model reads but C does not define: affine ``min``/``MAX`` and
+#: ``floord``/``ceild`` in bounds and subscripts, and ``max``/``MIN`` of ``double`` values in statements
+_CALLS_SOURCE = """\
+double y[N]; double x[N]; double A[N][N];
+for (i = 0; i < N; i++)
+  for (j = MAX(0, i - 3); j <= min(N - 1, i + 3); j++)
+    y[i] = max(y[i], A[i][j] * x[j] + 0.25);
+for (i = 0; i < N; i++)
+  x[i] = MIN(x[i], y[floord(i, 2)]) + ceild(i, 3) + floor_div(-i, 4) + ceil_div(-i, 5);
+"""
+
+
+@pytest.mark.parametrize("spec", ["original", "optimize(2)"])
+def test_the_source_calls_c_lacks_are_defined_and_keep_their_types(spec):
+    """The original program and every variant define ``min``, ``max``, ``MIN``, ``MAX``, ``floord``,
+    ``ceild``, ``floor_div`` and ``ceil_div`` (the original used to fail to link, and a variant's ``max`` of
+    two ``double`` values went through ``int``); both agree, and on a value computed here."""
+    scop = polylab.parse(_CALLS_SOURCE).scop
+    sched = None if spec == "original" else schedule_from_spec(scop, spec)
+    for target in ("c", "openmp"):
+        v = verify(scop, sched, target, params={"N": 23}, threads=2)
+        assert v.verified is True, str(v)
+    from polylab.codegen import generate
+    from polylab.codegen.harness import original_program
+
+    for text in (original_program(scop), generate(scop, sched, "c").program):
+        assert "#define max(a, b) ((a) > (b) ? (a) : (b))" in text and "int max(" not in text
+    # the helpers' values: floor and ceiling of a / b for b > 0 on both signs, and max of doubles
+    probe = "#include <stdio.h>\n" + SOURCE_HELPERS + _CALLS_PROBE_MAIN
+    assert tc.run(tc.compile(probe, language="c")).stdout.split() == ["-2", "-1", "2", "3", "-1", "0", "2.5"]
+
+
+_CALLS_PROBE_MAIN = """
+int main(void) {
+  printf("%d %d %d %d %d %d %.1f\\n", floord(-7, 4), floor_div(-4, 4), floord(9, 4), ceild(9, 4), ceild(-7, 4),
+         ceil_div(-3, 4), max(2.5, 1.0));
+  return 0;
+}
+"""

@@ -20,22 +20,45 @@ _BINARY = {"add": ("+", 10), "sub": ("-", 10), "mul": ("*", 11), "div": ("/", 11
            "ge": (">=", 8), "gt": (">", 8)}
 _ATOM, _UNARY, _COND = 14, 12, 1
 
-#: C definitions of the helper functions the printed expressions use (integer arguments)
-#: (``min``, ``max``, ``floord``: those a statement's own text may call; ``polylab_i*``: the generated bounds')
-C_HELPERS = """\
-static inline int min(int a, int b) { return a < b ? a : b; }
-static inline int max(int a, int b) { return a > b ? a : b; }
-/* floor(a / b) for b > 0 */
-static inline int floord(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+def _source_helpers(names: tuple[str, ...]) -> str:
+    """Guarded C macros for ``names`` among :data:`SOURCE_CALLS`."""
+    out = ["/* polylab: the functions a loop nest may call in its bounds and statements, which C does not define"
+           " (each argument is read twice: a static control part's expressions have no side effects) */"]
+    for name in names:
+        args, body = SOURCE_CALLS[name]
+        out += [f"#ifndef {name}", f"#define {name}({args}) ({body})", "#endif"]
+    return "\n".join(out) + "\n"
+
+
+#: the functions a loop nest's own text may call (:data:`polylab.frontend.affine.MINMAX_FUNCS`), as C
+#: macros: ``min`` and ``max`` type-generic as a reader of the source expects (of two ``double`` values a
+#: ``double``, of two ``int`` values an ``int``: C's usual arithmetic conversions), ``floord``/``ceild``
+#: (and ``floor_div``/``ceil_div``) the integer floor and ceiling of ``a / b`` for ``b > 0``
+SOURCE_CALLS = {
+    "min": ("a, b", "(a) < (b) ? (a) : (b)"),
+    "max": ("a, b", "(a) > (b) ? (a) : (b)"),
+    "MIN": ("a, b", "(a) < (b) ? (a) : (b)"),
+    "MAX": ("a, b", "(a) > (b) ? (a) : (b)"),
+    "floord": ("a, b", "(a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b))"),
+    "floor_div": ("a, b", "(a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b))"),
+    "ceild": ("a, b", "(a) >= 0 ? ((a) + (b) - 1) / (b) : -(-(a) / (b))"),
+    "ceil_div": ("a, b", "(a) >= 0 ? ((a) + (b) - 1) / (b) : -(-(a) / (b))"),
+}
+
+#: :data:`SOURCE_CALLS` as C text, for the original program and every variant (a program's own macro of
+#: the same name wins: each is guarded)
+SOURCE_HELPERS = _source_helpers(tuple(SOURCE_CALLS))
+
+#: C definitions of the helper functions the printed expressions use: the loop nest's own
+#: (:data:`SOURCE_HELPERS`) and those of the generated bounds (``polylab_i*``, integer arguments)
+C_HELPERS = SOURCE_HELPERS + """\
 static inline int polylab_imin(int a, int b) { return a < b ? a : b; }
 static inline int polylab_imax(int a, int b) { return a > b ? a : b; }
 static inline int polylab_ifloord(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 """
 
-#: the same helpers for CUDA, whose headers already define integer min and max on host and device
-CUDA_HELPERS = """\
-/* floor(a / b) for b > 0 */
-#define floord(a, b) ((a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b)))
+#: the same helpers for CUDA, whose headers already define ``min`` and ``max`` on host and device
+CUDA_HELPERS = _source_helpers(tuple(n for n in SOURCE_CALLS if n not in ("min", "max"))) + """\
 #define polylab_ifloord(a, b) ((a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b)))
 #define polylab_imin(a, b) ((a) < (b) ? (a) : (b))
 #define polylab_imax(a, b) ((a) > (b) ? (a) : (b))

@@ -54,7 +54,7 @@ import islpy as isl
 import numpy as np
 
 from polylab.codegen import ast as A
-from polylab.codegen.cexpr import c_expr
+from polylab.codegen.cexpr import SOURCE_HELPERS, c_expr
 from polylab.codegen.extents import extent_box, extent_values
 from polylab.errors import CodegenError, ModelError
 from polylab.model.budget import budgeted
@@ -603,4 +603,4 @@ def original_program(scop: Scop, *, scop_pragmas: bool = False) -> str:
     header = (f"/* polylab: the original program of {scop.name}, the reference for verification.\n"
               f"   Schedule: the source's own loop order. */")
     return c_program(scop, header, original_kernel(scop, scop_pragmas=scop_pragmas),
-                     helpers=SYSY_RUNTIME, kernel_last=True)
+                     helpers=SYSY_RUNTIME + SOURCE_HELPERS, kernel_last=True)
