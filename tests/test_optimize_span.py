@@ -10,7 +10,7 @@ import pytest
 import polylab
 from polylab.reference.interpret import same_live_out
 from polylab.schedule import parse_schedule
-from polylab.schedule.optimize import MIN_PARALLEL_SPAN, Machine, ShapeKind, value_span
+from polylab.schedule.optimize import MIN_PARALLEL_SPAN, Machine, ShapeKind, iterator_of, value_span
 from polylab.storage import recipe_steps
 
 # a time loop of 10 steps around a strided recurrence: the only parallel loop a tile-level wavefront
@@ -79,3 +79,36 @@ def test_loops_of_a_few_constant_iterations_count_as_unrolled():
         rec = next(c for c in s.provenance.optimize.choices if c.statement == "S1")
         assert rec.kind is ShapeKind.KEEP and rec.vector, rec.why  # j stays around the unrolled a, b: a vector loop
         assert same_live_out(scop, s.scop, {"n": 7}, schedule=s.union_map) == []
+
+
+# a contraction over a short outer loop: p (20 values) and q (3) are below MIN_PARALLEL_SPAN; r, the only
+# long parallel loop, is the stride-1 one
+CONTRACTION = """
+void k(double O[20][3][40], double I[20][3][5], double W[5][40]) {
+#pragma scop
+  for (int p = 0; p < 20; p++)
+    for (int q = 0; q < 3; q++)
+      for (int s = 0; s < 5; s++)
+        for (int r = 0; r < 40; r++)
+          O[p][q][r] += I[p][q][s] * W[s][r];
+#pragma endscop
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [2, 16, 32])
+def test_a_short_outermost_loop_shares_its_nest_among_the_threads(threads):
+    """With threads, a statement's outermost parallel loop counts as parallel whenever each thread gets an
+    iteration (one team for the whole nest): p stays outermost and r innermost, a vector loop, where r had
+    been moved outermost (leaving a reduction loop innermost). With more threads than iterations of p, the
+    long r is the parallel loop again."""
+    scop = polylab.parse(CONTRACTION).scop
+    s = parse_schedule(scop, f"optimize({threads})", steps=recipe_steps(Machine()))
+    rec = next(c for c in s.provenance.optimize.choices if c.statement == "S0")
+    stmt = s.scop.statement("S0")
+    loops = [stmt.iterators[iterator_of(a, stmt)] for a in s.affs["S0"] if not a.is_cst()]
+    if threads <= 20:
+        assert rec.vector and loops[0] == "p" and loops[-1] == "r", (rec.why, loops)
+    else:
+        assert loops[0] == "r", (rec.why, loops)
+    assert same_live_out(scop, s.scop, {}, schedule=s.union_map) == []

@@ -23,14 +23,18 @@ from polylab.schedule.tuning import MIN_PARALLEL_SPAN, UNROLLED_SPAN
 
 
 def statement_score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement, tiled: bool = False,
-                    schedule: Schedule | None = None) -> StatementScore:
+                    schedule: Schedule | None = None, threads: int = 1) -> StatementScore:
     """The score of statement ``stmt`` with time vector ``vec`` and parallel dimensions ``marked``
     (``tiled``: its shape tiles it for the cache). A dimension of constant span 1 (:func:`value_span`) is
     not a loop, and a parallel loop counts as parallel only when its span grows with the parameters or is
     at least :data:`~polylab.schedule.tuning.MIN_PARALLEL_SPAN`: a loop of a few iterations gives no
     parallelism worth a thread team (inside a sequential loop, OpenMP would start it once per iteration of
     that loop for a handful of iterations' work: 250 times slower than the original on ``for (t = 0; t <
-    10; t++) for (i ..; i += 2) c[i] += 0.25 * c[i - 2]`` under a tile-level wavefront). The innermost
+    10; t++) for (i ..; i += 2) c[i] += 0.25 * c[i - 2]`` under a tile-level wavefront). With ``threads``
+    > 1 the statement's outermost loop counts whenever it has at least one iteration per thread: a team
+    started once shares its whole nest (a contraction ``O[p][q][r] += I[p][q][s] * W[s][r]`` over 20
+    values of ``p`` keeps ``p`` outermost and its stride-1 ``r`` innermost, where ``r`` outermost, the only
+    long parallel loop, left a strided innermost loop: 0.61x of one thread on two). The innermost
     loop counts as a vector loop (or as independent chains) when it is parallel, whatever its span: vectors
     need no thread team. ``schedule``: the schedule whose time vector ``vec`` is, with its dependences,
     to tell whether an innermost loop that is not parallel carries a chain
@@ -41,7 +45,8 @@ def statement_score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement,
         return (span[d] or bound) >= bound
 
     dims = [d for d in span if span[d] != 1]
-    scalable = {d for d in dims if d in marked and at_least(d, MIN_PARALLEL_SPAN)}
+    scalable = {d for d in dims if d in marked and (at_least(d, MIN_PARALLEL_SPAN) or (
+        threads > 1 and d == dims[0] and at_least(d, threads)))}
     par = [k for k, d in enumerate(dims) if d in scalable]
     if not dims:
         return StatementScore(0, Innermost.NONE, 0, tiled, 0, 0)

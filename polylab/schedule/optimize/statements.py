@@ -103,7 +103,7 @@ def _pick(layout: Layout, rows: dict[str, list[Aff]], n: str, settings: Settings
                                  and _rows_parallel(vec, cand.marked, shape.rows)):
             continue
         # the chains decide whether the strips are tried (:func:`skips`)
-        score = statement_score(vec, cand.marked, stmt, shape.kind.tiled, cand)
+        score = statement_score(vec, cand.marked, stmt, shape.kind.tiled, cand, threads)
         if best is None or score.key(threads) > best[0].key(threads):
             best = (score, shape, cand)
     if best is None:
