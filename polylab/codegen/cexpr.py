@@ -22,8 +22,8 @@ _ATOM, _UNARY, _COND = 14, 12, 1
 
 def _source_helpers(names: tuple[str, ...]) -> str:
     """Guarded C macros for ``names`` among :data:`SOURCE_CALLS`."""
-    out = ["/* polylab: the functions a loop nest may call in its bounds and statements, which C does not define"
-           " (each argument is read twice: a static control part's expressions have no side effects) */"]
+    out = [("/* polylab: the functions a loop nest may call in its bounds and statements, which C does not define"
+            " (each argument is read twice: a static control part's expressions have no side effects) */")]
     for name in names:
         args, body = SOURCE_CALLS[name]
         out += [f"#ifndef {name}", f"#define {name}({args}) ({body})", "#endif"]
