@@ -189,6 +189,57 @@ def test_a_top_level_nest_gets_its_own_band_where_the_program_has_none(threads):
     assert v.verified, v.reason
 
 
+#: LU in its column form (left-looking): every loop order the source's band allows keeps a loop that is
+#: parallel, so the band was never tried, but the parallel i walks the columns of A (no vector loop)
+LU_COLUMNS = """void lu(int n, double A[n][n]) {
+#pragma scop
+  for (int j = 0; j < n; j++) {
+    for (int k = 0; k < j; k++)
+      for (int i = k + 1; i < n; i++)
+        A[i][j] -= A[i][k] * A[k][j];
+    for (int i = j + 1; i < n; i++)
+      A[i][j] /= A[j][j];
+  }
+#pragma endscop
+}"""
+
+#: a triangular solve with many right-hand sides: its best order has a parallel loop and, at one thread,
+#: a vector loop; at two, the rows of its parallel j loop jammed around the chain along k
+TRSM = """void trsm(int n, int m, double X[n][m], double L[n][n]) {
+#pragma scop
+  for (int i = 0; i < n; i++) {
+    for (int k = 0; k < i; k++)
+      for (int j = 0; j < m; j++)
+        X[i][j] -= L[i][k] * X[k][j];
+    for (int j = 0; j < m; j++)
+      X[i][j] = X[i][j] / L[i][i];
+  }
+#pragma endscop
+}"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_band_is_tried_where_the_best_order_has_parallel_loops_but_no_vector_loop(threads):
+    """The column LU's only parallel loop walks down a column in every order of its source band: the
+    Pluto-style band (lu's, once its rows are renamed) is tiled, with the row loop j innermost, a vector
+    loop (N = 400, gcc -O3: 3.4x the original at one thread and 4.2x at two, where the source order ran
+    1.0x). trsm's best order has a vector loop at one thread and its chains' rows jammed at two: no band
+    there (its wavefront of few large tiles ran 0.5x of them on two threads)."""
+    from polylab.experiment import verify
+
+    scop = polylab.parse(LU_COLUMNS).scop
+    s = optimized(scop, f"optimize({threads}, 8, 4)")
+    assert report(s).structure is Structure.PLUTO_BAND and check(s).legal
+    assert next(c for c in report(s).choices if c.statement == "S0").vector
+    assert loop_dims(s, "S0")[-1] in s.parallel_dims
+    for n in (1, 6, 11):
+        assert same_live_out(scop, s.scop, {"n": n}, schedule=s.union_map) == [], n
+    v = verify(scop, s, "openmp", params={"n": 13}, threads=threads)
+    assert v.verified, v.reason
+    trsm = optimized(polylab.parse(TRSM).scop, f"optimize({threads})")
+    assert report(trsm).structure is not Structure.PLUTO_BAND
+
+
 def test_the_tiled_band_with_small_tiles_computes_what_the_original_does():
     from polylab.schedule.bandtile import tiled_band
     from polylab.schedule.pluto import pluto_schedule
