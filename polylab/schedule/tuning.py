@@ -38,6 +38,11 @@ OTHER_SHIFTS = (0, 1)
 #: (a team of threads for a few iterations' work: 250 times slower than the original on a 10-step time loop
 #: around a strided recurrence under a tile-level wavefront)
 MIN_PARALLEL_SPAN = 32
+#: with threads, a statement's outermost loop (one team for its whole nest) counts as parallel from this many
+#: iterations per thread (up to MIN_PARALLEL_SPAN): a contraction over 20 values of ``p`` keeps its stride-1
+#: innermost loop on two threads; the two strips of 32 rows of a 40-row matrix would leave one thread 80 %
+#: of the work
+OUTER_ITERATIONS_PER_THREAD = 4
 #: a loop with fewer iterations than this for every parameter value is unrolled by the compiler (gcc -O3
 #: peels it completely), so the loop around it is the innermost one of the machine code
 UNROLLED_SPAN = 8

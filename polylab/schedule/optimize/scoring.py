@@ -19,7 +19,7 @@ from polylab.schedule.optimize.kinds import Innermost, ShapeKind
 from polylab.schedule.optimize.loops import (Aff, accumulates_along, carries_chain, is_stride_one, iterator_of,
                                              loop_dims, parallel_loops, stride_score, value_span)
 from polylab.schedule.optimize.records import ProgramScore, StatementChoice, StatementScore
-from polylab.schedule.tuning import MIN_PARALLEL_SPAN, UNROLLED_SPAN
+from polylab.schedule.tuning import MIN_PARALLEL_SPAN, OUTER_ITERATIONS_PER_THREAD, UNROLLED_SPAN
 
 
 def statement_score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement, tiled: bool = False,
@@ -31,10 +31,12 @@ def statement_score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement,
     parallelism worth a thread team (inside a sequential loop, OpenMP would start it once per iteration of
     that loop for a handful of iterations' work: 250 times slower than the original on ``for (t = 0; t <
     10; t++) for (i ..; i += 2) c[i] += 0.25 * c[i - 2]`` under a tile-level wavefront). With ``threads``
-    > 1 the statement's outermost loop counts whenever it has at least one iteration per thread: a team
-    started once shares its whole nest (a contraction ``O[p][q][r] += I[p][q][s] * W[s][r]`` over 20
-    values of ``p`` keeps ``p`` outermost and its stride-1 ``r`` innermost, where ``r`` outermost, the only
-    long parallel loop, left a strided innermost loop: 0.61x of one thread on two). The innermost
+    > 1 the statement's outermost loop counts from
+    :data:`~polylab.schedule.tuning.OUTER_ITERATIONS_PER_THREAD` iterations per thread: a team started once
+    shares its whole nest, and each thread gets a few of its iterations (a contraction ``O[p][q][r] +=
+    I[p][q][s] * W[s][r]`` over 20 values of ``p`` keeps ``p`` outermost and its stride-1 ``r`` innermost
+    on two threads, where ``r`` outermost, the only long parallel loop, left a strided innermost loop: 0.59x
+    of one thread). The innermost
     loop counts as a vector loop (or as independent chains) when it is parallel, whatever its span: vectors
     need no thread team. ``schedule``: the schedule whose time vector ``vec`` is, with its dependences,
     to tell whether an innermost loop that is not parallel carries a chain
@@ -45,8 +47,8 @@ def statement_score(vec: Sequence[Aff], marked: frozenset[int], stmt: Statement,
         return (span[d] or bound) >= bound
 
     dims = [d for d in span if span[d] != 1]
-    scalable = {d for d in dims if d in marked and (at_least(d, MIN_PARALLEL_SPAN) or (
-        threads > 1 and d == dims[0] and at_least(d, threads)))}
+    outer = min(MIN_PARALLEL_SPAN, OUTER_ITERATIONS_PER_THREAD * threads) if threads > 1 else MIN_PARALLEL_SPAN
+    scalable = {d for d in dims if d in marked and at_least(d, outer if d == dims[0] else MIN_PARALLEL_SPAN)}
     par = [k for k, d in enumerate(dims) if d in scalable]
     if not dims:
         return StatementScore(0, Innermost.NONE, 0, tiled, 0, 0)
