@@ -16,13 +16,17 @@ Contraction (:mod:`polylab.storage.contract`) then shrinks the buffer under the 
 :func:`expand_scalars` does that for each *web* of a scalar (:func:`polylab.storage.homes.home_scalars`'s
 webs: the statements its values flow between) that home_scalars left, where
 
-* the web does not hold the value the scalar keeps after the region (``Scop.dead_after``: the function
-  does not read it), and no read of the web sees a value from before the region;
+* no read of the web sees a value from before the region; where the web holds the value the scalar keeps
+  after the region (a scalar the function reads after it, or a fragment's scalar, which is not
+  ``Scop.dead_after``), a copy statement ``scalar = buffer[..]`` runs right after each instance that
+  writes that value (on those instances only: one, or one per piece of the parameters' values, where
+  different statements write the last value), so the scalar ends with what it ended with;
 * its statements share loops (the longest common prefix of their iterators' names): the buffer has one
   dimension per shared loop, its extent the loop's largest value + 1 (the loops start at 0 or above);
 * **the rewritten program has the original's dataflow** (:func:`polylab.analysis.dataflow`, exact): every
-  read has the same source instances and live-in part, every live element the same last write. Each
-  instance then computes the same value from the same values.
+  read has the same source instances and live-in part, every live element the same last write (a copy's
+  write of the scalar counting as its writer's, and each copy reading exactly what its writer's instance
+  wrote). Each instance then computes the same value from the same values.
 
 The buffer is an ``Array`` marked ``temporary``: local to the region, never live after it.
 """
@@ -35,10 +39,12 @@ import islpy as isl
 
 from polylab.analysis import Dataflow, dataflow
 from polylab.model.budget import budgeted
-from polylab.model.expr import ArrayRef, Name
-from polylab.model.scop import Array, Scop
-from polylab.storage.homes import HomesReport, Web, each_web, rewrite_web, same_dataflow
-from polylab.storage.islutil import extent_text
+from polylab.model.expr import ArrayRef, Assignment, Name, assignment_to_c, to_c
+from polylab.model.islutil import maps_of
+from polylab.model.scop import Access, Array, Scop, Statement
+from polylab.schedule.core import original
+from polylab.storage.homes import HomesReport, Web, home_relation, each_web, rewrite_web, same_dataflow
+from polylab.storage.islutil import extend_schedule, extent_text, padded_map, schedule_tree
 
 
 @budgeted("the scalar expansion (expand_scalars)")
@@ -72,8 +78,8 @@ def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str]) -> tuple
     if any(s.body is None for s in stmts):
         return refuse("a statement of it is not an assignment")
     last = flow.last_write_instances(scalar)
-    if any(not last.intersect(isl.UnionSet.from_set(s.domain)).is_empty() for s in stmts):
-        return refuse("it holds the value the scalar keeps after the region")
+    finals = [(s, _instances(last, s)) for s in stmts]
+    finals = [(s, d) for s, d in finals if not d.is_empty()]
     if any(r.array == scalar and r.statement in group and r.is_live_in for r in flow.reads):
         return refuse("a read sees its value from before the region")
     loops = _shared_loops([s.iterators for s in stmts])
@@ -103,10 +109,90 @@ def _try_web(scop: Scop, flow: Dataflow, scalar: str, group: list[str]) -> tuple
             return refuse(f"the extent of its {loops[d]} loop is not one affine expression")
         extents.append(text)
     ctype = scop.array(scalar).ctype
-    new = replace(scop, statements=new_stmts,
+    copies = _copy_backs(scop, scalar, target, finals)
+    new = replace(scop, statements=new_stmts + tuple(c for c, _ in copies),
                   arrays=scop.arrays + (Array(buf, ctype, tuple(extents), declared=False, temporary=True),),
                   notes=scop.notes + (f"expand_scalars: {scalar} of {', '.join(group)} kept in {element}",))
-    why = same_dataflow(flow, dataflow(new))
+    if copies:
+        new = replace(new, schedule=_schedule_with_copies(scop, new, copies))
+    after = dataflow(new)
+    why = _copies_read_their_writers(after, copies) or same_dataflow(flow, _as_before(after, copies))
     if why is not None:
         return refuse(why)
-    return Web(scalar, tuple(group), None, element, True), new
+    return Web(scalar, tuple(group), None, element, True, copies=tuple((c.name, w) for c, w in copies)), new
+
+
+def _instances(instances: isl.UnionSet, s: Statement) -> isl.Set:
+    """The instances of statement ``s`` among ``instances``."""
+    return instances.intersect(isl.UnionSet.from_set(s.domain)).extract_set(s.domain.get_space())
+
+
+def _copy_backs(scop: Scop, scalar: str, target: ArrayRef, finals) -> list[tuple[Statement, str]]:
+    """For each web statement ``s`` with instances ``d`` that write the value the scalar keeps after the
+    region (``finals``): a statement ``scalar = target`` on ``d`` (``s``'s iterators, a fresh name), and
+    ``s``'s name."""
+    taken = {st.name for st in scop.statements}
+    number = max([int(n[1:]) for n in taken if n[1:].isdigit()] + [-1]) + 1
+    out = []
+    for s, dom in finals:
+        while f"S{number}" in taken:
+            number += 1
+        name = f"S{number}"
+        taken.add(name)
+        cdom = dom.coalesce().set_tuple_name(name)
+        write = next(a for a in s.writes if a.array == scalar)
+        wrel = write.relation.intersect_domain(dom).set_tuple_name(isl.dim_type.in_, name)
+        rrel = home_relation(scop, s, target).intersect_domain(dom).set_tuple_name(isl.dim_type.in_, name)
+        tgt, src = ArrayRef(scalar, (), 0), ArrayRef(target.array, target.indices, 1)
+        body = Assignment(tgt, "=", src)
+        accs = (Access(0, "write", scalar, wrel, s.location, to_c(tgt)),
+                Access(1, "read", target.array, rrel, s.location, to_c(src)))
+        out.append((Statement(name, assignment_to_c(body), s.location, s.iterators, cdom, accs, body), s.name))
+    return out
+
+
+def _schedule_with_copies(scop: Scop, new: Scop, copies) -> isl.Schedule:
+    """``scop``'s order with each copy right after its writer's instance: every time vector one dimension
+    longer, 0 there for the statements and 1 for the copies."""
+    T = padded_map(original(scop))
+    T_new = extend_schedule(T, 0)
+    for c, writer in copies:
+        Tw = next(m for m in maps_of(T) if m.get_tuple_name(isl.dim_type.in_) == writer)
+        Tc = Tw.intersect_domain(c.domain.set_tuple_name(writer)).set_tuple_name(isl.dim_type.in_, c.name)
+        T_new = T_new.union(extend_schedule(isl.UnionMap.from_map(Tc), 1))
+    domain = isl.UnionSet.empty(scop.context.get_space())
+    for st in new.statements:
+        domain = domain.union(isl.UnionSet.from_set(st.domain))
+    return schedule_tree(T_new.coalesce(), domain)
+
+
+def _copies_read_their_writers(after: Dataflow, copies) -> str | None:
+    """None when each copy reads exactly the element its writer's instance wrote (that same instance)."""
+    for c, writer in copies:
+        r = after.read(c.name, 1)
+        same = isl.Map.identity(isl.Space.map_from_set(c.domain.get_space())).intersect_domain(c.domain)
+        src = [x for x in r.sources]
+        if (not r.live_in.is_empty() or len(src) != 1 or src[0].statement != writer
+                or not src[0].relation.set_tuple_name(isl.dim_type.in_, c.name).is_equal(same)):
+            return f"the copy {c.name} would not read the value {writer} wrote there"
+    return None
+
+
+def _as_before(after: Dataflow, copies) -> Dataflow:
+    """``after`` without the copies' reads, each copy's last write of the scalar given to its writer (as
+    the write of the scalar it was before): what :func:`~polylab.storage.homes.same_dataflow` compares."""
+    if not copies:
+        return after
+    names = {c.name: (c, w) for c, w in copies}
+    reads = tuple(r for r in after.reads if r.statement not in names)
+    last: dict[tuple[str, int], isl.Map] = {}
+    for st, a, m in after.last_writes:
+        if st in names:
+            c, w = names[st]
+            a = next(x.index for x in after.scop.statement(w).accesses
+                     if x.kind == "write" and x.array == c.accesses[1].array)
+            st, m = w, m.set_tuple_name(isl.dim_type.in_, w)
+        if m.is_empty() and (st, a) in last:
+            continue
+        last[(st, a)] = m if (st, a) not in last or last[(st, a)].is_empty() else last[(st, a)].union(m)
+    return replace(after, reads=reads, last_writes=tuple((st, a, m) for (st, a), m in last.items()))

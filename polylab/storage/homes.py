@@ -54,12 +54,17 @@ class Web:
     home: str | None
     homed: bool
     reason: str = ""
+    #: ``(copy, writer)``: the statements that copy the web's last value back to the scalar, each right
+    #: after the instance of ``writer`` that wrote it (an expanded web that holds the value the scalar
+    #: keeps after the region)
+    copies: tuple[tuple[str, str], ...] = ()
 
     def text_line(self) -> str:
         names = ", ".join(self.statements)
         if self.homed:
             where = f"the element {self.sink} stores it to" if self.sink else "one element per iteration of its loops"
-            return f"{self.scalar} in {names}: kept in {self.home} ({where})"
+            back = "".join(f"; {c} copies its last value back to {self.scalar} after {w}" for c, w in self.copies)
+            return f"{self.scalar} in {names}: kept in {self.home} ({where}{back})"
         return f"{self.scalar} in {names}: left as it is ({self.reason})"
 
 
@@ -108,7 +113,7 @@ def _webs(scop: Scop, flow: Dataflow, scalar: str) -> list[list[str]]:
     return list(groups.values())
 
 
-def _home_relation(scop: Scop, st: Statement, target: ArrayRef) -> isl.Map | None:
+def home_relation(scop: Scop, st: Statement, target: ArrayRef) -> isl.Map | None:
     """``{ S[x] -> X[e(x)] }``: the sink's written element ``target`` with ``st``'s iterators of the same names, on
     ``st``'s domain; None when a subscript names something that is not one of ``st``'s iterators or a
     parameter, or isl cannot read it."""
@@ -156,7 +161,7 @@ def rewrite_web(scop: Scop, scalar: str, group: Sequence[str], target: ArrayRef,
         if s.name not in group:
             out.append(s)
             continue
-        rel = _home_relation(scop, s, target)
+        rel = home_relation(scop, s, target)
         if rel is None:
             return (), s.name
         out.append(_rewritten(s, scalar, target, text, rel))

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import islpy as isl
+
 from polylab.errors import PolylabError
 from polylab.model.budget import budgeted
 from polylab.schedule import Schedule
@@ -48,11 +50,28 @@ from polylab.storage.islutil import writes_map
 from polylab.storage.split import split_index_sets
 
 
-def _same_times(schedule: Schedule, scop, step: str) -> Schedule:
+def _same_times(schedule: Schedule, scop, step: str, after: dict[str, str] | None = None) -> Schedule:
     """The time vectors of ``schedule`` for the statements of ``scop`` (a SCoP a storage step rewrote
-    without changing the order of its statements' instances)."""
-    maps = {s.name: schedule.maps[s.name] for s in scop.statements}
+    without changing the order of its statements' instances). ``after``: statements the step added, each
+    to run right after the instance of another (``{copy: writer}``, on the copy's instances): every vector
+    then gets one more dimension, 0 for the statements and 1 for the copies."""
+    maps = {s.name: schedule.maps[s.name] for s in scop.statements if s.name not in (after or {})}
+    if after:
+        width = max(m.dim(isl.dim_type.out) for m in maps.values())
+        for copy, writer in after.items():
+            dom = scop.statement(copy).domain.set_tuple_name(writer)
+            maps[copy] = maps[writer].intersect_domain(dom).set_tuple_name(isl.dim_type.in_, copy)
+        maps = {n: _padded(m, width, 1 if n in after else 0) for n, m in maps.items()}
     return Schedule.from_maps(scop, maps, steps=schedule.steps + (step,))
+
+
+def _padded(m: isl.Map, width: int, last: int) -> isl.Map:
+    """``{ S[x] -> [t, 0, .., 0, last] }``: ``m``'s time vector padded with zeros to ``width``, then ``last``."""
+    k = m.dim(isl.dim_type.out)
+    m = m.add_dims(isl.dim_type.out, width + 1 - k)
+    for d in range(k, width + 1):
+        m = m.fix_val(isl.dim_type.out, d, isl.Val.int_from_si(m.get_ctx(), last if d == width else 0))
+    return m
 
 
 def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
@@ -68,7 +87,8 @@ def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
             lines += [f"{name}: " + w.text_line() for w in rep.homed]
             if rep.removed:
                 lines.append(f"{name}: removed {', '.join(rep.removed)} (they store what is there already)")
-            schedule = _same_times(schedule, new, name)
+            after = {c: w for web in rep.homed for c, w in web.copies}
+            schedule = _same_times(schedule, new, name, after)
     scop = schedule.scop
     folded, frep = fold_live_ins(scop)
     if not frep.folded:
