@@ -9,6 +9,7 @@ shape and on random accumulations (hypothesis); the optimizer's code of symm is 
 and its whole-file output prints what the original prints."""
 
 import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -256,16 +257,7 @@ def test_small_constant_buffers_are_local_arrays_and_the_others_on_the_heap():
 
 
 #: an NT product summed in a scalar of the file (a fragment's scalar: its value after the region counts)
-NT_SUM = """
-double C[N][N]; double A[N][N]; double B[N][N]; double s;
-for (i = 0; i < N; i++)
-  for (j = 0; j < N; j++) {
-    s = 0.0;
-    for (k = 0; k < N; k++)
-      s += A[i][k] * B[j][k];
-    C[i][j] = s * 0.5;
-  }
-"""
+NT_SUM = (Path(__file__).parent / "unseen_kernels" / "scal_acc.c").read_text()
 
 
 @needs_omp
