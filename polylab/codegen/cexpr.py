@@ -34,16 +34,11 @@ def _source_helpers(names: tuple[str, ...]) -> str:
 #: macros: ``min`` and ``max`` type-generic as a reader of the source expects (of two ``double`` values a
 #: ``double``, of two ``int`` values an ``int``: C's usual arithmetic conversions), ``floord``/``ceild``
 #: (and ``floor_div``/``ceil_div``) the integer floor and ceiling of ``a / b`` for ``b > 0``
-SOURCE_CALLS = {
-    "min": ("a, b", "(a) < (b) ? (a) : (b)"),
-    "max": ("a, b", "(a) > (b) ? (a) : (b)"),
-    "MIN": ("a, b", "(a) < (b) ? (a) : (b)"),
-    "MAX": ("a, b", "(a) > (b) ? (a) : (b)"),
-    "floord": ("a, b", "(a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b))"),
-    "floor_div": ("a, b", "(a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b))"),
-    "ceild": ("a, b", "(a) >= 0 ? ((a) + (b) - 1) / (b) : -(-(a) / (b))"),
-    "ceil_div": ("a, b", "(a) >= 0 ? ((a) + (b) - 1) / (b) : -(-(a) / (b))"),
-}
+_MIN, _MAX = ("a, b", "(a) < (b) ? (a) : (b)"), ("a, b", "(a) > (b) ? (a) : (b)")
+_FLOOR = ("a, b", "(a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b))")
+_CEIL = ("a, b", "(a) >= 0 ? ((a) + (b) - 1) / (b) : -(-(a) / (b))")
+SOURCE_CALLS = {"min": _MIN, "max": _MAX, "MIN": _MIN, "MAX": _MAX, "floord": _FLOOR, "floor_div": _FLOOR,
+                "ceild": _CEIL, "ceil_div": _CEIL}
 
 #: :data:`SOURCE_CALLS` as C text, for the original program and every variant (a program's own macro of
 #: the same name wins: each is guarded)

@@ -37,9 +37,9 @@ from polylab.model.islutil import (equal_until, fix_parameters, maps_of, paramet
 from polylab.model.scop import Access, Array, Scop, Statement
 from polylab.render import Displayable, esc, text_table
 from polylab.schedule import Schedule, require_legal, smallest_example
-from polylab.storage.islutil import (example_text, extend_schedule, extent_text, padded_map, param_text,
-                                     restrict_order, schedule_of, schedule_on, schedule_tree, set_example_text,
-                                     time_function, writes_map)
+from polylab.storage.islutil import (after_writers, example_text, extent_text, fresh_statement_names, padded_map,
+                                     param_text, restrict_order, schedule_of, schedule_on, schedule_tree,
+                                     set_example_text, time_function, writes_map)
 
 EXPLAINED = 3          # refuted moduli explained with a full (w, w', r) conflict; later ones by a pair
 EXEMPLIFIED = 8        # refuted moduli with an example pair of live elements; later ones by their difference
@@ -454,16 +454,11 @@ def _setup(scop: Scop, base: Schedule, arr: Array, dims: tuple[int, ...], buffer
     while buf in used and buffer is None:
         buf += "_"
     copies = _copy_outs(scop, array, flow.last_write_instances(array))
-    T_new = extend_schedule(T, 0)
+    T_new = after_writers(T, [(s.name, dom) for s, _, dom in copies])
     F_all = flow.flow_map(array).coalesce()
     for s, name, dom in copies:
         ren = isl.Map.identity(isl.Space.map_from_set(s.domain.get_space())).intersect_domain(
             dom.set_tuple_name(s.name)).set_tuple_name(isl.dim_type.out, name)
-        Ts = [m for m in maps_of(T) if m.get_tuple_name(isl.dim_type.in_) == s.name][0]
-        Tc = ren.reverse().apply_range(Ts)
-        Tc = Tc.add_dims(isl.dim_type.out, 1).fix_val(isl.dim_type.out, Tc.dim(isl.dim_type.out),
-                                                       isl.Val.one(Tc.get_ctx()))
-        T_new = T_new.union(isl.UnionMap.from_map(Tc))
         F_all = F_all.union(isl.UnionMap.from_map(ren))
     return _Setup(scop, array, arr, dims, buf, T, W, F_all, T_new, copies)
 
@@ -482,7 +477,7 @@ def _refuse_live_in(scop: Scop, flow: Dataflow, array: str, buffer: str | None) 
 def _copy_outs(scop: Scop, array: str, last: isl.UnionSet) -> tuple[tuple[Statement, str, isl.Set], ...]:
     """Per statement writing ``array``: a new statement name and the instances that write a live-out
     element last (the copy-out's domain)."""
-    next_id = max([int(s.name[1:]) for s in scop.statements if s.name[1:].isdigit()] + [-1]) + 1
+    names = iter(fresh_statement_names(scop, len(scop.statements)))
     out = []
     for s in scop.statements:
         if not any(a.array == array for a in s.writes):
@@ -490,8 +485,7 @@ def _copy_outs(scop: Scop, array: str, last: isl.UnionSet) -> tuple[tuple[Statem
         dom_last = [q for q in sets_of(last) if q.get_tuple_name() == s.name]
         if not dom_last or dom_last[0].is_empty():
             continue
-        name = f"S{next_id}"
-        next_id += 1
+        name = next(names)
         out.append((s, name, dom_last[0].coalesce().set_tuple_name(name)))
     return tuple(out)
 

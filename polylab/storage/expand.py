@@ -40,11 +40,10 @@ import islpy as isl
 from polylab.analysis import Dataflow, dataflow
 from polylab.model.budget import budgeted
 from polylab.model.expr import ArrayRef, Assignment, Name, assignment_to_c, to_c
-from polylab.model.islutil import maps_of
 from polylab.model.scop import Access, Array, Scop, Statement
 from polylab.schedule.core import original
-from polylab.storage.homes import HomesReport, Web, home_relation, each_web, rewrite_web, same_dataflow
-from polylab.storage.islutil import extend_schedule, extent_text, padded_map, schedule_tree
+from polylab.storage.homes import HomesReport, Web, each_web, home_relation, rewrite_web, same_dataflow
+from polylab.storage.islutil import after_writers, extent_text, fresh_statement_names, padded_map, schedule_tree
 
 
 @budgeted("the scalar expansion (expand_scalars)")
@@ -131,14 +130,8 @@ def _copy_backs(scop: Scop, scalar: str, target: ArrayRef, finals) -> list[tuple
     """For each web statement ``s`` with instances ``d`` that write the value the scalar keeps after the
     region (``finals``): a statement ``scalar = target`` on ``d`` (``s``'s iterators, a fresh name), and
     ``s``'s name."""
-    taken = {st.name for st in scop.statements}
-    number = max([int(n[1:]) for n in taken if n[1:].isdigit()] + [-1]) + 1
     out = []
-    for s, dom in finals:
-        while f"S{number}" in taken:
-            number += 1
-        name = f"S{number}"
-        taken.add(name)
+    for (s, dom), name in zip(finals, fresh_statement_names(scop, len(finals))):
         cdom = dom.coalesce().set_tuple_name(name)
         write = next(a for a in s.writes if a.array == scalar)
         wrel = write.relation.intersect_domain(dom).set_tuple_name(isl.dim_type.in_, name)
@@ -152,14 +145,9 @@ def _copy_backs(scop: Scop, scalar: str, target: ArrayRef, finals) -> list[tuple
 
 
 def _schedule_with_copies(scop: Scop, new: Scop, copies) -> isl.Schedule:
-    """``scop``'s order with each copy right after its writer's instance: every time vector one dimension
-    longer, 0 there for the statements and 1 for the copies."""
-    T = padded_map(original(scop))
-    T_new = extend_schedule(T, 0)
-    for c, writer in copies:
-        Tw = next(m for m in maps_of(T) if m.get_tuple_name(isl.dim_type.in_) == writer)
-        Tc = Tw.intersect_domain(c.domain.set_tuple_name(writer)).set_tuple_name(isl.dim_type.in_, c.name)
-        T_new = T_new.union(extend_schedule(isl.UnionMap.from_map(Tc), 1))
+    """``scop``'s order with each copy right after its writer's instance (:func:`after_writers
+    <polylab.storage.islutil.after_writers>`)."""
+    T_new = after_writers(padded_map(original(scop)), [(writer, c.domain) for c, writer in copies])
     domain = isl.UnionSet.empty(scop.context.get_space())
     for st in new.statements:
         domain = domain.union(isl.UnionSet.from_set(st.domain))
@@ -171,7 +159,7 @@ def _copies_read_their_writers(after: Dataflow, copies) -> str | None:
     for c, writer in copies:
         r = after.read(c.name, 1)
         same = isl.Map.identity(isl.Space.map_from_set(c.domain.get_space())).intersect_domain(c.domain)
-        src = [x for x in r.sources]
+        src = r.sources
         if (not r.live_in.is_empty() or len(src) != 1 or src[0].statement != writer
                 or not src[0].relation.set_tuple_name(isl.dim_type.in_, c.name).is_equal(same)):
             return f"the copy {c.name} would not read the value {writer} wrote there"
@@ -185,14 +173,14 @@ def _as_before(after: Dataflow, copies) -> Dataflow:
         return after
     names = {c.name: (c, w) for c, w in copies}
     reads = tuple(r for r in after.reads if r.statement not in names)
-    last: dict[tuple[str, int], isl.Map] = {}
+    last: dict[tuple[str, int], isl.Map] = {}     # (same_dataflow reads a missing entry as an empty one)
     for st, a, m in after.last_writes:
+        if m.is_empty():
+            continue
         if st in names:
             c, w = names[st]
             a = next(x.index for x in after.scop.statement(w).accesses
                      if x.kind == "write" and x.array == c.accesses[1].array)
             st, m = w, m.set_tuple_name(isl.dim_type.in_, w)
-        if m.is_empty() and (st, a) in last:
-            continue
-        last[(st, a)] = m if (st, a) not in last or last[(st, a)].is_empty() else last[(st, a)].union(m)
+        last[(st, a)] = last[(st, a)].union(m) if (st, a) in last else m
     return replace(after, reads=reads, last_writes=tuple((st, a, m) for (st, a), m in last.items()))

@@ -98,6 +98,27 @@ def pad_schedule(umap: isl.UnionMap, n: int) -> isl.UnionMap:
     return out if out is not None else umap
 
 
+def after_writers(umap: isl.UnionMap, copies) -> isl.UnionMap:
+    """``umap`` (``{ S[x] -> [t] }``, every statement one width) with one more, innermost dimension: 0 for
+    its statements, and 1 for each copy ``(writer, domain)``, a statement on ``domain`` (a subset of the
+    writer's instances, its tuple the copy's name) timed as the writer's instance it copies from: each copy
+    runs right after that instance (the copy-outs of a contraction, the copy-backs of a scalar's
+    expansion)."""
+    out = extend_schedule(umap, 0)
+    for writer, domain in copies:
+        timed = next(m for m in maps_of(umap) if m.get_tuple_name(isl.dim_type.in_) == writer)
+        timed = timed.intersect_domain(domain.set_tuple_name(writer)).set_tuple_name(
+            isl.dim_type.in_, domain.get_tuple_name())
+        out = out.union(extend_schedule(isl.UnionMap.from_map(timed), 1))
+    return out
+
+
+def fresh_statement_names(scop: Scop, count: int) -> list[str]:
+    """``count`` statement names ``S<n>`` that ``scop`` does not use, numbered after its largest."""
+    first = max([int(s.name[1:]) for s in scop.statements if s.name[1:].isdigit()] + [-1]) + 1
+    return [f"S{first + k}" for k in range(count)]
+
+
 def extend_schedule(umap: isl.UnionMap, value: int) -> isl.UnionMap:
     """``{ S[x] -> [t, value] }`` for ``{ S[x] -> [t] }`` (one more, constant, innermost dimension)."""
     out = None

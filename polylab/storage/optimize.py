@@ -37,6 +37,7 @@ import islpy as isl
 
 from polylab.errors import PolylabError
 from polylab.model.budget import budgeted
+from polylab.model.islutil import maps_of
 from polylab.schedule import Schedule
 from polylab.schedule.optimize import (STRIP_ROWS, WAVE_TILE, Machine, OptimizeReport, Settings, iterator_of,
                                        loop_dims, optimize_schedule, parallel_loops, settings_of, step_text)
@@ -46,32 +47,23 @@ from polylab.storage.expand import expand_scalars
 from polylab.storage.fold import constant_writers, fold_live_ins
 from polylab.storage.homes import home_scalars
 from polylab.storage.interleave import interleave
-from polylab.storage.islutil import writes_map
+from polylab.storage.islutil import after_writers, writes_map
 from polylab.storage.split import split_index_sets
 
 
 def _same_times(schedule: Schedule, scop, step: str, after: dict[str, str] | None = None) -> Schedule:
     """The time vectors of ``schedule`` for the statements of ``scop`` (a SCoP a storage step rewrote
     without changing the order of its statements' instances). ``after``: statements the step added, each
-    to run right after the instance of another (``{copy: writer}``, on the copy's instances): every vector
-    then gets one more dimension, 0 for the statements and 1 for the copies."""
+    to run right after the instance of another (``{copy: writer}``, on the copy's instances;
+    :func:`~polylab.storage.islutil.after_writers`)."""
     maps = {s.name: schedule.maps[s.name] for s in scop.statements if s.name not in (after or {})}
     if after:
-        width = max(m.dim(isl.dim_type.out) for m in maps.values())
-        for copy, writer in after.items():
-            dom = scop.statement(copy).domain.set_tuple_name(writer)
-            maps[copy] = maps[writer].intersect_domain(dom).set_tuple_name(isl.dim_type.in_, copy)
-        maps = {n: _padded(m, width, 1 if n in after else 0) for n, m in maps.items()}
+        timed = isl.UnionMap.empty(scop.context.get_space())
+        for m in maps.values():
+            timed = timed.union(isl.UnionMap.from_map(m))
+        timed = after_writers(timed, [(w, scop.statement(c).domain) for c, w in after.items()])
+        maps = {m.get_tuple_name(isl.dim_type.in_): m for m in maps_of(timed)}
     return Schedule.from_maps(scop, maps, steps=schedule.steps + (step,))
-
-
-def _padded(m: isl.Map, width: int, last: int) -> isl.Map:
-    """``{ S[x] -> [t, 0, .., 0, last] }``: ``m``'s time vector padded with zeros to ``width``, then ``last``."""
-    k = m.dim(isl.dim_type.out)
-    m = m.add_dims(isl.dim_type.out, width + 1 - k)
-    for d in range(k, width + 1):
-        m = m.fix_val(isl.dim_type.out, d, isl.Val.int_from_si(m.get_ctx(), last if d == width else 0))
-    return m
 
 
 def _prepare(schedule: Schedule, lines: list[str]) -> Schedule:
